@@ -1,0 +1,5 @@
+import { PipelinesPage } from "@/components/pipelines/pipelines-page";
+
+export default function Page() {
+  return <PipelinesPage />;
+}

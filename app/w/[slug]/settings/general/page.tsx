@@ -1,0 +1,5 @@
+import { GeneralSettings } from "@/components/settings/general-settings";
+
+export default function Page() {
+  return <GeneralSettings />;
+}

@@ -1,0 +1,122 @@
+"use client";
+import { Check, ChevronsUpDown, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut } from "lucide-react";
+import Link from "next/link";
+import { usePathname, useRouter } from "next/navigation";
+import { signOut, useSession } from "next-auth/react";
+import { useState, type ReactNode } from "react";
+import { Button } from "@/components/ui/button";
+import { cn } from "@/components/ui/cn";
+import {
+  DropdownMenu,
+  DropdownMenuContent,
+  DropdownMenuItem,
+  DropdownMenuLabel,
+  DropdownMenuSeparator,
+  DropdownMenuTrigger,
+} from "@/components/ui/dropdown-menu";
+import { ThemeToggle } from "@/components/ui/theme-toggle";
+import { CreateWorkspaceDialog } from "./create-workspace-dialog";
+import { useWorkspace } from "./workspace-context";
+
+function WorkspaceSwitcher() {
+  const { workspace, workspaces } = useWorkspace();
+  const router = useRouter();
+  const [creating, setCreating] = useState(false);
+  return (
+    <>
+      <DropdownMenu>
+        <DropdownMenuTrigger asChild>
+          <Button variant="outline" className="w-full justify-between" data-testid="workspace-switcher">
+            <span className="truncate">{workspace.name}</span>
+            <ChevronsUpDown className="opacity-60" />
+          </Button>
+        </DropdownMenuTrigger>
+        <DropdownMenuContent className="w-60" align="start">
+          <DropdownMenuLabel>Workspaces</DropdownMenuLabel>
+          {workspaces.map((w) => (
+            <DropdownMenuItem key={w.id} onSelect={() => router.push(`/w/${w.slug}/pipelines`)}>
+              <span className="flex-1 truncate">{w.name}</span>
+              <span className="text-xs text-muted-foreground">{w.role}</span>
+              {w.id === workspace.id ? <Check /> : null}
+            </DropdownMenuItem>
+          ))}
+          <DropdownMenuSeparator />
+          <DropdownMenuItem onSelect={() => setCreating(true)}>
+            <Plus /> Create workspace
+          </DropdownMenuItem>
+        </DropdownMenuContent>
+      </DropdownMenu>
+      <CreateWorkspaceDialog open={creating} onOpenChange={setCreating} />
+    </>
+  );
+}
+
+function NavLink({ href, icon: Icon, children }: { href: string; icon: typeof Workflow; children: ReactNode }) {
+  const pathname = usePathname();
+  const active = pathname === href || pathname.startsWith(`${href}/`);
+  return (
+    <Link
+      href={href}
+      className={cn(
+        "flex items-center gap-2 rounded-md px-2 py-1.5 text-sm text-muted-foreground hover:bg-accent hover:text-accent-foreground",
+        active && "bg-accent font-medium text-accent-foreground",
+      )}
+    >
+      <Icon className="size-4" />
+      {children}
+    </Link>
+  );
+}
+
+export function AppShell({ children }: { children: ReactNode }) {
+  const { workspace } = useWorkspace();
+  const { data: session } = useSession();
+  const base = `/w/${workspace.slug}`;
+  return (
+    <div className="flex min-h-screen">
+      <aside className="flex w-60 shrink-0 flex-col gap-4 border-r bg-sidebar p-3">
+        <div className="px-2 pt-1 text-lg font-semibold tracking-tight">Synthex</div>
+        <WorkspaceSwitcher />
+        <nav className="flex flex-col gap-1">
+          <NavLink href={`${base}/pipelines`} icon={Workflow}>
+            Pipelines
+          </NavLink>
+          <div className="mt-3 px-2 text-xs font-medium uppercase tracking-wide text-muted-foreground">Settings</div>
+          <NavLink href={`${base}/settings/general`} icon={Settings}>
+            Workspace
+          </NavLink>
+          <NavLink href={`${base}/settings/members`} icon={Users}>
+            Members
+          </NavLink>
+          <NavLink href={`${base}/settings/api-keys`} icon={KeyRound}>
+            API keys
+          </NavLink>
+          <NavLink href={`${base}/settings/profile`} icon={UserRound}>
+            Profile
+          </NavLink>
+        </nav>
+      </aside>
+      <div className="flex min-w-0 flex-1 flex-col">
+        <header className="flex h-14 items-center justify-end gap-2 border-b px-6">
+          <span className="mr-auto text-sm text-muted-foreground">
+            {workspace.name} · <span data-testid="current-role">{workspace.role}</span>
+          </span>
+          <ThemeToggle />
+          <DropdownMenu>
+            <DropdownMenuTrigger asChild>
+              <Button variant="ghost" size="sm" data-testid="user-menu">
+                {session?.user?.email ?? "Account"}
+              </Button>
+            </DropdownMenuTrigger>
+            <DropdownMenuContent align="end">
+              <DropdownMenuItem onSelect={() => signOut({ callbackUrl: "/signin" })}>
+                <LogOut /> Sign out
+              </DropdownMenuItem>
+            </DropdownMenuContent>
+          </DropdownMenu>
+        </header>
+        <main className="flex-1 p-6">{children}</main>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,30 @@
+import { defineConfig } from "@playwright/test";
+
+const port = Number(process.env.E2E_PORT ?? 3123);
+// A fresh embedded database per e2e run, so tests never see an earlier run's users.
+const dataDir = process.env.E2E_DATA_DIR ?? `.synthex-e2e/${Date.now()}`;
+
+export default defineConfig({
+  testDir: "e2e",
+  timeout: 90_000,
+  expect: { timeout: 15_000 },
+  workers: 1,
+  reporter: [["list"], ["json", { outputFile: "test-results/playwright.json" }]],
+  use: {
+    baseURL: `http://localhost:${port}`,
+    screenshot: "on",
+    trace: "retain-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    },
+  },
+  webServer: {
+    command: "node --import tsx scripts/start.ts",
+    url: `http://localhost:${port}/signin`,
+    timeout: 180_000,
+    reuseExistingServer: false,
+    stdout: "pipe",
+    env: { PORT: String(port), SYNTHEX_DATA_DIR: dataDir, NEXTAUTH_URL: `http://localhost:${port}`, SYNTHEX_DB_PORT: "0" },
+  },
+});

@@ -1,0 +1,39 @@
+/**
+ * `npm start` / `npm run dev`: everything a fresh machine needs to serve Synthex.
+ * Owns the embedded database (unless DATABASE_URL is set), applies migrations,
+ * builds once if there is no build, then runs Next with DATABASE_URL pointing at the owner.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { prepareRuntimeEnv } from "../server/store/runtime-env";
+
+const dev = process.argv.includes("--dev");
+const port = process.env.PORT ?? "3000";
+
+async function main() {
+  const runtime = await prepareRuntimeEnv();
+  process.env.NEXTAUTH_URL ??= `http://localhost:${port}`;
+  const nextBin = "node_modules/next/dist/bin/next";
+  if (!dev && (!existsSync(".next/BUILD_ID") || process.env.SYNTHEX_REBUILD === "1")) {
+    console.log("[synthex] no production build yet: running next build (about 30 s, once)");
+    const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit", env: process.env });
+    if (build.status !== 0) {
+      await runtime.close();
+      process.exit(build.status ?? 1);
+    }
+  }
+  const child = spawn(process.execPath, [nextBin, dev ? "dev" : "start", "-p", port], { stdio: "inherit", env: process.env });
+  const stop = () => child.kill("SIGTERM");
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  child.on("exit", async (code) => {
+    await runtime.close();
+    process.exit(code ?? 0);
+  });
+  console.log(`[synthex] open http://localhost:${port}`);
+}
+
+main().catch((err) => {
+  console.error("[synthex] could not start:", err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,53 @@
+/**
+ * `npm test`: Vitest (unit + integration on PGlite), a production build, then Playwright in
+ * Debian's Chromium. Ends with one line `N passed, N failed` totalling both suites.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+
+function run(cmd: string, args: string[], env: Record<string, string> = {}) {
+  console.log(`\n$ ${cmd} ${args.join(" ")}`);
+  const started = Date.now();
+  const result = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  return result.status ?? 1;
+}
+
+function readJson(path: string): any {
+  return existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : null;
+}
+
+mkdirSync("test-results", { recursive: true });
+rmSync("test-results/vitest.json", { force: true });
+rmSync("test-results/playwright.json", { force: true });
+
+let passed = 0;
+let failed = 0;
+
+const vitestStatus = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", "--outputFile.json=test-results/vitest.json"]);
+const vitest = readJson("test-results/vitest.json");
+if (vitest) {
+  passed += vitest.numPassedTests;
+  failed += vitest.numFailedTests;
+  if (vitestStatus !== 0 && vitest.numFailedTests === 0) failed += 1; // crashed suite, not a failed test
+} else failed += 1;
+
+const skipE2e = process.env.SKIP_E2E === "1";
+if (!skipE2e) {
+  const buildStatus = run("npx", ["next", "build"]);
+  if (buildStatus !== 0) {
+    failed += 1;
+  } else {
+    rmSync(".synthex-e2e", { recursive: true, force: true });
+    const pwStatus = run("npx", ["playwright", "test"], { PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" });
+    const pw = readJson("test-results/playwright.json");
+    if (pw) {
+      passed += pw.stats.expected + (pw.stats.flaky ?? 0);
+      failed += pw.stats.unexpected;
+      if (pwStatus !== 0 && pw.stats.unexpected === 0) failed += 1;
+    } else failed += 1;
+  }
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);

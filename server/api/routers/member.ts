@@ -1,0 +1,39 @@
+import { z } from "zod";
+import * as invites from "../../services/invites";
+import * as workspaces from "../../services/workspaces";
+import { createTRPCRouter, publicProcedure, userProcedure, workspaceProcedure } from "../trpc";
+
+const actorId = (ctx: { userId: string | null; actor: { kind: string } & Record<string, unknown> }) =>
+  ctx.userId ?? `apikey:${String(ctx.actor.apiKeyId)}`;
+
+export const memberRouter = createTRPCRouter({
+  list: workspaceProcedure("members:read").query(({ ctx }) => workspaces.listMembers(ctx.db, ctx.workspace.id)),
+  changeRole: workspaceProcedure("members:manage")
+    .input(z.object({ memberId: z.string(), role: z.string() }))
+    .mutation(({ ctx, input }) =>
+      workspaces.changeMemberRole(ctx.db, ctx.workspace.id, ctx.role, input.memberId, input.role),
+    ),
+  remove: workspaceProcedure("members:manage")
+    .input(z.object({ memberId: z.string() }))
+    .mutation(({ ctx, input }) => workspaces.removeMember(ctx.db, ctx.workspace.id, ctx.role, input.memberId)),
+});
+
+export const inviteRouter = createTRPCRouter({
+  list: workspaceProcedure("members:manage").query(({ ctx }) => invites.listInvites(ctx.db, ctx.workspace.id)),
+  create: workspaceProcedure("members:manage")
+    .input(invites.createInviteInput)
+    .mutation(({ ctx, input }) =>
+      invites.createInvite(ctx.db, ctx.workspace.id, { userId: actorId(ctx), role: ctx.role }, input),
+    ),
+  revoke: workspaceProcedure("members:manage")
+    .input(z.object({ inviteId: z.string() }))
+    .mutation(({ ctx, input }) => invites.revokeInvite(ctx.db, ctx.workspace.id, input.inviteId)),
+  preview: publicProcedure
+    .input(z.object({ token: z.string().min(1) }))
+    .query(({ ctx, input }) => invites.previewInvite(ctx.db, input.token)),
+  accept: userProcedure
+    .input(z.object({ token: z.string().min(1) }))
+    .mutation(({ ctx, input }) => invites.acceptInvite(ctx.db, input.token, ctx.user.userId)),
+});
+
+export { actorId };

@@ -1,0 +1,19 @@
+import { z } from "zod";
+import * as users from "../../services/users";
+import { createTRPCRouter, publicProcedure, userProcedure } from "../trpc";
+
+export const userRouter = createTRPCRouter({
+  signUp: publicProcedure.input(users.signUpInput).mutation(({ ctx, input }) => users.signUp(ctx.db, input)),
+  me: userProcedure.query(({ ctx }) =>
+    ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.userId }, select: { id: true, email: true, name: true } }),
+  ),
+  updateProfile: userProcedure
+    .input(z.object({ name: z.string().trim().max(100) }))
+    .mutation(({ ctx, input }) =>
+      ctx.db.user.update({
+        where: { id: ctx.user.userId },
+        data: { name: input.name || null },
+        select: { id: true, email: true, name: true },
+      }),
+    ),
+});

@@ -1,0 +1,17 @@
+import { z } from "zod";
+import * as workspaces from "../../services/workspaces";
+import { createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
+
+export const workspaceRouter = createTRPCRouter({
+  list: userProcedure.query(({ ctx }) => workspaces.listWorkspacesForUser(ctx.db, ctx.user.userId)),
+  create: userProcedure
+    .input(z.object({ name: workspaces.workspaceNameSchema }))
+    .mutation(({ ctx, input }) => workspaces.createWorkspace(ctx.db, ctx.user.userId, input)),
+  get: workspaceProcedure("workspace:read").query(({ ctx }) => ({ ...ctx.workspace, role: ctx.role })),
+  rename: workspaceProcedure("workspace:update")
+    .input(z.object({ name: z.string() }))
+    .mutation(({ ctx, input }) => workspaces.renameWorkspace(ctx.db, ctx.workspace.id, input.name)),
+  leave: userProcedure
+    .input(z.object({ workspaceId: z.string() }))
+    .mutation(({ ctx, input }) => workspaces.leaveWorkspace(ctx.db, input.workspaceId, ctx.user.userId)),
+});

@@ -1,0 +1,104 @@
+import { initTRPC, TRPCError } from "@trpc/server";
+import superjson from "superjson";
+import { z, ZodError } from "zod";
+import { can, type Permission, type Role } from "../auth/permissions";
+import { authenticateApiKey } from "../services/api-keys";
+import type { Db } from "../services/db-types";
+import { DomainError } from "../services/errors";
+
+export type Actor =
+  | { kind: "user"; userId: string; email: string }
+  | { kind: "apiKey"; apiKeyId: string; workspaceId: string; role: Role };
+
+export interface Context {
+  db: Db;
+  actor: Actor | null;
+}
+
+/**
+ * One context for people (next-auth session) and agents (Bearer API key).
+ * The caller resolves the session; this resolves the key so both paths end identical.
+ */
+export async function createContext(opts: {
+  db: Db;
+  session?: { userId: string; email: string } | null;
+  authorization?: string | null;
+}): Promise<Context> {
+  const bearer = opts.authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  if (bearer) {
+    const key = await authenticateApiKey(opts.db, bearer);
+    if (!key) throw new TRPCError({ code: "UNAUTHORIZED", message: "The API key is unknown or has been revoked." });
+    return { db: opts.db, actor: { kind: "apiKey", apiKeyId: key.id, workspaceId: key.workspaceId, role: key.role } };
+  }
+  if (opts.session) return { db: opts.db, actor: { kind: "user", ...opts.session } };
+  return { db: opts.db, actor: null };
+}
+
+const t = initTRPC.context<Context>().create({
+  transformer: superjson,
+  errorFormatter({ shape, error }) {
+    return {
+      ...shape,
+      data: { ...shape.data, zodError: error.cause instanceof ZodError ? z.flattenError(error.cause) : null },
+    };
+  },
+});
+
+/** Domain errors become tRPC errors with the same message; anything else stays an internal error. */
+const domainErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof DomainError) {
+    const cause = result.error.cause;
+    throw new TRPCError({ code: cause.code, message: cause.message, cause });
+  }
+  if (!result.ok && result.error.cause instanceof ZodError) {
+    const issue = result.error.cause.issues[0];
+    throw new TRPCError({
+      code: "BAD_REQUEST",
+      message: issue ? `${issue.path.join(".") || "input"}: ${issue.message}` : "Invalid input.",
+      cause: result.error.cause,
+    });
+  }
+  return result;
+});
+
+export const createTRPCRouter = t.router;
+export const createCallerFactory = t.createCallerFactory;
+export const publicProcedure = t.procedure.use(domainErrors);
+
+export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in or send an API key." });
+  return next({ ctx: { ...ctx, actor: ctx.actor } });
+});
+
+/** A signed-in person (API keys cannot manage accounts or create workspaces). */
+export const userProcedure = authedProcedure.use(({ ctx, next }) => {
+  if (ctx.actor.kind !== "user") throw new TRPCError({ code: "FORBIDDEN", message: "This action needs a signed-in user." });
+  return next({ ctx: { ...ctx, user: ctx.actor } });
+});
+
+/**
+ * The permission is part of the procedure's definition, so no handler can forget it.
+ * Input must carry `workspaceId`; the workspace and the caller's role land in the context.
+ */
+export function workspaceProcedure(permission: Permission) {
+  return authedProcedure.input(z.object({ workspaceId: z.string().min(1) })).use(async ({ ctx, input, next }) => {
+    const workspace = await ctx.db.workspace.findUnique({ where: { id: input.workspaceId } });
+    let role: Role | null = null;
+    if (workspace && ctx.actor.kind === "apiKey") {
+      role = ctx.actor.workspaceId === workspace.id ? ctx.actor.role : null;
+    } else if (workspace && ctx.actor.kind === "user") {
+      const membership = await ctx.db.membership.findUnique({
+        where: { workspaceId_userId: { workspaceId: workspace.id, userId: ctx.actor.userId } },
+      });
+      role = (membership?.role as Role | undefined) ?? null;
+    }
+    // Same answer for "does not exist" and "not yours": ids of other teams are not probeable.
+    if (!workspace || !role) throw new TRPCError({ code: "NOT_FOUND", message: "Workspace not found, or you are not a member of it." });
+    if (!can(role, permission)) {
+      throw new TRPCError({ code: "FORBIDDEN", message: `Your role (${role}) does not allow ${permission}.` });
+    }
+    const userId = ctx.actor.kind === "user" ? ctx.actor.userId : null;
+    return next({ ctx: { ...ctx, workspace, role, userId } });
+  });
+}

@@ -1,0 +1,41 @@
+/** Who may do what. Procedures declare one permission when they are built; middleware checks it once. */
+export const ROLES = ["owner", "admin", "editor", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const PERMISSIONS = [
+  "workspace:read",
+  "workspace:update",
+  "members:read",
+  "members:manage",
+  "apiKeys:manage",
+  "pipelines:read",
+  "pipelines:write",
+  "runs:write",
+  "providers:manage",
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const READ: Permission[] = ["workspace:read", "members:read", "pipelines:read"];
+const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write"];
+const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage"];
+
+export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
+  owner: new Set(ADMIN),
+  admin: new Set(ADMIN),
+  editor: new Set(EDIT),
+  viewer: new Set(READ),
+};
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}
+
+export function can(role: string, permission: Permission): boolean {
+  return isRole(role) && ROLE_PERMISSIONS[role].has(permission);
+}
+
+/** Roles a member with `actor` role may hand out: only owners make owners. */
+export function canAssignRole(actor: Role, target: Role): boolean {
+  if (target === "owner") return actor === "owner";
+  return can(actor, "members:manage");
+}

@@ -1,0 +1,106 @@
+import { z } from "zod";
+import { canAssignRole, isRole, type Role, ROLES } from "../auth/permissions";
+import { randomToken } from "../auth/secrets";
+import type { Db, DbTx } from "./db-types";
+import { badRequest, conflict, forbidden, notFound } from "./errors";
+
+export const workspaceNameSchema = z
+  .string()
+  .trim()
+  .min(1, "Workspace name is required.")
+  .max(80, "Workspace name must be at most 80 characters.");
+export const roleSchema = z.enum(ROLES);
+
+function slugify(name: string): string {
+  const base = name
+    .toLowerCase()
+    .normalize("NFKD")
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40);
+  return base || "workspace";
+}
+
+export async function createWorkspaceInTx(tx: DbTx, userId: string, input: { name: string; personal?: boolean }) {
+  const name = workspaceNameSchema.parse(input.name);
+  // A short random suffix keeps slugs unique without a retry loop.
+  const slug = `${slugify(name)}-${randomToken(4).toLowerCase().replace(/[^a-z0-9]/g, "").slice(0, 5) || "x"}`;
+  const workspace = await tx.workspace.create({ data: { name, slug, personal: input.personal ?? false } });
+  await tx.membership.create({ data: { workspaceId: workspace.id, userId, role: "owner" } });
+  return workspace;
+}
+
+export function createWorkspace(db: Db, userId: string, input: { name: string }) {
+  return db.$transaction((tx) => createWorkspaceInTx(tx, userId, input));
+}
+
+export async function listWorkspacesForUser(db: Db, userId: string) {
+  const memberships = await db.membership.findMany({
+    where: { userId },
+    include: { workspace: true },
+    orderBy: { createdAt: "asc" },
+  });
+  return memberships.map((m) => ({ ...m.workspace, role: m.role as Role }));
+}
+
+export async function renameWorkspace(db: Db, workspaceId: string, name: string) {
+  return db.workspace.update({ where: { id: workspaceId }, data: { name: workspaceNameSchema.parse(name) } });
+}
+
+export async function listMembers(db: Db, workspaceId: string) {
+  const members = await db.membership.findMany({
+    where: { workspaceId },
+    include: { user: { select: { id: true, email: true, name: true } } },
+    orderBy: { createdAt: "asc" },
+  });
+  return members.map((m) => ({ id: m.id, role: m.role as Role, createdAt: m.createdAt, user: m.user }));
+}
+
+async function ownerCount(tx: DbTx, workspaceId: string) {
+  return tx.membership.count({ where: { workspaceId, role: "owner" } });
+}
+
+export async function changeMemberRole(db: Db, workspaceId: string, actorRole: Role, memberId: string, role: string) {
+  if (!isRole(role)) throw badRequest(`Unknown role "${role}". Use one of: ${ROLES.join(", ")}.`);
+  return db.$transaction(async (tx) => {
+    const member = await tx.membership.findFirst({ where: { id: memberId, workspaceId } });
+    if (!member) throw notFound("That member is not in this workspace.");
+    if (!canAssignRole(actorRole, role) || (member.role === "owner" && actorRole !== "owner")) {
+      throw forbidden("Only an owner can grant or take away the owner role.");
+    }
+    if (member.role === "owner" && role !== "owner" && (await ownerCount(tx, workspaceId)) <= 1) {
+      throw badRequest("A workspace needs at least one owner. Make someone else owner first.");
+    }
+    return tx.membership.update({ where: { id: member.id }, data: { role } });
+  });
+}
+
+export async function removeMember(db: Db, workspaceId: string, actorRole: Role, memberId: string) {
+  return db.$transaction(async (tx) => {
+    const member = await tx.membership.findFirst({ where: { id: memberId, workspaceId } });
+    if (!member) throw notFound("That member is not in this workspace.");
+    if (member.role === "owner" && actorRole !== "owner") throw forbidden("Only an owner can remove an owner.");
+    if (member.role === "owner" && (await ownerCount(tx, workspaceId)) <= 1) {
+      throw badRequest("You cannot remove the last owner of a workspace.");
+    }
+    await tx.membership.delete({ where: { id: member.id } });
+    return { removed: member.id };
+  });
+}
+
+export async function leaveWorkspace(db: Db, workspaceId: string, userId: string) {
+  return db.$transaction(async (tx) => {
+    const member = await tx.membership.findUnique({ where: { workspaceId_userId: { workspaceId, userId } } });
+    if (!member) throw notFound("You are not a member of this workspace.");
+    if (member.role === "owner" && (await ownerCount(tx, workspaceId)) <= 1) {
+      throw badRequest("You are the last owner: make someone else owner before leaving.");
+    }
+    await tx.membership.delete({ where: { id: member.id } });
+    return { left: workspaceId };
+  });
+}
+
+export async function assertNotMember(tx: DbTx, workspaceId: string, userId: string) {
+  const existing = await tx.membership.findUnique({ where: { workspaceId_userId: { workspaceId, userId } } });
+  if (existing) throw conflict("You are already a member of this workspace.");
+}
