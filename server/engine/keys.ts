@@ -1,0 +1,34 @@
+/**
+ * Materialization keys (DESIGN.md §1.3). They never contain the branch: any branch that wants
+ * the same key points at the same record.
+ */
+import { canonicalJson, sha256 } from "../pipeline/hashing";
+
+const key = (parts: unknown[]) => sha256(canonicalJson(parts));
+
+/** Work key of a 1:1 or 1:N item: readable so plans can build it in SQL (`svh || ':' || input id`). */
+export const oneToOneWorkKey = (stepVersionHash: string, inputRecordId: string) => `${stepVersionHash}:${inputRecordId}`;
+
+export const transformKey = (stepVersionHash: string, inputRecordId: string) => oneToOneWorkKey(stepVersionHash, inputRecordId);
+
+export const splitKey = (stepVersionHash: string, inputRecordId: string, index: number) =>
+  `${oneToOneWorkKey(stepVersionHash, inputRecordId)}#${index}`;
+
+export const aggregateKey = (step: string, stepVersionHash: string, scope: string, groupKey: string, combinedFingerprint: string) =>
+  key(["aggregate", step, stepVersionHash, scope, groupKey, combinedFingerprint]);
+
+export const foldKey = (step: string, stepVersionHash: string, scope: string, sequenceFingerprint: string) =>
+  key(["fold", step, stepVersionHash, scope, sequenceFingerprint]);
+
+/** The chosen record is part of the key: a later duplicate that wins the conflict is a new record. */
+export const mergeKey = (step: string, stepVersionHash: string, dedupeKey: string, chosenRecordId: string) =>
+  key(["merge", step, stepVersionHash, dedupeKey, chosenRecordId]);
+
+export const sourceKey = (source: string, stepVersionHash: string, externalId: string, contentFingerprint: string) =>
+  key(["source", source, stepVersionHash, externalId, contentFingerprint]);
+
+/** Fingerprint of an ordered sequence (fold) or a sorted set (aggregate) of content fingerprints. */
+export const sequenceFingerprint = (fingerprints: string[]) => sha256(fingerprints.join("\n"));
+
+/** Pointer group key of an aggregate group or fold scope: one record per group on a branch. */
+export const scopedGroupKey = (scope: string, groupKey: string) => `${scope}\u001f${groupKey}`;

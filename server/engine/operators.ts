@@ -1,0 +1,94 @@
+/** Built-in operators: steps that run with no model at all (chunking, regex entities, PII, JSON pick, extractive summary). */
+import type { Operator } from "../pipeline/spec";
+import { extractiveSummary, splitSentences } from "../llm/text-rank";
+
+const EMAIL = /[\w.+-]+@[\w-]+\.[\w.-]+/g;
+const PHONE = /\+?\d[\d\s().-]{7,}\d/g;
+const CARD = /\b(?:\d[ -]?){13,16}\b/g;
+
+export function piiFindings(text: string): string[] {
+  const found = new Set<string>();
+  for (const [kind, re] of [
+    ["email", EMAIL],
+    ["phone", PHONE],
+    ["card", CARD],
+  ] as const) {
+    if (text.match(re)) found.add(kind);
+  }
+  return [...found].sort();
+}
+
+function chunk(text: string, size: number, overlap: number): string[] {
+  const out: string[] = [];
+  const step = Math.max(1, size - overlap);
+  for (let start = 0; start < text.length; start += step) {
+    out.push(text.slice(start, start + size));
+    if (start + size >= text.length) break;
+  }
+  return out.filter((c) => c.trim().length > 0);
+}
+
+function regexEntities(text: string): string[] {
+  // Capitalised multi-word names, @handles, #tags, URLs: cheap, deterministic entity candidates.
+  const patterns = [/\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b/g, /@[A-Za-z0-9_]{2,}/g, /#[A-Za-z][\w-]+/g, /https?:\/\/\S+/g];
+  const seen = new Set<string>();
+  for (const re of patterns) for (const m of text.matchAll(re)) seen.add(m[0]);
+  return [...seen];
+}
+
+function pickField(text: string, field: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`json-pick: the input is not JSON, so field "${field}" cannot be picked`);
+  }
+  for (const part of field.split(".")) {
+    value = value && typeof value === "object" ? (value as Record<string, unknown>)[part] : undefined;
+  }
+  if (value === undefined) throw new Error(`json-pick: the input has no field "${field}"`);
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** 1 → 1 operators. */
+export function applyTransformOperator(op: Operator, content: string): { content: string; metadata?: Record<string, unknown> } {
+  switch (op.kind) {
+    case "identity":
+      return { content };
+    case "extractive-summary":
+      return { content: extractiveSummary(content, { maxSentences: op.sentences ?? 3 }) };
+    case "pii-flag": {
+      const pii = piiFindings(content);
+      return { content, metadata: { pii } };
+    }
+    case "json-pick":
+      return { content: pickField(content, op.field) };
+    default:
+      throw new Error(`operator ${op.kind} cannot be used in a transform`);
+  }
+}
+
+/** 1 → N operators. */
+export function applySplitOperator(op: Operator, content: string): string[] {
+  switch (op.kind) {
+    case "chunk":
+      return chunk(content, op.size ?? 1200, op.overlap ?? 0);
+    case "sentences": {
+      const per = Math.max(1, op.per ?? 1);
+      const sentences = splitSentences(content);
+      const out: string[] = [];
+      for (let i = 0; i < sentences.length; i += per) out.push(sentences.slice(i, i + per).join(" "));
+      return out;
+    }
+    case "regex-entities":
+      return regexEntities(content);
+    default:
+      throw new Error(`operator ${op.kind} cannot be used in a split`);
+  }
+}
+
+/** N → 1 operator for aggregates. */
+export function applyAggregateOperator(op: Operator, contents: string[]): string {
+  if (op.kind !== "extractive-summary") throw new Error(`operator ${op.kind} cannot be used in an aggregate`);
+  return extractiveSummary(contents.join("\n\n"), { maxSentences: op.sentences ?? 5 });
+}

@@ -1,0 +1,587 @@
+/**
+ * The pipeline spec: the single source of truth for a memory architecture. The canvas, the
+ * TypeScript SDK, the CLI and TOML all produce and consume this JSON shape, validated here.
+ *
+ * `parseSpec` = this zod schema (shape, with defaults applied) + `validatePipeline` (the graph).
+ * A parsed spec is *normalized*: every default is written out, so a stored spec keeps meaning the
+ * same thing even if a default changes later, and hashes do not depend on how it was written.
+ * Canvas layout is never part of the spec.
+ */
+import { z } from "zod";
+import {
+  CONFLICTS,
+  didYouMean,
+  groupByProblem,
+  metadataPathProblem,
+  NAME_MAX_LENGTH,
+  NAME_PATTERN,
+  NAME_RULE,
+  OPERATOR_KINDS_BY_TYPE,
+  PERIODS,
+  quoteList,
+  SCOPE_PATTERN,
+  SOURCE_FORMATS,
+  STEP_TYPES,
+  SURFACES,
+} from "./rules";
+import { validatePipeline } from "./validate";
+
+export {
+  AGGREGATE_OPERATOR_KINDS,
+  CONFLICTS,
+  LLM_STEP_TYPES,
+  METADATA_NAMESPACES,
+  NAME_PATTERN,
+  OPERATOR_KINDS_BY_TYPE,
+  OPERATOR_STEP_TYPES,
+  PERIODS,
+  RESERVED_METADATA_KEYS,
+  SINGLE_INPUT_STEP_TYPES,
+  SOURCE_FORMATS,
+  SPLIT_OPERATOR_KINDS,
+  STEP_TYPES,
+  SURFACES,
+  TRANSFORM_OPERATOR_KINDS,
+} from "./rules";
+
+// ---------------------------------------------------------------------------------------------
+// Defaults
+
+export const SPEC_VERSION = 1 as const;
+export const DEFAULT_MODEL = "offline/extractive";
+export const DEFAULT_TEMPERATURE = 0;
+export const DEFAULT_ORDER_KEY = "time.created_at";
+export const DEFAULT_CHECKPOINT_EVERY = 6;
+export const DEFAULT_MAX_STATE_TOKENS = 8000;
+export const DEFAULT_CHUNK_SIZE = 1200;
+export const DEFAULT_CHUNK_OVERLAP = 0;
+/** `sentences` split operator: sentences per output record. */
+export const DEFAULT_SENTENCES_PER_RECORD = 1;
+/** `extractive-summary` operator: sentences kept, per step type. */
+export const DEFAULT_SUMMARY_SENTENCES = { transform: 3, aggregate: 5 } as const;
+export const DEFAULT_DEDUPE = "content_hash" as const;
+export const DEFAULT_CONFLICT = "prefer_latest" as const;
+export const DEFAULT_CONSOLIDATE_THRESHOLD = 0.85;
+
+/** Every default in one place (documentation, UI placeholders). */
+export const SPEC_DEFAULTS = {
+  model: DEFAULT_MODEL,
+  temperature: DEFAULT_TEMPERATURE,
+  fold: { orderKey: DEFAULT_ORDER_KEY, checkpointEvery: DEFAULT_CHECKPOINT_EVERY, maxStateTokens: DEFAULT_MAX_STATE_TOKENS },
+  chunk: { size: DEFAULT_CHUNK_SIZE, overlap: DEFAULT_CHUNK_OVERLAP },
+  sentences: { per: DEFAULT_SENTENCES_PER_RECORD },
+  extractiveSummary: DEFAULT_SUMMARY_SENTENCES,
+  merge: { dedupe: DEFAULT_DEDUPE, conflict: DEFAULT_CONFLICT },
+  consolidate: { threshold: DEFAULT_CONSOLIDATE_THRESHOLD },
+} as const;
+
+// ---------------------------------------------------------------------------------------------
+// Problems
+
+/** One thing wrong with a spec: where (`path` into the spec JSON, `node` = the named element) and why. */
+export interface Problem {
+  path: (string | number)[];
+  message: string;
+  node?: string;
+}
+
+export type ParseResult = { ok: true; spec: PipelineSpec } | { ok: false; problems: Problem[] };
+
+/** `steps[2].from` */
+export function formatPath(path: readonly (string | number)[]): string {
+  let out = "";
+  for (const p of path) out += typeof p === "number" ? `[${p}]` : out ? `.${p}` : p;
+  return out || "spec";
+}
+
+export function formatProblems(problems: readonly Problem[]): string {
+  return problems.map((p) => `- ${formatPath(p.path)}${p.node ? ` (${p.node})` : ""}: ${p.message}`).join("\n");
+}
+
+/** Thrown by the SDK, TOML import and hashing when a spec is invalid; `problems` lists all of them. */
+export class SpecError extends Error {
+  readonly problems: Problem[];
+  constructor(problems: Problem[], intro = "The pipeline spec is invalid") {
+    super(`${intro}:\n${formatProblems(problems)}`);
+    this.name = "SpecError";
+    this.problems = problems;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema
+
+type RawIssue = { code?: string; input?: unknown };
+/** A schema-level error message: "<what> is required" when missing, else `invalid` (or zod's default). */
+const errorFor =
+  (what: string, invalid?: string | ((input: unknown) => string | undefined)) =>
+  (iss: RawIssue): string | undefined => {
+    if (iss.input === undefined) return `${what} is required`;
+    if (typeof invalid === "function") return invalid(iss.input);
+    return iss.code === "invalid_type" || iss.code === "invalid_value" || iss.code === "invalid_union" ? invalid : undefined;
+  };
+
+const got = (v: unknown) => (Array.isArray(v) ? "a list" : v === null ? "null" : typeof v === "string" ? JSON.stringify(v) : typeof v);
+
+export const nameSchema = z
+  .string({ error: errorFor("name", `name must be ${NAME_RULE}`) })
+  .max(NAME_MAX_LENGTH, `names are at most ${NAME_MAX_LENGTH} characters`)
+  .regex(NAME_PATTERN, `name must be ${NAME_RULE}`);
+
+const description = z.string({ error: "description must be a string" }).max(4000, "description is at most 4000 characters").optional();
+
+export const metadataPathSchema = z.string({ error: errorFor("metadata path", "a metadata path is a string such as \"time.created_at\"") }).superRefine((value, ctx) => {
+  const problem = metadataPathProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+const int = (what: string, min: number, max: number) =>
+  z
+    .number({ error: errorFor(what, `${what} must be a whole number from ${min} to ${max}`) })
+    .int(`${what} must be a whole number`)
+    .min(min, `${what} must be at least ${min}`)
+    .max(max, `${what} must be at most ${max}`);
+
+const singleFrom = (type: string) =>
+  z
+    .string({
+      error: errorFor(`from (the step or source this ${type} reads)`, (input) =>
+        Array.isArray(input)
+          ? `${type} takes exactly one input: from must be a single step or source name, not a list (combine several inputs with a merge step first)`
+          : `from must be the name of a step or source; got ${got(input)}`,
+      ),
+    })
+    .min(1, "from must name a step or source");
+
+// Operators -----------------------------------------------------------------------------------
+
+const extractiveSummaryOperator = (sentences: number) =>
+  z.strictObject({
+    kind: z.literal("extractive-summary"),
+    sentences: int("sentences", 1, 100).default(sentences),
+  });
+const piiFlagOperator = z.strictObject({ kind: z.literal("pii-flag") });
+const jsonPickOperator = z.strictObject({
+  kind: z.literal("json-pick"),
+  field: z.string({ error: errorFor("field (the JSON field to pick)", "field must be a string such as \"answer\" or \"data.text\"") }).min(1, "field must not be empty").max(256),
+});
+const identityOperator = z.strictObject({ kind: z.literal("identity") });
+const chunkOperator = z.strictObject({
+  kind: z.literal("chunk"),
+  size: int("size (characters per chunk)", 1, 1_000_000).default(DEFAULT_CHUNK_SIZE),
+  overlap: int("overlap (characters)", 0, 1_000_000).default(DEFAULT_CHUNK_OVERLAP),
+});
+const sentencesOperator = z.strictObject({
+  kind: z.literal("sentences"),
+  per: int("per (sentences per record)", 1, 1000).default(DEFAULT_SENTENCES_PER_RECORD),
+});
+const regexEntitiesOperator = z.strictObject({ kind: z.literal("regex-entities") });
+
+function operatorError(type: keyof typeof OPERATOR_KINDS_BY_TYPE) {
+  return errorFor("operator", (input) => {
+    const kind = (input as { kind?: unknown } | null)?.kind;
+    const allowed = OPERATOR_KINDS_BY_TYPE[type];
+    if (typeof kind !== "string") return `operator must be an object with a kind: ${quoteList(allowed)}`;
+    const elsewhere = (Object.keys(OPERATOR_KINDS_BY_TYPE) as (keyof typeof OPERATOR_KINDS_BY_TYPE)[]).filter((t) =>
+      (OPERATOR_KINDS_BY_TYPE[t] as readonly string[]).includes(kind),
+    );
+    const hint = elsewhere.length ? ` ("${kind}" is a ${elsewhere.join("/")} operator)` : "";
+    return `unknown ${type} operator "${kind}"${hint}; ${type} operators are ${quoteList(allowed)}`;
+  });
+}
+
+export const transformOperatorSchema = z.discriminatedUnion(
+  "kind",
+  [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.transform), piiFlagOperator, jsonPickOperator, identityOperator],
+  { error: operatorError("transform") },
+);
+export const splitOperatorSchema = z.discriminatedUnion("kind", [chunkOperator, sentencesOperator, regexEntitiesOperator], {
+  error: operatorError("split"),
+});
+export const aggregateOperatorSchema = z.discriminatedUnion("kind", [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.aggregate)], {
+  error: operatorError("aggregate"),
+});
+
+// Grouping, dedupe ----------------------------------------------------------------------------
+
+export const groupBySchema = z.union(
+  [
+    z.strictObject({ period: z.enum(PERIODS) }),
+    z.strictObject({ key: metadataPathSchema }),
+    z.strictObject({ every: int("groupBy.every", 2, 1_000_000) }),
+  ],
+  { error: (iss: RawIssue) => groupByProblem(iss.input) },
+);
+
+export const dedupeSchema = z.union(
+  [
+    z.enum(["content_hash", "none"]),
+    z.strictObject({ metadataMatch: z.array(metadataPathSchema).min(1, "metadataMatch lists at least one metadata path") }),
+    z.strictObject({ fuzzy: z.number().gt(0, "fuzzy is a similarity threshold above 0").max(1, "fuzzy is a similarity threshold of at most 1") }),
+  ],
+  {
+    error: () =>
+      `dedupe must be "content_hash", "none", { metadataMatch: ["chat.conversation_id", ...] } or { fuzzy: <0..1> }`,
+  },
+);
+
+// Steps ---------------------------------------------------------------------------------------
+
+const llmFields = {
+  prompt: z.string({ error: "prompt must be a string (a Liquid template)" }).max(200_000, "prompt is at most 200000 characters").optional(),
+  model: z
+    .string({ error: "model must be a string such as \"openai/gpt-4o-mini\"" })
+    .regex(/^[A-Za-z0-9][\w.-]*\/\S+$/, `model is "provider/model", e.g. "${DEFAULT_MODEL}" or "openai/gpt-4o-mini"`)
+    .max(200)
+    .optional(),
+  temperature: z
+    .number({ error: "temperature must be a number from 0 to 2" })
+    .min(0, "temperature must be from 0 to 2")
+    .max(2, "temperature must be from 0 to 2")
+    .optional(),
+  output: z.record(z.string(), z.unknown(), { error: "output must be a JSON schema object (structured output)" }).optional(),
+  pii: z.literal("flag", { error: "pii must be \"flag\"" }).optional(),
+};
+
+export const transformStepSchema = z.strictObject({
+  type: z.literal("transform"),
+  name: nameSchema,
+  description,
+  from: singleFrom("transform"),
+  ...llmFields,
+  operator: transformOperatorSchema.optional(),
+});
+
+export const splitStepSchema = z.strictObject({
+  type: z.literal("split"),
+  name: nameSchema,
+  description,
+  from: singleFrom("split"),
+  ...llmFields,
+  operator: splitOperatorSchema.optional(),
+});
+
+export const aggregateStepSchema = z.strictObject({
+  type: z.literal("aggregate"),
+  name: nameSchema,
+  description,
+  from: singleFrom("aggregate"),
+  groupBy: groupBySchema,
+  ...llmFields,
+  operator: aggregateOperatorSchema.optional(),
+});
+
+export const foldStepSchema = z.strictObject({
+  type: z.literal("fold"),
+  name: nameSchema,
+  description,
+  from: singleFrom("fold"),
+  orderKey: metadataPathSchema.default(DEFAULT_ORDER_KEY),
+  checkpointEvery: int("checkpointEvery", 1, 100_000).default(DEFAULT_CHECKPOINT_EVERY),
+  maxStateTokens: int("maxStateTokens", 100, 2_000_000).default(DEFAULT_MAX_STATE_TOKENS),
+  initialState: z.string({ error: "initialState must be a string" }).max(1_000_000).optional(),
+  ...llmFields,
+});
+
+export const mergeStepSchema = z.strictObject({
+  type: z.literal("merge"),
+  name: nameSchema,
+  description,
+  from: z
+    .array(z.string({ error: "each input must be a step or source name" }).min(1, "input names must not be empty"), {
+      error: errorFor("from (the inputs to merge)", (input) =>
+        typeof input === "string"
+          ? `merge takes a list of at least two inputs: write from: ["${input}", "..."], not a single name`
+          : `from must be a list of at least two step or source names; got ${got(input)}`,
+      ),
+    })
+    .min(2, "merge takes a list of at least two inputs"),
+  dedupe: dedupeSchema.default(DEFAULT_DEDUPE),
+  conflict: z
+    .enum(CONFLICTS, { error: `conflict must be one of ${quoteList(CONFLICTS)}` })
+    .default(DEFAULT_CONFLICT),
+});
+
+export const consolidateStepSchema = z.strictObject({
+  type: z.literal("consolidate"),
+  name: nameSchema,
+  description,
+  from: singleFrom("consolidate"),
+  threshold: z.number({ error: "threshold must be a number from 0 to 1" }).min(0).max(1).default(DEFAULT_CONSOLIDATE_THRESHOLD),
+  ...llmFields,
+});
+
+const STEP_SCHEMAS = {
+  transform: transformStepSchema,
+  split: splitStepSchema,
+  aggregate: aggregateStepSchema,
+  fold: foldStepSchema,
+  merge: mergeStepSchema,
+  consolidate: consolidateStepSchema,
+} as const;
+
+export const stepSchema = z.discriminatedUnion(
+  "type",
+  [transformStepSchema, splitStepSchema, aggregateStepSchema, foldStepSchema, mergeStepSchema, consolidateStepSchema],
+  {
+    error: (iss: RawIssue) => {
+      const type = (iss.input as { type?: unknown } | null)?.type;
+      if (typeof iss.input !== "object" || iss.input === null || Array.isArray(iss.input)) return "a step must be an object";
+      if (type === undefined) return `type is required: one of ${quoteList(STEP_TYPES)}`;
+      const guess = typeof type === "string" ? didYouMean(type, STEP_TYPES) : undefined;
+      return `unknown step type ${JSON.stringify(type)}${guess ? ` (did you mean "${guess}"?)` : ""}; step types are ${quoteList(STEP_TYPES)}`;
+    },
+  },
+);
+
+// Sources and outputs -------------------------------------------------------------------------
+
+export const sourceSchema = z.strictObject({
+  name: nameSchema,
+  format: z.enum(SOURCE_FORMATS, { error: errorFor("format", `format must be one of ${quoteList(SOURCE_FORMATS)}`) }),
+  scope: z
+    .string({ error: "scope must be a string such as \"acme:eng:alice\"" })
+    .max(256)
+    .regex(SCOPE_PATTERN, "scope is :-separated segments without spaces, e.g. \"acme:eng:alice\"")
+    .optional(),
+  description,
+});
+
+export const outputSchema = z.strictObject({
+  name: nameSchema,
+  description,
+  from: z.union([z.string().min(1, "from must name a step or source"), z.array(z.string().min(1, "input names must not be empty")).min(1, "from lists at least one step or source")], {
+    error: errorFor("from (the step(s) this output reads)", "from must be a step name or a list of step names"),
+  }),
+  surface: z.enum(SURFACES, { error: errorFor("surface", `surface must be "search" (an index) or "projection" (the latest record(s))`) }),
+  template: z.string({ error: "template must be a string (a Liquid template)" }).max(200_000).optional(),
+  webhook: z
+    .strictObject({ url: z.url({ protocol: /^https?$/, error: "webhook.url must be an http(s) URL" }) }, { error: "webhook must be { url: \"https://...\" }" })
+    .optional(),
+  embedder: z.string({ error: "embedder must be a string" }).min(1).max(200).optional(),
+});
+
+export const pipelineSpecSchema = z.strictObject({
+  version: z.literal(SPEC_VERSION, { error: "version must be 1 (the only spec version so far)" }).default(SPEC_VERSION),
+  sources: z.array(sourceSchema, { error: "sources must be a list" }).default([]),
+  steps: z.array(stepSchema, { error: "steps must be a list" }).default([]),
+  outputs: z.array(outputSchema, { error: "outputs must be a list" }).default([]),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Types
+
+/** A parsed, normalized spec (defaults applied). */
+export type PipelineSpec = z.output<typeof pipelineSpecSchema>;
+/** What a user may write: defaults optional. */
+export type PipelineSpecInput = z.input<typeof pipelineSpecSchema>;
+
+export type SourceSpec = z.output<typeof sourceSchema>;
+export type OutputSpec = z.output<typeof outputSchema>;
+export type StepSpec = z.output<typeof stepSchema>;
+export type StepType = StepSpec["type"];
+export type TransformStep = z.output<typeof transformStepSchema>;
+export type SplitStep = z.output<typeof splitStepSchema>;
+export type AggregateStep = z.output<typeof aggregateStepSchema>;
+export type FoldStep = z.output<typeof foldStepSchema>;
+export type MergeStep = z.output<typeof mergeStepSchema>;
+export type ConsolidateStep = z.output<typeof consolidateStepSchema>;
+/** Steps that may call a model (every type but merge). */
+export type LlmStep = Exclude<StepSpec, MergeStep>;
+
+export type SourceSpecInput = z.input<typeof sourceSchema>;
+export type OutputSpecInput = z.input<typeof outputSchema>;
+export type StepSpecInput = z.input<typeof stepSchema>;
+export type TransformStepInput = z.input<typeof transformStepSchema>;
+export type SplitStepInput = z.input<typeof splitStepSchema>;
+export type AggregateStepInput = z.input<typeof aggregateStepSchema>;
+export type FoldStepInput = z.input<typeof foldStepSchema>;
+export type MergeStepInput = z.input<typeof mergeStepSchema>;
+export type ConsolidateStepInput = z.input<typeof consolidateStepSchema>;
+
+export type TransformOperator = z.output<typeof transformOperatorSchema>;
+export type SplitOperator = z.output<typeof splitOperatorSchema>;
+export type AggregateOperator = z.output<typeof aggregateOperatorSchema>;
+/** Any built-in operator. */
+export type Operator = TransformOperator | SplitOperator | AggregateOperator;
+export type OperatorInput =
+  | z.input<typeof transformOperatorSchema>
+  | z.input<typeof splitOperatorSchema>
+  | z.input<typeof aggregateOperatorSchema>;
+export type GroupBy = z.output<typeof groupBySchema>;
+export type Dedupe = z.output<typeof dedupeSchema>;
+export type Conflict = (typeof CONFLICTS)[number];
+export type Period = (typeof PERIODS)[number];
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+export type Surface = (typeof SURFACES)[number];
+
+/** The input names of a step or output (`from` as a list). */
+export function fromList(node: { from: string | string[] }): string[] {
+  return Array.isArray(node.from) ? node.from : [node.from];
+}
+
+/** True for a step that calls a model (it has a prompt). */
+export function usesModel(step: StepSpec): step is LlmStep & { prompt: string } {
+  return step.type !== "merge" && typeof step.prompt === "string";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+const SECTIONS = ["version", "sources", "steps", "outputs"];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function at(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v = input;
+  for (const p of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+/** The name of the source/step/output a path points into. */
+export function nodeAt(input: unknown, path: readonly (string | number)[]): string | undefined {
+  if (path.length < 2 || typeof path[1] !== "number") return undefined;
+  const name = at(input, path.slice(0, 2));
+  const n = isObject(name) ? name.name : undefined;
+  return typeof n === "string" ? n : undefined;
+}
+
+function knownKeys(input: unknown, path: readonly (string | number)[]): { what: string; keys: string[] } | undefined {
+  const section = path[0];
+  if (path.length === 0) return { what: "the spec", keys: Object.keys(pipelineSpecSchema.shape) };
+  if (path.length !== 2 || typeof path[1] !== "number") return undefined;
+  if (section === "sources") return { what: "a source", keys: Object.keys(sourceSchema.shape) };
+  if (section === "outputs") return { what: "an output", keys: Object.keys(outputSchema.shape) };
+  if (section === "steps") {
+    const type = (at(input, path) as { type?: unknown } | undefined)?.type;
+    if (typeof type === "string" && type in STEP_SCHEMAS) {
+      return { what: `a ${type} step`, keys: Object.keys(STEP_SCHEMAS[type as StepType].shape) };
+    }
+  }
+  return undefined;
+}
+
+function unknownKeyMessage(input: unknown, path: (string | number)[], key: string): string {
+  const step = path[0] === "steps" && path.length === 2 ? (at(input, path) as { type?: unknown } | undefined) : undefined;
+  if (step?.type === "merge" && ["prompt", "model", "temperature", "output", "operator", "pii"].includes(key)) {
+    return `merge is mechanical (no model, no operator): remove "${key}"; to reconcile with a model, add a transform after the merge`;
+  }
+  if (step?.type === "fold" && key === "operator") return `fold has no built-in operators: it needs a prompt`;
+  if (step?.type === "consolidate" && key === "operator") return `consolidate has no built-in operators: it needs a prompt`;
+  if (step && key === "operator") return `${String(step.type)} has no built-in operators`;
+  if (key === "groupBy" && step) return `groupBy only applies to aggregate steps`;
+  const known = knownKeys(input, path);
+  if (!known) return `unknown field "${key}"`;
+  const guess = didYouMean(key, known.keys);
+  return `unknown field "${key}" in ${known.what}${guess ? ` (did you mean "${guess}"?)` : ""}; known fields: ${known.keys.join(", ")}`;
+}
+
+function zodProblems(input: unknown, error: z.ZodError): Problem[] {
+  const out: Problem[] = [];
+  for (const issue of error.issues) {
+    const path = issue.path.map((p) => (typeof p === "number" ? p : String(p)));
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) out.push({ path: [...path, key], message: unknownKeyMessage(input, path, key) });
+      continue;
+    }
+    // A bad discriminator is reported at the union; point at the field itself.
+    if (issue.code === "invalid_union" && path[0] === "steps" && path.length === 2) path.push("type");
+    out.push({ path, message: issue.message });
+  }
+  return out;
+}
+
+const pathKey = (p: readonly (string | number)[]) => JSON.stringify(p);
+const isPrefix = (a: readonly (string | number)[], b: readonly (string | number)[]) => a.length <= b.length && a.every((x, i) => b[i] === x);
+
+function withNodes(input: unknown, problems: Problem[]): Problem[] {
+  return problems.map((p) => {
+    const node = p.node ?? nodeAt(input, p.path);
+    return node ? { ...p, node } : { path: p.path, message: p.message };
+  });
+}
+
+/** Sort by position in the spec (sources, steps, outputs, by index), keeping discovery order otherwise. */
+function sortProblems(problems: Problem[]): Problem[] {
+  const rank = (p: Problem) => {
+    const s = SECTIONS.indexOf(String(p.path[0] ?? "version"));
+    return (s < 0 ? SECTIONS.length : s) * 1e6 + (typeof p.path[1] === "number" ? p.path[1] : 0);
+  };
+  return problems.map((p, i) => ({ p, i })).sort((a, b) => rank(a.p) - rank(b.p) || a.i - b.i).map(({ p }) => p);
+}
+
+function dedupeProblems(problems: Problem[]): Problem[] {
+  const seen = new Set<string>();
+  const out: Problem[] = [];
+  for (const p of problems) {
+    // One message per place is enough (zod sometimes reports a type error and a size error for one value).
+    const key = pathKey(p.path);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(p);
+  }
+  return out;
+}
+
+/** Prompt steps get their model and temperature written out; operator steps stay without them. */
+function fillModelDefaults(spec: PipelineSpec): PipelineSpec {
+  return {
+    ...spec,
+    steps: spec.steps.map((step) => {
+      if (!("prompt" in step) || typeof step.prompt !== "string") return step;
+      const filled: Record<string, unknown> = { ...step, model: step.model ?? DEFAULT_MODEL, temperature: step.temperature ?? DEFAULT_TEMPERATURE };
+      // Keys in schema order, so a normalized spec serializes the same however it was written.
+      const order = Object.keys(STEP_SCHEMAS[step.type].shape);
+      return Object.fromEntries(order.filter((k) => filled[k] !== undefined).map((k) => [k, filled[k]])) as StepSpec;
+    }),
+  };
+}
+
+/**
+ * The shape only (zod): defaults applied, no graph checks. Useful for tools that want to show a
+ * half-built pipeline; everything that stores or runs a spec should use `parseSpec`.
+ */
+export function parseSpecShape(input: unknown): ParseResult {
+  const result = pipelineSpecSchema.safeParse(input);
+  if (!result.success) return { ok: false, problems: sortProblems(withNodes(input, dedupeProblems(zodProblems(input, result.error)))) };
+  return { ok: true, spec: fillModelDefaults(result.data) };
+}
+
+/**
+ * Validate a spec completely (shape + graph) and normalize it. On failure, every problem is
+ * reported with its path and the node it belongs to, shape and graph problems together.
+ */
+export function parseSpec(input: unknown): ParseResult {
+  const result = pipelineSpecSchema.safeParse(input);
+  if (result.success) {
+    const spec = fillModelDefaults(result.data);
+    const problems = validatePipeline(spec);
+    return problems.length ? { ok: false, problems: sortProblems(withNodes(spec, problems)) } : { ok: true, spec };
+  }
+  const shape = dedupeProblems(zodProblems(input, result.error));
+  // Graph problems too, so the canvas can mark everything at once; skip places zod already flagged.
+  let graph: Problem[] = [];
+  try {
+    graph = validatePipeline(input as PipelineSpec).filter((g) => !shape.some((s) => isPrefix(s.path, g.path) || isPrefix(g.path, s.path)));
+  } catch {
+    graph = [];
+  }
+  return { ok: false, problems: sortProblems(withNodes(input, dedupeProblems([...shape, ...graph]))) };
+}
+
+/** `parseSpec` that throws a `SpecError` listing every problem. */
+export function assertSpec(input: unknown): PipelineSpec {
+  const result = parseSpec(input);
+  if (!result.ok) throw new SpecError(result.problems);
+  return result.spec;
+}
+
+/** The normalized form of a spec (defaults written out). Throws `SpecError` when the shape is invalid. */
+export function normalizeSpec(input: PipelineSpecInput | PipelineSpec | unknown): PipelineSpec {
+  const result = parseSpecShape(input);
+  if (!result.ok) throw new SpecError(result.problems);
+  return result.spec;
+}

@@ -1,0 +1,182 @@
+import { z } from "zod";
+import type { Prisma } from "../generated/prisma/client";
+import { sourceKey } from "../engine/keys";
+import type { NewRecord } from "../engine/types";
+import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/hashing";
+import { diffSpecs } from "../pipeline/diff";
+import { parseSpec, type PipelineSpec } from "../pipeline/spec";
+import { commitRecords } from "../store/record-store";
+import { randomUUID } from "node:crypto";
+import type { Db } from "./db-types";
+import { badRequest, conflict, notFound } from "./errors";
+
+export const pipelineNameSchema = z
+  .string()
+  .trim()
+  .min(1, "Pipeline name is required.")
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9_-]*$/i, "Use letters, digits, - and _ in pipeline names.");
+
+export const branchNameSchema = z
+  .string()
+  .trim()
+  .min(1, "Branch name is required.")
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9_./-]*$/i, "Use letters, digits, -, _, . and / in branch names.");
+
+/** Refuses an invalid spec with every problem and its path. */
+export function requireValidSpec(input: unknown): PipelineSpec {
+  const parsed = parseSpec(input);
+  if (!parsed.ok) {
+    const lines = parsed.problems.map((p) => `${p.path.join(".") || "spec"}: ${p.message}`);
+    throw badRequest(`The pipeline spec is invalid:\n${lines.join("\n")}`);
+  }
+  return parsed.spec;
+}
+
+export async function createPipeline(
+  db: Db,
+  workspaceId: string,
+  input: { name: string; agent?: string; description?: string; spec: unknown; layout?: unknown; authorId?: string | null },
+) {
+  const name = pipelineNameSchema.parse(input.name);
+  const spec = requireValidSpec(input.spec);
+  return db.$transaction(async (tx) => {
+    if (await tx.pipeline.findUnique({ where: { workspaceId_name: { workspaceId, name } } })) {
+      throw conflict(`A pipeline named "${name}" already exists in this workspace.`);
+    }
+    const pipeline = await tx.pipeline.create({
+      data: { workspaceId, name, agent: input.agent ?? "", description: input.description ?? "" },
+    });
+    const version = await tx.pipelineVersion.create({
+      data: {
+        workspaceId,
+        pipelineId: pipeline.id,
+        hash: specHash(spec),
+        spec: spec as unknown as Prisma.InputJsonValue,
+        layout: (input.layout ?? undefined) as Prisma.InputJsonValue | undefined,
+        message: "Initial version",
+        authorId: input.authorId ?? null,
+      },
+    });
+    const main = await tx.branch.create({ data: { workspaceId, pipelineId: pipeline.id, name: "main", versionId: version.id } });
+    return { pipeline, version, branch: main };
+  });
+}
+
+export async function getPipeline(db: Db, workspaceId: string, idOrName: string) {
+  const pipeline = await db.pipeline.findFirst({ where: { workspaceId, OR: [{ id: idOrName }, { name: idOrName }] } });
+  if (!pipeline) throw notFound(`Pipeline "${idOrName}" not found in this workspace.`);
+  return pipeline;
+}
+
+export async function getBranch(db: Db, pipelineId: string, name = "main") {
+  const branch = await db.branch.findUnique({ where: { pipelineId_name: { pipelineId, name } } });
+  if (!branch) throw notFound(`Branch "${name}" not found.`);
+  const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: branch.versionId } });
+  return { branch, version, spec: version.spec as unknown as PipelineSpec };
+}
+
+/** Every save is a new immutable version; the branch moves to it. */
+export async function saveVersion(
+  db: Db,
+  pipelineId: string,
+  input: { spec: unknown; layout?: unknown; message?: string; authorId?: string | null; branch?: string },
+) {
+  const spec = requireValidSpec(input.spec);
+  const { branch, version: head } = await getBranch(db, pipelineId, input.branch ?? "main");
+  const version = await db.pipelineVersion.create({
+    data: {
+      workspaceId: branch.workspaceId,
+      pipelineId,
+      hash: specHash(spec),
+      spec: spec as unknown as Prisma.InputJsonValue,
+      layout: (input.layout ?? undefined) as Prisma.InputJsonValue | undefined,
+      message: input.message?.trim() || "Update pipeline",
+      authorId: input.authorId ?? null,
+      parentId: head.id,
+    },
+  });
+  await db.branch.update({ where: { id: branch.id }, data: { versionId: version.id } });
+  return { version, diff: diffSpecs(head.spec as unknown as PipelineSpec, spec) };
+}
+
+export async function diffVersions(db: Db, pipelineId: string, fromVersionId: string, toVersionId: string) {
+  const [a, b] = await Promise.all(
+    [fromVersionId, toVersionId].map(async (id) => {
+      const v = await db.pipelineVersion.findFirst({ where: { id, pipelineId } });
+      if (!v) throw notFound(`Version ${id} not found in this pipeline.`);
+      return v.spec as unknown as PipelineSpec;
+    }),
+  );
+  return diffSpecs(a!, b!);
+}
+
+/** Copy-on-write: a new branch copies the pointers of its parent in one INSERT…SELECT, never records. */
+export async function createBranch(db: Db, pipelineId: string, input: { name: string; from?: string }) {
+  const name = branchNameSchema.parse(input.name);
+  const { branch: parent } = await getBranch(db, pipelineId, input.from ?? "main");
+  return db.$transaction(async (tx) => {
+    if (await tx.branch.findUnique({ where: { pipelineId_name: { pipelineId, name } } })) {
+      throw conflict(`Branch "${name}" already exists.`);
+    }
+    const branch = await tx.branch.create({
+      data: { workspaceId: parent.workspaceId, pipelineId, name, versionId: parent.versionId },
+    });
+    await tx.$executeRawUnsafe(
+      `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
+       SELECT "workspaceId", $1, step, "groupKey", "recordId", now() FROM "BranchPointer" WHERE "branchId" = $2`,
+      branch.id,
+      parent.id,
+    );
+    return branch;
+  });
+}
+
+export interface SourceItem {
+  /** Stable identity inside the source (e.g. a conversation id): a changed item replaces the old one. */
+  externalId: string;
+  content: string;
+  scope?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * Raw records enter every branch of the pipeline (the raw data never moves; only the lens changes).
+ * Idempotent: the same item twice adds nothing; a changed item replaces its pointer.
+ */
+export async function appendSourceRecords(db: Db, pipelineId: string, source: string, items: SourceItem[]) {
+  const { spec } = await getBranch(db, pipelineId, "main");
+  const def = spec.sources.find((s) => s.name === source);
+  if (!def) throw notFound(`Source "${source}" is not in this pipeline. Sources: ${spec.sources.map((s) => s.name).join(", ")}`);
+  const svh = stepVersionHashes(spec)[source]!;
+  const branches = await db.branch.findMany({ where: { pipelineId }, select: { id: true } });
+  let added = 0;
+  for (let i = 0; i < items.length; i += 500) {
+    const chunk = items.slice(i, i + 500);
+    const records: NewRecord[] = chunk.map((item) => {
+      const fp = contentFingerprint(item.content);
+      const key = sourceKey(source, svh, item.externalId, fp);
+      return {
+        id: randomUUID(),
+        step: source,
+        stepVersionHash: svh,
+        workKey: key,
+        materializationKey: key,
+        content: item.content,
+        contentFingerprint: fp,
+        scope: item.scope ?? def.scope ?? "",
+        metadata: { ...item.metadata, source: { type: def.format, ...(item.metadata?.source as object) } },
+        audit: null,
+        sources: [],
+        groupKey: item.externalId,
+      };
+    });
+    await db.$transaction(async (tx) => {
+      const before = await tx.record.count({ where: { pipelineId, step: source } });
+      for (const b of branches) await commitRecords(tx, b.id, records);
+      added += (await tx.record.count({ where: { pipelineId, step: source } })) - before;
+    });
+  }
+  return { received: items.length, added };
+}

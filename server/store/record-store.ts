@@ -1,0 +1,384 @@
+/**
+ * The engine's RecordStore on Postgres. Plans are set differences in SQL (anti-joins on
+ * materialization/work keys); nothing loads a whole step's content into memory.
+ */
+import type { Prisma } from "../generated/prisma/client";
+import type { GroupBy } from "../pipeline/spec";
+import type {
+  Audit,
+  Checkpoint,
+  EngineRecord,
+  Group,
+  NewRecord,
+  OrderedRef,
+  RecordStore,
+  RunFailureInput,
+  StepScope,
+} from "../engine/types";
+import type { Db, DbTx } from "../services/db-types";
+
+type Row = Record<string, unknown>;
+
+const RECORD_COLUMNS = `r.id, r.step, r.content, r."contentFingerprint", r.scope, r.metadata, r."createdAt"`;
+
+function toRecord(row: Row): EngineRecord {
+  return {
+    id: row.id as string,
+    step: row.step as string,
+    content: row.content as string,
+    contentFingerprint: row.contentFingerprint as string,
+    scope: row.scope as string,
+    metadata: (typeof row.metadata === "string" ? JSON.parse(row.metadata) : row.metadata) as Record<string, unknown>,
+    createdAt: new Date(row.createdAt as string | Date),
+  };
+}
+
+const metaPath = (path: string) => `{${path.split(".").map((p) => p.replace(/[{},"\\]/g, "")).join(",")}}`;
+
+const PERIOD_FORMATS = { day: "YYYY-MM-DD", week: 'IYYY-"W"IW', month: "YYYY-MM", year: "YYYY" } as const;
+
+/** SQL expression for the group key of record `r` (params: $1 branch, $2 step, then $3). */
+function groupKeyExpr(groupBy: GroupBy, orderKey: string): { expr: string; param: string | number; windowed: boolean } {
+  if ("period" in groupBy) {
+    const created = `r.metadata #>> '{time,created_at}'`;
+    return {
+      expr: `CASE WHEN ${created} ~ '^\\d{4}-\\d{2}-\\d{2}' THEN to_char((${created})::timestamptz AT TIME ZONE 'UTC', $3) ELSE 'undated' END`,
+      param: PERIOD_FORMATS[groupBy.period],
+      windowed: false,
+    };
+  }
+  if ("key" in groupBy) {
+    return { expr: `COALESCE(r.metadata #>> $3::text[], '(none)')`, param: metaPath(groupBy.key), windowed: false };
+  }
+  // Count windows (Pyramid tiers): the n-th block of `every` records in order, per scope.
+  return {
+    expr: `lpad((((row_number() OVER (PARTITION BY r.scope ORDER BY r.metadata #>> '${metaPath(orderKey)}', r.id)) - 1) / $3)::text, 8, '0')`,
+    param: groupBy.every,
+    windowed: true,
+  };
+}
+
+export class PostgresRecordStore implements RecordStore {
+  constructor(private readonly db: Db) {}
+
+  private rows(sql: string, ...params: unknown[]): Promise<Row[]> {
+    return this.db.$queryRawUnsafe<Row[]>(sql, ...params);
+  }
+
+  async missingOneToOne(s: StepScope, upstream: string, page: { afterId?: string; limit: number }) {
+    const rows = await this.rows(
+      `SELECT ${RECORD_COLUMNS}
+       FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+       WHERE p."branchId" = $1 AND p.step = $2 AND ($3::text IS NULL OR p."recordId" > $3)
+         AND NOT EXISTS (SELECT 1 FROM "Record" x WHERE x."pipelineId" = $4 AND x."workKey" = $5 || ':' || p."recordId")
+       ORDER BY p."recordId" LIMIT $6`,
+      s.branchId,
+      upstream,
+      page.afterId ?? null,
+      s.pipelineId,
+      s.stepVersionHash,
+      page.limit,
+    );
+    return rows.map(toRecord);
+  }
+
+  async countMissingOneToOne(s: StepScope, upstream: string) {
+    const [row] = await this.rows(
+      `SELECT count(*)::int AS n FROM "BranchPointer" p
+       WHERE p."branchId" = $1 AND p.step = $2
+         AND NOT EXISTS (SELECT 1 FROM "Record" x WHERE x."pipelineId" = $3 AND x."workKey" = $4 || ':' || p."recordId")`,
+      s.branchId,
+      upstream,
+      s.pipelineId,
+      s.stepVersionHash,
+    );
+    return row!.n as number;
+  }
+
+  async reconcileOneToOne(s: StepScope, upstream: string) {
+    // Group key: the input id, plus "#i" for the i-th output of a split (the key's suffix).
+    const pointed = await this.db.$executeRawUnsafe(
+      `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
+       SELECT $1, $2, $3, p."recordId" || substr(x."materializationKey", length(x."workKey") + 1), x.id, now()
+       FROM "BranchPointer" p JOIN "Record" x ON x."pipelineId" = $4 AND x."workKey" = $5 || ':' || p."recordId"
+       WHERE p."branchId" = $2 AND p.step = $6
+         AND NOT EXISTS (SELECT 1 FROM "BranchPointer" q WHERE q."branchId" = $2 AND q.step = $3 AND q."recordId" = x.id)
+       ON CONFLICT ("branchId", step, "groupKey") DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()`,
+      s.workspaceId,
+      s.branchId,
+      s.step,
+      s.pipelineId,
+      s.stepVersionHash,
+      upstream,
+    );
+    const removed = await this.db.$executeRawUnsafe(
+      `DELETE FROM "BranchPointer" q
+       WHERE q."branchId" = $1 AND q.step = $2
+         AND NOT EXISTS (
+           SELECT 1 FROM "Record" x
+           WHERE x.id = q."recordId" AND x."workKey" = $3 || ':' || substr(x."workKey", length($3) + 2)
+             AND EXISTS (SELECT 1 FROM "BranchPointer" p
+                         WHERE p."branchId" = $1 AND p.step = $4 AND p."recordId" = substr(x."workKey", length($3) + 2)))`,
+      s.branchId,
+      s.step,
+      s.stepVersionHash,
+      upstream,
+    );
+    return { pointed, removed };
+  }
+
+  async planGroups(s: StepScope, upstream: string, groupBy: GroupBy, orderKey: string): Promise<Group[]> {
+    const g = groupKeyExpr(groupBy, orderKey);
+    const rows = await this.rows(
+      `WITH members AS (
+         SELECT r.scope, ${g.expr} AS gk, r."contentFingerprint" AS fp
+         FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+         WHERE p."branchId" = $1 AND p.step = $2)
+       SELECT scope, gk, count(*)::int AS size,
+              encode(sha256(convert_to(string_agg(fp, E'\\n' ORDER BY fp), 'UTF8')), 'hex') AS fp
+       FROM members GROUP BY scope, gk ORDER BY scope, gk`,
+      s.branchId,
+      upstream,
+      g.param,
+    );
+    return rows.map((r) => ({
+      scope: r.scope as string,
+      groupKey: r.gk as string,
+      size: r.size as number,
+      combinedFingerprint: r.fp as string,
+    }));
+  }
+
+  async groupMembers(s: StepScope, upstream: string, groupBy: GroupBy, orderKey: string, group: Group) {
+    const g = groupKeyExpr(groupBy, orderKey);
+    const rows = await this.rows(
+      `SELECT * FROM (
+         SELECT ${RECORD_COLUMNS}, ${g.expr} AS gk, r.metadata #>> $5::text[] AS ok
+         FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+         WHERE p."branchId" = $1 AND p.step = $2 ${g.windowed ? "" : "AND r.scope = $4"}) m
+       WHERE m.scope = $4 AND m.gk = $6
+       ORDER BY m.ok NULLS FIRST, m.id`,
+      s.branchId,
+      upstream,
+      g.param,
+      group.scope,
+      metaPath(orderKey),
+      group.groupKey,
+    );
+    return rows.map(toRecord);
+  }
+
+  async scopesOf(branchId: string, step: string) {
+    const rows = await this.rows(
+      `SELECT DISTINCT r.scope FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+       WHERE p."branchId" = $1 AND p.step = $2 ORDER BY 1`,
+      branchId,
+      step,
+    );
+    return rows.map((r) => r.scope as string);
+  }
+
+  async orderedRefs(branchId: string, step: string, scope: string, orderKey: string): Promise<OrderedRef[]> {
+    const rows = await this.rows(
+      `SELECT r.id, r."contentFingerprint" FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+       WHERE p."branchId" = $1 AND p.step = $2 AND r.scope = $3
+       ORDER BY r.metadata #>> $4::text[] NULLS FIRST, r.id`,
+      branchId,
+      step,
+      scope,
+      metaPath(orderKey),
+    );
+    return rows.map((r) => ({ id: r.id as string, contentFingerprint: r.contentFingerprint as string }));
+  }
+
+  async mergeCandidates(branchId: string, steps: string[], fields: string[]) {
+    const fieldSql = fields.length
+      ? `ARRAY[${fields.map((_, i) => `COALESCE(r.metadata #>> $${i + 3}::text[], '')`).join(", ")}]`
+      : `ARRAY[]::text[]`;
+    const rows = await this.rows(
+      `SELECT r.id, p.step, r."contentFingerprint", r.metadata #>> '{time,created_at}' AS created, ${fieldSql} AS fields
+       FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+       WHERE p."branchId" = $1 AND p.step = ANY($2::text[])`,
+      branchId,
+      steps,
+      ...fields.map(metaPath),
+    );
+    return rows.map((r) => ({
+      id: r.id as string,
+      step: r.step as string,
+      contentFingerprint: r.contentFingerprint as string,
+      createdAt: (r.created as string | null) ?? null,
+      fields: (r.fields as string[]) ?? [],
+    }));
+  }
+
+  async getRecords(ids: string[]) {
+    if (ids.length === 0) return [];
+    const rows = await this.rows(`SELECT ${RECORD_COLUMNS} FROM "Record" r WHERE r.id = ANY($1::text[])`, ids);
+    return rows.map(toRecord);
+  }
+
+  async existingKeys(pipelineId: string, keys: string[]) {
+    const found = new Map<string, string>();
+    for (let i = 0; i < keys.length; i += 5000) {
+      const rows = await this.rows(
+        `SELECT "materializationKey" AS k, id FROM "Record" WHERE "pipelineId" = $1 AND "materializationKey" = ANY($2::text[])`,
+        pipelineId,
+        keys.slice(i, i + 5000),
+      );
+      for (const r of rows) found.set(r.k as string, r.id as string);
+    }
+    return found;
+  }
+
+  async retireStep(pipelineId: string, step: string, stepVersionHash: string) {
+    await this.db.$executeRawUnsafe(
+      `UPDATE "Record" SET "materializationKey" = "materializationKey" || '~' || id, "workKey" = "workKey" || '~' || id
+       WHERE "pipelineId" = $1 AND step = $2 AND "stepVersionHash" = $3 AND position('~' in "workKey") = 0`,
+      pipelineId,
+      step,
+      stepVersionHash,
+    );
+    await this.db.foldCheckpoint.deleteMany({ where: { pipelineId, step, stepVersionHash } });
+  }
+
+  async commit(branchId: string, records: NewRecord[]) {
+    if (records.length === 0) return;
+    await this.db.$transaction(async (tx) => commitRecords(tx, branchId, records));
+  }
+
+  async syncPointers(branchId: string, step: string, pointers: Array<{ groupKey: string; recordId: string }>, keep: string[] = []) {
+    await this.db.$transaction(async (tx) => {
+      const branch = await tx.branch.findUniqueOrThrow({ where: { id: branchId }, select: { workspaceId: true } });
+      for (let i = 0; i < pointers.length; i += 5000) {
+        const chunk = pointers.slice(i, i + 5000);
+        await tx.$executeRawUnsafe(
+          `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
+           SELECT $1, $2, $3, g, r, now() FROM unnest($4::text[], $5::text[]) AS t(g, r)
+           ON CONFLICT ("branchId", step, "groupKey") DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()
+           WHERE "BranchPointer"."recordId" <> EXCLUDED."recordId"`,
+          branch.workspaceId,
+          branchId,
+          step,
+          chunk.map((p) => p.groupKey),
+          chunk.map((p) => p.recordId),
+        );
+      }
+      await tx.$executeRawUnsafe(
+        `DELETE FROM "BranchPointer" WHERE "branchId" = $1 AND step = $2 AND NOT ("groupKey" = ANY($3::text[]))`,
+        branchId,
+        step,
+        [...pointers.map((p) => p.groupKey), ...keep],
+      );
+    });
+  }
+
+  async countPointers(branchId: string, step: string) {
+    return this.db.branchPointer.count({ where: { branchId, step } });
+  }
+
+  async getCheckpoints(pipelineId: string, stepVersionHash: string, scope: string, prefixFingerprints: string[]): Promise<Checkpoint[]> {
+    if (prefixFingerprints.length === 0) return [];
+    const rows = await this.db.foldCheckpoint.findMany({
+      where: { pipelineId, stepVersionHash, scope, prefixFingerprint: { in: prefixFingerprints } },
+    });
+    return rows.map((r) => ({ position: r.position, prefixFingerprint: r.prefixFingerprint, state: r.state }));
+  }
+
+  async putCheckpoint(s: StepScope, scope: string, c: Checkpoint) {
+    await this.db.foldCheckpoint.upsert({
+      where: {
+        pipelineId_stepVersionHash_scope_prefixFingerprint: {
+          pipelineId: s.pipelineId,
+          stepVersionHash: s.stepVersionHash,
+          scope,
+          prefixFingerprint: c.prefixFingerprint,
+        },
+      },
+      create: { workspaceId: s.workspaceId, pipelineId: s.pipelineId, step: s.step, stepVersionHash: s.stepVersionHash, scope, ...c },
+      update: {},
+    });
+  }
+
+  async findResponse(workspaceId: string, renderedPromptHash: string): Promise<Audit | null> {
+    const [row] = await this.rows(
+      `SELECT audit FROM "Record" WHERE "workspaceId" = $1 AND audit ->> 'renderedPromptHash' = $2 AND audit ? 'rawResponse' LIMIT 1`,
+      workspaceId,
+      renderedPromptHash,
+    );
+    return row ? (row.audit as Audit) : null;
+  }
+
+  async recordFailure(runId: string, workspaceId: string, f: RunFailureInput) {
+    await this.db.runFailure.create({
+      data: { runId, workspaceId, step: f.step, inputKey: f.inputKey, error: f.error, attempts: f.attempts, rawResponse: f.rawResponse ?? null },
+    });
+  }
+
+  async isCancelled(runId: string) {
+    const run = await this.db.run.findUnique({ where: { id: runId }, select: { cancelRequested: true } });
+    return run?.cancelRequested ?? false;
+  }
+}
+
+/**
+ * Records, their provenance edges and branch pointers in the caller's transaction.
+ * A key that already exists (another branch, or a crashed run that got this far) is reused, not duplicated.
+ */
+export async function commitRecords(tx: DbTx | Prisma.TransactionClient, branchId: string, records: NewRecord[]) {
+  const branch = await tx.branch.findUniqueOrThrow({ where: { id: branchId }, select: { workspaceId: true, pipelineId: true } });
+  const inserted = await tx.$queryRawUnsafe<Array<{ id: string }>>(
+    `INSERT INTO "Record" (id, "workspaceId", "pipelineId", step, "stepVersionHash", "workKey", "materializationKey",
+                           "contentFingerprint", content, scope, metadata, audit, "runId", "createdAt")
+     SELECT id, $1, $2, step, svh, wk, mk, fp, content, scope, meta::jsonb, NULLIF(audit, 'null')::jsonb, run, now()
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+          AS t(id, step, svh, wk, mk, fp, content, scope, meta, audit, run)
+     ON CONFLICT ("pipelineId", "materializationKey") DO NOTHING
+     RETURNING id`,
+    branch.workspaceId,
+    branch.pipelineId,
+    records.map((r) => r.id),
+    records.map((r) => r.step),
+    records.map((r) => r.stepVersionHash),
+    records.map((r) => r.workKey),
+    records.map((r) => r.materializationKey),
+    records.map((r) => r.contentFingerprint),
+    records.map((r) => r.content),
+    records.map((r) => r.scope),
+    records.map((r) => JSON.stringify(r.metadata)),
+    records.map((r) => JSON.stringify(r.audit ?? null)),
+    records.map((r) => r.runId ?? null),
+  );
+  const fresh = new Set(inserted.map((r) => r.id));
+  const conflicted = records.filter((r) => !fresh.has(r.id));
+  const existing = new Map<string, string>();
+  if (conflicted.length) {
+    const rows = await tx.$queryRawUnsafe<Array<{ k: string; id: string }>>(
+      `SELECT "materializationKey" AS k, id FROM "Record" WHERE "pipelineId" = $1 AND "materializationKey" = ANY($2::text[])`,
+      branch.pipelineId,
+      conflicted.map((r) => r.materializationKey),
+    );
+    for (const r of rows) existing.set(r.k, r.id);
+  }
+  const edges = records.filter((r) => fresh.has(r.id)).flatMap((r) => r.sources.map((parent, i) => [parent, r.id, i] as const));
+  if (edges.length) {
+    await tx.$executeRawUnsafe(
+      `INSERT INTO "RecordEdge" ("workspaceId", "parentId", "childId", position)
+       SELECT $1, p, c, i FROM unnest($2::text[], $3::text[], $4::int[]) AS t(p, c, i) ON CONFLICT DO NOTHING`,
+      branch.workspaceId,
+      edges.map((e) => e[0]),
+      edges.map((e) => e[1]),
+      edges.map((e) => e[2]),
+    );
+  }
+  await tx.$executeRawUnsafe(
+    `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
+     SELECT $1, $2, s, g, r, now() FROM unnest($3::text[], $4::text[], $5::text[]) AS t(s, g, r)
+     ON CONFLICT ("branchId", step, "groupKey") DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()`,
+    branch.workspaceId,
+    branchId,
+    records.map((r) => r.step),
+    records.map((r) => r.groupKey),
+    records.map((r) => (fresh.has(r.id) ? r.id : existing.get(r.materializationKey)!)),
+  );
+}
