@@ -1,5 +1,7 @@
 import { apiKeyRouter } from "./routers/api-key";
 import { inviteRouter, memberRouter } from "./routers/member";
+import { pipelineRouter } from "./routers/pipeline";
+import { runRouter } from "./routers/run";
 import { userRouter } from "./routers/user";
 import { workspaceRouter } from "./routers/workspace";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
@@ -10,6 +12,8 @@ export const appRouter = createTRPCRouter({
   member: memberRouter,
   invite: inviteRouter,
   apiKey: apiKeyRouter,
+  pipeline: pipelineRouter,
+  run: runRouter,
 });
 
 export type AppRouter = typeof appRouter;

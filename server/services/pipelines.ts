@@ -4,7 +4,8 @@ import { sourceKey } from "../engine/keys";
 import type { NewRecord } from "../engine/types";
 import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/hashing";
 import { diffSpecs } from "../pipeline/diff";
-import { parseSpec, type PipelineSpec } from "../pipeline/spec";
+import { defaultChatMemorySpec, ragBaselineSpec } from "../pipeline/sdk";
+import { parseSpec, type PipelineSpec, type SourceSpec } from "../pipeline/spec";
 import { commitRecords } from "../store/record-store";
 import { randomUUID } from "node:crypto";
 import type { Db } from "./db-types";
@@ -179,4 +180,69 @@ export async function appendSourceRecords(db: Db, pipelineId: string, source: st
     });
   }
   return { received: items.length, added };
+}
+
+type SourceFormat = SourceSpec["format"];
+
+export const PIPELINE_TEMPLATES = ["chat-memory", "rag-baseline", "blank"] as const;
+export type PipelineTemplate = (typeof PIPELINE_TEMPLATES)[number];
+
+export function templateSpec(template: PipelineTemplate, format: SourceFormat = "chatgpt-export"): PipelineSpec {
+  switch (template) {
+    case "chat-memory":
+      return defaultChatMemorySpec(format);
+    case "rag-baseline":
+      return ragBaselineSpec(format);
+    case "blank":
+      return requireValidSpec({ version: 1, sources: [{ name: "source", format }], steps: [], outputs: [] });
+  }
+}
+
+export async function listPipelines(db: Db, workspaceId: string) {
+  const pipelines = await db.pipeline.findMany({ where: { workspaceId }, orderBy: { createdAt: "desc" } });
+  const counts = await db.$queryRawUnsafe<Array<{ pipelineId: string; n: number }>>(
+    `SELECT "pipelineId", count(*)::int AS n FROM "Record" WHERE "workspaceId" = $1 GROUP BY 1`,
+    workspaceId,
+  );
+  const lastRuns = await db.run.findMany({
+    where: { workspaceId },
+    orderBy: { createdAt: "desc" },
+    distinct: ["pipelineId"],
+    select: { pipelineId: true, status: true, createdAt: true, id: true },
+  });
+  return pipelines.map((p) => ({
+    ...p,
+    records: counts.find((c) => c.pipelineId === p.id)?.n ?? 0,
+    lastRun: lastRuns.find((r) => r.pipelineId === p.id) ?? null,
+  }));
+}
+
+/**
+ * Per step on a branch: how many records it shows, and how many were made by an older version of
+ * the step (stale: the step or something upstream changed since).
+ */
+export async function stepStatus(db: Db, pipelineId: string, branchName = "main") {
+  const { branch, spec } = await getBranch(db, pipelineId, branchName);
+  const hashes = stepVersionHashes(spec);
+  const rows = await db.$queryRawUnsafe<Array<{ step: string; svh: string; n: number }>>(
+    `SELECT p.step, r."stepVersionHash" AS svh, count(*)::int AS n
+     FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+     WHERE p."branchId" = $1 GROUP BY 1, 2`,
+    branch.id,
+  );
+  const names = [...spec.sources.map((s) => s.name), ...spec.steps.map((s) => s.name)];
+  return names.map((name) => {
+    const mine = rows.filter((r) => r.step === name);
+    const records = mine.reduce((a, r) => a + r.n, 0);
+    const current = mine.filter((r) => r.svh === hashes[name]).reduce((a, r) => a + r.n, 0);
+    return { name, records, stale: records - current, stepVersionHash: hashes[name]! };
+  });
+}
+
+export async function listVersions(db: Db, pipelineId: string) {
+  return db.pipelineVersion.findMany({
+    where: { pipelineId },
+    orderBy: { createdAt: "desc" },
+    select: { id: true, hash: true, message: true, authorId: true, createdAt: true, parentId: true },
+  });
 }

@@ -113,3 +113,30 @@ export async function planPipeline(db: Db, pipelineId: string, branchName = "mai
     options,
   );
 }
+
+/**
+ * Starts a run without waiting for it: the in-process runner executes it in the background of this
+ * server process. (The Inngest executor, when configured, replaces this dispatch.)
+ */
+export async function startRun(db: Db, input: Parameters<typeof createRun>[1]) {
+  const run = await createRun(db, input);
+  void executeRunRow(db, run.id).catch(async (err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    await db.run.update({ where: { id: run.id }, data: { status: "failed", error: message, finishedAt: new Date() } }).catch(() => {});
+  });
+  return run;
+}
+
+export async function listRuns(db: Db, workspaceId: string, pipelineId: string, take = 50) {
+  return db.run.findMany({ where: { workspaceId, pipelineId }, orderBy: { createdAt: "desc" }, take });
+}
+
+export async function getRun(db: Db, workspaceId: string, runId: string) {
+  const run = await db.run.findFirst({
+    where: { id: runId, workspaceId },
+    include: { failures: { orderBy: { createdAt: "asc" }, take: 200 } },
+  });
+  if (!run) throw notFound(`Run ${runId} not found.`);
+  const branch = await db.branch.findUnique({ where: { id: run.branchId }, select: { name: true } });
+  return { ...run, branchName: branch?.name ?? "?" };
+}
