@@ -301,7 +301,7 @@ class StepRunner {
     this.options.onEvent?.({ type: "step-started", step: this.step.name, pending });
     let afterId: string | undefined;
     let done = 0;
-    for (;;) {
+    while (pending > 0) {
       await this.checkCancelled();
       const page = await store.missingOneToOne(this.scope, upstream!, { afterId, limit: this.options.batchSize });
       if (page.length === 0) break;
@@ -321,7 +321,10 @@ class StepRunner {
       done += page.length;
       this.emitProgress(done, pending);
     }
-    await store.reconcileOneToOne(this.scope, upstream!);
+    // Reconciling scans the step; skip it when a cheaper check says the pointers are already right.
+    if (this.step.type !== "transform" || !(await store.inSyncOneToOne(this.scope, upstream!))) {
+      await store.reconcileOneToOne(this.scope, upstream!);
+    }
     this.stats.skipped = Math.max(0, (await store.countPointers(this.ctx.branchId, upstream!)) - this.stats.input);
   }
 

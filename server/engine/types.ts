@@ -86,6 +86,11 @@ export interface RecordStore {
   /** Upstream records (on the branch) whose 1:1 / 1:N work item has no record yet. Keyset-paged by id. */
   missingOneToOne(s: StepScope, upstream: string, page: { afterId?: string; limit: number }): Promise<EngineRecord[]>;
   countMissingOneToOne(s: StepScope, upstream: string): Promise<number>;
+  /**
+   * 1:1 steps: true when every upstream record has exactly one pointer to a current record of this
+   * step and nothing else is pointed at (then reconciling would change nothing).
+   */
+  inSyncOneToOne(s: StepScope, upstream: string): Promise<boolean>;
   /** Point the branch at every existing record for wanted work keys; drop pointers nothing wants. */
   reconcileOneToOne(s: StepScope, upstream: string): Promise<{ pointed: number; removed: number }>;
 

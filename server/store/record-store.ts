@@ -95,6 +95,22 @@ export class PostgresRecordStore implements RecordStore {
     return row!.n as number;
   }
 
+  async inSyncOneToOne(s: StepScope, upstream: string) {
+    const [row] = await this.rows(
+      `SELECT
+         (SELECT count(*)::int FROM "BranchPointer" WHERE "branchId" = $1 AND step = $2) AS up,
+         (SELECT count(*)::int FROM "BranchPointer" WHERE "branchId" = $1 AND step = $3) AS mine,
+         (SELECT count(*)::int FROM "BranchPointer" q JOIN "Record" x ON x.id = q."recordId"
+           WHERE q."branchId" = $1 AND q.step = $3 AND x."workKey" = $4 || ':' || q."groupKey"
+             AND EXISTS (SELECT 1 FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2 AND p."recordId" = q."groupKey")) AS good`,
+      s.branchId,
+      upstream,
+      s.step,
+      s.stepVersionHash,
+    );
+    return row!.up === row!.mine && row!.mine === row!.good;
+  }
+
   async reconcileOneToOne(s: StepScope, upstream: string) {
     // Group key: the input id, plus "#i" for the i-th output of a split (the key's suffix).
     const pointed = await this.db.$executeRawUnsafe(
