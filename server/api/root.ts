@@ -1,6 +1,7 @@
 import { apiKeyRouter } from "./routers/api-key";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { pipelineRouter } from "./routers/pipeline";
+import { providerRouter } from "./routers/provider";
 import { runRouter } from "./routers/run";
 import { userRouter } from "./routers/user";
 import { workspaceRouter } from "./routers/workspace";
@@ -14,6 +15,7 @@ export const appRouter = createTRPCRouter({
   apiKey: apiKeyRouter,
   pipeline: pipelineRouter,
   run: runRouter,
+  provider: providerRouter,
 });
 
 export type AppRouter = typeof appRouter;

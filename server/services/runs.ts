@@ -2,9 +2,11 @@ import type { Prisma } from "../generated/prisma/client";
 import type { ModelProvider } from "../engine/model";
 import { executeRun, planRun, type RunOptions, type StepStats } from "../engine/runner";
 import { OfflineModel } from "../llm/offline-model";
+import { workspaceModel } from "../llm/workspace-model";
 import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "./db-types";
 import { badRequest, notFound } from "./errors";
+import { dispatchRun } from "./executor";
 import { getBranch } from "./pipelines";
 
 export type RunRequest = Pick<RunOptions, "steps" | "from" | "full" | "replay" | "concurrency" | "batchSize">;
@@ -49,7 +51,7 @@ export async function executeRunRow(
   const result = await executeRun(
     {
       store: new PostgresRecordStore(db),
-      model: deps.model ?? new OfflineModel(),
+      model: deps.model ?? workspaceModel(db, run.workspaceId),
       workspaceId: run.workspaceId,
       pipelineId: run.pipelineId,
       branchId: run.branchId,
@@ -115,15 +117,12 @@ export async function planPipeline(db: Db, pipelineId: string, branchName = "mai
 }
 
 /**
- * Starts a run without waiting for it: the in-process runner executes it in the background of this
- * server process. (The Inngest executor, when configured, replaces this dispatch.)
+ * Starts a run without waiting for it, on the configured executor (`SYNTHEX_EXECUTOR`, see
+ * executor.ts): in this server process (local, the default) or on Inngest.
  */
 export async function startRun(db: Db, input: Parameters<typeof createRun>[1]) {
   const run = await createRun(db, input);
-  void executeRunRow(db, run.id).catch(async (err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err);
-    await db.run.update({ where: { id: run.id }, data: { status: "failed", error: message, finishedAt: new Date() } }).catch(() => {});
-  });
+  await dispatchRun(db, run);
   return run;
 }
 

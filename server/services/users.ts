@@ -2,6 +2,7 @@ import { z } from "zod";
 import { checkPasswordStrength, hashPassword, verifyPassword } from "../auth/password";
 import type { Db, DbTx } from "./db-types";
 import { conflict } from "./errors";
+import { claimLocalWorkspace } from "./local-workspace";
 import { createWorkspaceInTx } from "./workspaces";
 
 export const signUpInput = z.object({
@@ -20,6 +21,7 @@ export async function signUp(db: Db, input: SignUpInput) {
     if (existing) throw conflict(`An account with ${email} already exists. Sign in instead.`);
     const user = await tx.user.create({ data: { email, name: name || null, passwordHash } });
     const workspace = await createPersonalWorkspace(tx, user.id, name || email);
+    await claimLocalWorkspace(tx, user.id);
     return { user: { id: user.id, email: user.email, name: user.name }, workspace };
   });
 }

@@ -1,8 +1,13 @@
 import { z } from "zod";
 import * as workspaces from "../../services/workspaces";
-import { createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
+import { authedProcedure, createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
 
 export const workspaceRouter = createTRPCRouter({
+  /** The workspace an API key belongs to (agents and the CLI's --url mode start here). */
+  current: authedProcedure.query(async ({ ctx }) => {
+    if (ctx.actor.kind !== "apiKey") return null;
+    return ctx.db.workspace.findUnique({ where: { id: ctx.actor.workspaceId }, select: { id: true, slug: true, name: true } });
+  }),
   list: userProcedure.query(({ ctx }) => workspaces.listWorkspacesForUser(ctx.db, ctx.user.userId)),
   create: userProcedure
     .input(z.object({ name: workspaces.workspaceNameSchema }))

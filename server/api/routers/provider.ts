@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { planWithCost } from "../../services/cost";
+import { getPipeline } from "../../services/pipelines";
+import * as providers from "../../services/providers";
+import { createTRPCRouter, workspaceProcedure } from "../trpc";
+
+const runOptions = z.object({
+  steps: z.array(z.string()).optional(),
+  from: z.string().optional(),
+  full: z.boolean().optional(),
+});
+
+/** Settings → Models: providers (keys are write-only), the pricing table, and plans with cost. */
+export const providerRouter = createTRPCRouter({
+  list: workspaceProcedure("workspace:read").query(({ ctx }) => providers.listProviders(ctx.db, ctx.workspace.id)),
+  upsert: workspaceProcedure("providers:manage")
+    .input(providers.upsertProviderInput)
+    .mutation(({ ctx, input }) => providers.upsertProvider(ctx.db, ctx.workspace.id, input)),
+  delete: workspaceProcedure("providers:manage")
+    .input(z.object({ name: z.string() }))
+    .mutation(({ ctx, input }) => providers.deleteProvider(ctx.db, ctx.workspace.id, input.name)),
+  testConnection: workspaceProcedure("providers:manage")
+    .input(z.object({ name: z.string(), model: z.string().optional() }))
+    .mutation(({ ctx, input }) => providers.testProviderConnection(ctx.db, ctx.workspace.id, input)),
+  prices: workspaceProcedure("workspace:read").query(({ ctx }) => providers.listPrices(ctx.db, ctx.workspace.id)),
+  setPrice: workspaceProcedure("providers:manage")
+    .input(providers.setPriceInput)
+    .mutation(({ ctx, input }) => providers.setPrice(ctx.db, ctx.workspace.id, input)),
+  resetPrice: workspaceProcedure("providers:manage")
+    .input(z.object({ model: z.string() }))
+    .mutation(({ ctx, input }) => providers.resetPrice(ctx.db, ctx.workspace.id, input.model)),
+  planCost: workspaceProcedure("pipelines:read")
+    .input(z.object({ pipelineId: z.string(), branch: z.string().default("main"), options: runOptions.default({}) }))
+    .query(async ({ ctx, input }) => {
+      const pipeline = await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
+      return planWithCost(ctx.db, pipeline.id, input.branch, input.options);
+    }),
+});

@@ -1,0 +1,364 @@
+/**
+ * `synthex`: the command line. Works on the embedded database by default (in a local workspace the
+ * web app shows too), or against a running server with --url and an API key.
+ */
+import { Command, Option } from "commander";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { TRPCClientError } from "@trpc/client";
+import { TRPCError } from "@trpc/server";
+import { specToToml } from "../pipeline/toml";
+import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
+import { connectLocal, connectRemote, type Connection } from "./api";
+import { bar, num, ProgressLine, table, usd } from "./output";
+
+interface GlobalOptions {
+  pipeline?: string;
+  branch: string;
+  json?: boolean;
+  url?: string;
+  apiKey?: string;
+}
+
+const dataDir = () => process.env.SYNTHEX_DATA_DIR ?? ".synthex";
+const configPath = () => path.join(dataDir(), "cli.json");
+
+function readConfig(): { pipeline?: string } {
+  return existsSync(configPath()) ? JSON.parse(readFileSync(configPath(), "utf8")) : {};
+}
+function writeConfig(config: { pipeline?: string }) {
+  mkdirSync(dataDir(), { recursive: true });
+  writeFileSync(configPath(), JSON.stringify(config, null, 2));
+}
+
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+async function connect(opts: GlobalOptions): Promise<Connection> {
+  const url = opts.url ?? process.env.SYNTHEX_URL;
+  if (url) {
+    const key = opts.apiKey ?? process.env.SYNTHEX_API_KEY;
+    if (!key) throw new CliError("--url needs an API key: pass --api-key or set SYNTHEX_API_KEY (Settings → API keys).", 2);
+    return connectRemote(url, key);
+  }
+  return connectLocal();
+}
+
+function pipelineName(opts: GlobalOptions): string {
+  const name = opts.pipeline ?? readConfig().pipeline;
+  if (!name) throw new CliError("No pipeline selected. Run `synthex init <name>` or pass --pipeline <name>.", 2);
+  return name;
+}
+
+function print(opts: GlobalOptions, value: unknown, human: () => string) {
+  console.log(opts.json ? JSON.stringify(value, null, 2) : human());
+}
+
+/** Opens the connection, runs the command, always closes, and turns errors into a message + exit code. */
+function action<A extends unknown[]>(fn: (conn: Connection, opts: GlobalOptions, ...args: A) => Promise<void>) {
+  return async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const opts = command.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
+    let conn: Connection | undefined;
+    try {
+      conn = await connect(opts);
+      await fn(conn, opts, ...(args.slice(0, -1) as A));
+    } catch (err) {
+      const message =
+        err instanceof TRPCError || err instanceof TRPCClientError || err instanceof CliError || err instanceof Error
+          ? err.message
+          : String(err);
+      console.error(`synthex: ${message}`);
+      process.exitCode = err instanceof CliError ? err.exitCode : 1;
+    } finally {
+      await conn?.close().catch(() => {});
+    }
+  };
+}
+
+async function resolvePipeline(conn: Connection, opts: GlobalOptions) {
+  const name = pipelineName(opts);
+  return conn.api.pipeline.get({ workspaceId: conn.workspaceId, pipelineId: name, branch: opts.branch });
+}
+
+async function importInto(conn: Connection, pipelineId: string, source: string, file: string, format?: string) {
+  if (!existsSync(file)) throw new CliError(`File not found: ${file}`, 2);
+  if (conn.mode === "remote") {
+    const body = new FormData();
+    body.set("file", new Blob([readFileSync(file)]), path.basename(file));
+    if (format) body.set("format", format);
+    const res = await fetch(`${conn.url}/api/v1/pipelines/${pipelineId}/sources/${source}/upload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${conn.apiKey}` },
+      body,
+    });
+    if (!res.ok) throw new CliError(`Upload failed (${res.status}): ${await res.text()}`);
+    return (await res.json()) as { received: number; added: number; skipped: number; warnings: unknown[]; format: string };
+  }
+  const { importFile } = await import("../services/imports");
+  return importFile(conn.db!, { workspaceId: conn.workspaceId, pipelineId, source, path: file, format: format as never });
+}
+
+function reportImport(opts: GlobalOptions, file: string, result: Awaited<ReturnType<typeof importInto>>) {
+  print(opts, result, () => {
+    const lines = [`Imported ${file} (${result.format}): ${num(result.received)} read, ${num(result.added)} new, ${num(result.skipped)} skipped.`];
+    for (const w of (result.warnings as Array<{ conversation?: string; reason: string }>).slice(0, 10)) {
+      lines.push(`  warning${w.conversation ? ` [${w.conversation}]` : ""}: ${w.reason}`);
+    }
+    if (result.warnings.length > 10) lines.push(`  … ${result.warnings.length - 10} more warnings`);
+    return lines.join("\n");
+  });
+}
+
+export function buildCli() {
+  const program = new Command("synthex")
+    .description("Synthex: memory pipelines for AI agents")
+    .option("-p, --pipeline <name>", "pipeline (default: the one `init` selected)")
+    .option("-b, --branch <name>", "branch", "main")
+    .option("--json", "machine-readable output")
+    .option("--url <url>", "a running Synthex server (default: the embedded database)")
+    .option("--api-key <key>", "API key for --url (or SYNTHEX_API_KEY)")
+    .showHelpAfterError();
+
+  program
+    .command("init <name>")
+    .description("create a pipeline with the default chat-memory architecture, optionally importing a file")
+    .option("--from <file>", "chat export or transcript file to import")
+    .option("--format <format>", "override format detection (chatgpt-export, claude-export, jsonl, markdown, text, folder)")
+    .addOption(new Option("--template <template>", "architecture").choices(["chat-memory", "rag-baseline", "blank"]).default("chat-memory"))
+    .action(
+      action(async (conn, opts, name: string) => {
+        const o = opts as GlobalOptions & { from?: string; format?: string; template: "chat-memory" };
+        let format = o.format;
+        if (!format && o.from) {
+          const { detectFormat } = await import("../importers");
+          format = await detectFormat(o.from);
+        }
+        const created = await conn.api.pipeline.create({
+          workspaceId: conn.workspaceId,
+          name,
+          template: o.template,
+          format: (format ?? "chatgpt-export") as never,
+        });
+        writeConfig({ ...readConfig(), pipeline: name });
+        const source = created.version.spec ? (created.version.spec as { sources: Array<{ name: string }> }).sources[0]!.name : "chats";
+        if (!opts.json) console.log(`Created pipeline "${name}" (${o.template}) and selected it.`);
+        if (o.from) reportImport(opts, o.from, await importInto(conn, created.pipeline.id, source, o.from, format));
+        if (!opts.json) console.log("Next: synthex plan   (what a run would do)   ·   synthex run");
+      }),
+    );
+
+  program
+    .command("pipelines")
+    .description("list pipelines")
+    .action(
+      action(async (conn, opts) => {
+        const list = await conn.api.pipeline.list({ workspaceId: conn.workspaceId });
+        const current = readConfig().pipeline;
+        print(opts, list, () =>
+          table(list.map((p) => ({ "": p.name === current ? "*" : "", name: p.name, agent: p.agent, records: num(p.records), "last run": p.lastRun?.status ?? "-" }))),
+        );
+      }),
+    );
+
+  program
+    .command("import <file>")
+    .description("import a file into a source of the pipeline")
+    .option("--source <name>", "source name (default: the first source)")
+    .option("--format <format>", "override format detection")
+    .action(
+      action(async (conn, opts, file: string) => {
+        const o = opts as GlobalOptions & { source?: string; format?: string };
+        const { pipeline, version } = await resolvePipeline(conn, opts);
+        const source = o.source ?? version.spec.sources[0]?.name;
+        if (!source) throw new CliError("This pipeline has no source.");
+        reportImport(opts, file, await importInto(conn, pipeline.id, source, file, o.format));
+      }),
+    );
+
+  program
+    .command("status")
+    .description("records per step and what is stale")
+    .action(
+      action(async (conn, opts) => {
+        const { pipeline, branch } = await resolvePipeline(conn, opts);
+        const status = await conn.api.pipeline.status({ workspaceId: conn.workspaceId, pipelineId: pipeline.id, branch: branch.name });
+        const runs = await conn.api.run.list({ workspaceId: conn.workspaceId, pipelineId: pipeline.id });
+        print(opts, { pipeline: pipeline.name, branch: branch.name, steps: status, lastRun: runs[0] ?? null }, () =>
+          [
+            `Pipeline ${pipeline.name} · branch ${branch.name} · last run: ${runs[0] ? `${runs[0].status} (${runs[0].id})` : "never"}`,
+            table(status.map((s) => ({ step: s.name, records: num(s.records), stale: s.stale ? num(s.stale) : "" }))),
+          ].join("\n"),
+        );
+      }),
+    );
+
+  program
+    .command("plan")
+    .description("what a run would do, per step, with estimated tokens and cost")
+    .option("--full", "plan a full rebuild")
+    .action(
+      action(async (conn, opts) => {
+        const o = opts as GlobalOptions & { full?: boolean };
+        const { pipeline, branch } = await resolvePipeline(conn, opts);
+        const input = { workspaceId: conn.workspaceId, pipelineId: pipeline.id, branch: branch.name, options: { full: o.full } };
+        const api = conn.api as unknown as { provider?: { planCost?: (i: typeof input) => Promise<PlanWithCost> } };
+        const costed = api.provider?.planCost ? await api.provider.planCost(input).catch(() => null) : null;
+        const plan = costed?.steps ?? (await conn.api.run.plan(input));
+        print(opts, costed ?? plan, () => {
+          const rows = (plan as Array<Record<string, unknown>>).map((p) => ({
+            step: p.step,
+            type: p.type,
+            records: `${p.estimated ? "≤" : ""}${num(p.pending as number)} of ${num(p.total as number)}`,
+            "tokens in": p.tokensIn !== undefined ? num(p.tokensIn as number) : "",
+            "tokens out": p.tokensOut !== undefined ? num(p.tokensOut as number) : "",
+            cost: p.costUsd !== undefined ? usd(p.costUsd as number) : "",
+          }));
+          const lines = [`Pipeline ${pipeline.name} · branch ${branch.name}`, table(rows)];
+          if (costed) lines.push(`Estimated cost: ${usd(costed.totalCostUsd)}`);
+          if (costed?.costRatioVsMain && costed.costRatioVsMain > 1.05) {
+            lines.push(`Warning: this is ${costed.costRatioVsMain.toFixed(1)}x more expensive than main.`);
+          }
+          lines.push("Run with: synthex run");
+          return lines.join("\n");
+        });
+      }),
+    );
+
+  program
+    .command("run [step]")
+    .description("run the pipeline (only missing work); a step name runs it and what it needs")
+    .option("--from <step>", "run this step and everything downstream")
+    .option("--full", "recompute even where results exist")
+    .option("--replay", "reuse stored model responses (no spend)")
+    .action(
+      action(async (conn, opts, step?: string) => {
+        const o = opts as GlobalOptions & { from?: string; full?: boolean; replay?: boolean };
+        const { pipeline, branch, version } = await resolvePipeline(conn, opts);
+        const started = Date.now();
+        const run = await conn.api.run.start({
+          workspaceId: conn.workspaceId,
+          pipelineId: pipeline.id,
+          branch: branch.name,
+          options: { steps: step ? [step] : undefined, from: o.from, full: o.full, replay: o.replay },
+        });
+        const progress = new ProgressLine();
+        const shown = new Set<string>();
+        let current = run;
+        for (;;) {
+          const detail = await conn.api.run.get({ workspaceId: conn.workspaceId, runId: run.id });
+          current = detail;
+          const steps = ((detail.stats as { steps?: StepStatsLike[] }).steps ?? []);
+          if (!opts.json) {
+            for (const s of steps) {
+              if (shown.has(s.step)) continue;
+              const line = `${s.step.padEnd(16)} ${bar(s.input, Math.max(s.input, s.input + 0))} ${num(s.output)} new, ${num(s.skipped)} unchanged${s.errors ? `, ${s.errors} failed` : ""}`;
+              if (s.status === "completed" || s.status === "failed") {
+                progress.done(line);
+                shown.add(s.step);
+              } else progress.update(line);
+            }
+          }
+          if (!["queued", "running"].includes(detail.status)) break;
+          await new Promise((r) => setTimeout(r, 300));
+        }
+        const steps = ((current.stats as { steps?: StepStatsLike[] }).steps ?? []);
+        const created = steps.reduce((a, s) => a + s.output, 0);
+        const tokens = steps.reduce((a, s) => a + s.tokensIn + s.tokensOut, 0);
+        const cost = steps.reduce((a, s) => a + s.costUsd, 0);
+        const usesOffline = version.spec.steps.some((s) => "model" in s && String(s.model ?? "").startsWith("offline/"));
+        print(opts, current, () =>
+          [
+            `Run ${current.id}: ${current.status}. ${num(created)} records created, ${num(tokens)} tokens, ${usd(cost)}, ${((Date.now() - started) / 1000).toFixed(1)} s.`,
+            current.error ? `Error: ${current.error}` : "",
+            usesOffline ? `Note: ${OFFLINE_MODEL_LABEL}` : "",
+            "Next: synthex search \"…\"",
+          ]
+            .filter(Boolean)
+            .join("\n"),
+        );
+        if (current.status === "failed" || current.status === "cancelled") process.exitCode = 1;
+      }),
+    );
+
+  program
+    .command("runs [id]")
+    .description("recent runs, or one run's details")
+    .action(
+      action(async (conn, opts, id?: string) => {
+        if (id) {
+          const run = await conn.api.run.get({ workspaceId: conn.workspaceId, runId: id });
+          const steps = ((run.stats as { steps?: StepStatsLike[] }).steps ?? []);
+          print(opts, run, () =>
+            [
+              `Run ${run.id} on ${run.branchName}: ${run.status}${run.error ? ` — ${run.error}` : ""}`,
+              table(steps.map((s) => ({ step: s.step, input: s.input, output: s.output, skipped: s.skipped, errors: s.errors, tokens: s.tokensIn + s.tokensOut, cost: usd(s.costUsd), ms: s.durationMs }))),
+              ...run.failures.map((f) => `failed ${f.step} [${f.inputKey}] after ${f.attempts} attempt(s): ${f.error}`),
+            ].join("\n"),
+          );
+          return;
+        }
+        const { pipeline } = await resolvePipeline(conn, opts);
+        const runs = await conn.api.run.list({ workspaceId: conn.workspaceId, pipelineId: pipeline.id });
+        print(opts, runs, () =>
+          table(runs.map((r) => ({ id: r.id, status: r.status, started: r.startedAt?.toISOString() ?? "", finished: r.finishedAt?.toISOString() ?? "" }))),
+        );
+      }),
+    );
+
+  program
+    .command("stats")
+    .description("record counts by step")
+    .action(
+      action(async (conn, opts) => {
+        const { pipeline, branch } = await resolvePipeline(conn, opts);
+        const status = await conn.api.pipeline.status({ workspaceId: conn.workspaceId, pipelineId: pipeline.id, branch: branch.name });
+        print(opts, status, () => table(status.map((s) => ({ step: s.name, records: num(s.records) }))));
+      }),
+    );
+
+  program
+    .command("export")
+    .description("export the pipeline spec")
+    .option("--toml", "as TOML (default)")
+    .option("--spec-json", "as spec JSON")
+    .action(
+      action(async (conn, opts) => {
+        const o = opts as GlobalOptions & { specJson?: boolean };
+        const { pipeline, version } = await resolvePipeline(conn, opts);
+        if (o.specJson || opts.json) console.log(JSON.stringify(version.spec, null, 2));
+        else console.log(specToToml(version.spec, { name: pipeline.name, agent: pipeline.agent, description: pipeline.description }));
+      }),
+    );
+
+  return program;
+}
+
+interface StepStatsLike {
+  step: string;
+  status: string;
+  input: number;
+  output: number;
+  skipped: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  durationMs: number;
+}
+
+interface PlanWithCost {
+  steps: Array<Record<string, unknown>>;
+  totalCostUsd: number;
+  costRatioVsMain?: number | null;
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("server/cli/main.ts")) {
+  await buildCli().parseAsync(process.argv);
+}

@@ -1,0 +1,64 @@
+import type { SourceItem } from "../services/pipelines";
+
+export const IMPORT_FORMATS = ["chatgpt-export", "claude-export", "jsonl", "markdown", "text", "folder"] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+
+export interface ImportWarning {
+  /** Conversation id (or file / line) the warning is about, when known. */
+  conversation?: string;
+  reason: string;
+}
+
+/** What every importer yields: an item ready for `appendSourceRecords`, or a warning (the item was skipped or repaired). */
+export type ImportEvent = { item: SourceItem } | { warning: ImportWarning };
+
+export interface ImporterOptions {
+  /** Shown in `metadata.source.path` and in messages; defaults to the path given. */
+  displayPath?: string;
+  /** A single message longer than this (UTF-16 code units) is truncated with a visible marker and a warning. Default 1,000,000. */
+  maxMessageChars?: number;
+  /** A single conversation larger than this (bytes of JSON) is skipped with a warning. Default 256 MiB. */
+  maxConversationBytes?: number;
+}
+
+/** A failure that stops the whole import: it names the file and says why. */
+export class ImportError extends Error {
+  constructor(
+    message: string,
+    readonly file: string,
+    readonly conversation?: string,
+  ) {
+    super(message);
+    this.name = "ImportError";
+  }
+}
+
+export const DEFAULT_MAX_MESSAGE_CHARS = 1_000_000;
+export const DEFAULT_MAX_CONVERSATION_BYTES = 256 * 1024 * 1024;
+
+/** Truncates an oversize message with an explicit marker; returns the warning text when it did. */
+export function capMessage(text: string, max: number): { text: string; truncated: string | null } {
+  if (text.length <= max) return { text, truncated: null };
+  const mb = (n: number) => `${(n / 1_000_000).toFixed(1)}M`;
+  return {
+    text: `${text.slice(0, max)}\n[… message truncated by the importer: ${mb(text.length)} characters, limit ${mb(max)} …]`,
+    truncated: `a message of ${mb(text.length)} characters is over the ${mb(max)} limit; kept the first ${mb(max)} with a truncation marker`,
+  };
+}
+
+/** ISO string from epoch seconds (ChatGPT) or an ISO-ish string (Claude); null when absent or invalid. */
+export function toIso(value: unknown): string | null {
+  if (typeof value === "number" && Number.isFinite(value)) {
+    const ms = value > 1e12 ? value : value * 1000;
+    const d = new Date(ms);
+    return Number.isNaN(d.getTime()) ? null : d.toISOString();
+  }
+  if (typeof value === "string" && value.trim()) {
+    const d = new Date(value.trim());
+    return Number.isNaN(d.getTime()) ? null : d.toISOString();
+  }
+  return null;
+}
+
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const str = (v: unknown): string | null => (typeof v === "string" ? v : null);

@@ -1,0 +1,228 @@
+/**
+ * Real model providers through the Vercel AI SDK: OpenAI, Anthropic and any OpenAI-compatible
+ * endpoint (Ollama, vLLM, LM Studio, OpenRouter). One AiSdkModel serves one configured provider;
+ * `request.model` is `<provider>/<model>` and the part after the first slash is sent to it.
+ *
+ * Resilience lives here (the SDK's own retries are off so every attempt is counted):
+ * 429/408/409/5xx/timeouts/network errors are retried with exponential backoff + jitter,
+ * honouring Retry-After; auth errors and other 4xx are permanent; malformed JSON, refusals and
+ * empty answers become a ModelError carrying the raw response. Keys never appear in messages.
+ */
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type LanguageModel } from "ai";
+import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from "../engine/model";
+import { redact } from "../auth/encryption";
+import { limiterFor, ProviderLimiter } from "./limiter";
+import { costOf, type PriceTable } from "./pricing";
+import { countTokens } from "./tokens";
+
+export type ProviderKind = "openai" | "anthropic" | "openai-compatible";
+export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "openai-compatible"];
+
+export interface ProviderConfig {
+  /** The provider prefix in model ids ("openai", "anthropic", or a workspace credential name). */
+  name: string;
+  kind: ProviderKind;
+  baseUrl?: string | null;
+  apiKey?: string | null;
+  maxConcurrency?: number;
+  requestsPerMinute?: number | null;
+  timeoutMs?: number;
+}
+
+export interface AiSdkModelOptions {
+  /** Workspace price overrides. */
+  prices?: PriceTable;
+  /** Retries after the first attempt for transient errors (default 3). */
+  maxRetries?: number;
+  /** First backoff delay in ms (default 500), doubled per retry, +0–25% jitter. */
+  retryBaseMs?: number;
+  /** Longest wait honoured from a Retry-After header, in ms (default 60 s). */
+  maxRetryAfterMs?: number;
+  /** Shared limiter; default: the process-wide one for `limiterKey`. */
+  limiter?: ProviderLimiter;
+  /** Key of the process-wide limiter (default: the provider name). */
+  limiterKey?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Split `provider/model`; a bare name is routed by its family (gpt/o-series → openai, claude → anthropic). */
+export function parseModelId(model: string): { provider: string; name: string } {
+  const slash = model.indexOf("/");
+  if (slash > 0) return { provider: model.slice(0, slash), name: model.slice(slash + 1) };
+  if (/^claude/i.test(model)) return { provider: "anthropic", name: model };
+  if (/^(gpt|o\d|text-embedding|chatgpt)/i.test(model)) return { provider: "openai", name: model };
+  if (model === "offline" || model === "extractive") return { provider: "offline", name: "extractive" };
+  return { provider: model, name: "" };
+}
+
+/** Retry-After (seconds or an HTTP date) or retry-after-ms, in ms. */
+export function retryAfterMs(headers: Record<string, string> | undefined): number | null {
+  if (!headers) return null;
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  const ms = Number(lower["retry-after-ms"]);
+  if (Number.isFinite(ms) && ms >= 0 && lower["retry-after-ms"] !== undefined) return ms;
+  const value = lower["retry-after"];
+  if (value === undefined) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : null;
+}
+
+interface Classified {
+  transient: boolean;
+  message: string;
+  raw?: string;
+  retryAfterMs?: number | null;
+}
+
+export function createLanguageModel(config: ProviderConfig, modelName: string): LanguageModel {
+  const apiKey = config.apiKey ?? undefined;
+  const baseURL = config.baseUrl ?? undefined;
+  switch (config.kind) {
+    case "openai":
+      return createOpenAI({ apiKey, baseURL }).chat(modelName);
+    case "anthropic":
+      return createAnthropic({ apiKey, baseURL })(modelName);
+    case "openai-compatible":
+      if (!baseURL) throw new ModelError(`Provider "${config.name}" has no base URL.`, { permanent: true });
+      return createOpenAICompatible({ name: config.name, baseURL, apiKey, includeUsage: true, supportsStructuredOutputs: true }).chatModel(modelName);
+  }
+}
+
+export class AiSdkModel implements ModelProvider {
+  readonly limiter: ProviderLimiter;
+  private readonly maxRetries: number;
+  private readonly retryBaseMs: number;
+  private readonly maxRetryAfterMs: number;
+
+  constructor(
+    readonly config: ProviderConfig,
+    private readonly options: AiSdkModelOptions = {},
+  ) {
+    this.limiter =
+      options.limiter ??
+      limiterFor(options.limiterKey ?? config.name, { maxConcurrency: config.maxConcurrency ?? 8, requestsPerMinute: config.requestsPerMinute });
+    this.maxRetries = options.maxRetries ?? 3;
+    this.retryBaseMs = options.retryBaseMs ?? 500;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
+  }
+
+  private safe(text: string): string {
+    return redact(text, [this.config.apiKey]);
+  }
+
+  private classify(err: unknown, timedOut: boolean): Classified {
+    if (timedOut) return { transient: true, message: `timed out after ${this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` };
+    if (NoObjectGeneratedError.isInstance(err)) {
+      return { transient: false, message: "The model's response is not valid JSON for the step's output schema.", raw: err.text ?? "" };
+    }
+    if (APICallError.isInstance(err)) {
+      const status = err.statusCode;
+      const raw = err.responseBody;
+      if (status === 401 || status === 403) {
+        return { transient: false, message: `authentication failed (HTTP ${status}): check the provider's API key`, raw };
+      }
+      if (status === 429 || status === 408 || status === 409 || (status !== undefined && status >= 500)) {
+        return { transient: true, message: `HTTP ${status}`, raw, retryAfterMs: retryAfterMs(err.responseHeaders) };
+      }
+      if (status === undefined) return { transient: true, message: `network error: ${err.message}` };
+      return { transient: false, message: `HTTP ${status}: ${err.message}`, raw };
+    }
+    const e = err as { name?: string; message?: string; cause?: { code?: string } };
+    const code = e.cause?.code ?? "";
+    if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|UND_ERR/.test(code) || /fetch failed|socket hang up/i.test(e.message ?? "")) {
+      return { transient: true, message: `network error: ${e.message ?? code}` };
+    }
+    return { transient: false, message: e.message ?? String(err) };
+  }
+
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    const { name } = parseModelId(request.model);
+    const model = createLanguageModel(this.config, name);
+    const timeoutMs = this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    let attempts = 0;
+    for (;;) {
+      attempts += 1;
+      request.signal?.throwIfAborted();
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(new Error("timeout")), timeoutMs);
+      const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
+      const started = performance.now();
+      let failure: Classified;
+      try {
+        const result = await this.limiter.run(
+          () =>
+            generateText({
+              model,
+              prompt: request.prompt,
+              temperature: request.temperature,
+              maxOutputTokens: request.maxOutputTokens,
+              maxRetries: 0,
+              abortSignal: signal,
+              ...(request.jsonSchema
+                ? { output: Output.object({ schema: jsonSchema(request.jsonSchema as Parameters<typeof jsonSchema>[0]) }) }
+                : {}),
+            }),
+          signal,
+        );
+        const latencyMs = Math.round(performance.now() - started);
+        const text = request.jsonSchema ? JSON.stringify(result.output) : result.text;
+        const raw = result.text;
+        const tokensIn = result.usage.inputTokens ?? countTokens(request.prompt);
+        const tokensOut = result.usage.outputTokens ?? countTokens(raw);
+        if (!raw.trim()) {
+          throw new ModelError(`${request.model}: the model returned an empty response (finish reason: ${result.finishReason}).`, { raw, attempts });
+        }
+        if (result.finishReason === "content-filter") {
+          throw new ModelError(`${request.model}: the model refused (content filter).`, { raw, attempts });
+        }
+        return {
+          text,
+          raw,
+          model: request.model,
+          tokensIn,
+          tokensOut,
+          costUsd: costOf(request.model, tokensIn, tokensOut, this.options.prices),
+          latencyMs,
+          attempts,
+        };
+      } catch (err) {
+        if (err instanceof ModelError) throw err;
+        if (request.signal?.aborted) throw request.signal.reason ?? err;
+        failure = this.classify(err, timeout.signal.aborted);
+      } finally {
+        clearTimeout(timer);
+      }
+      const message = this.safe(`${request.model}: ${failure.message}`);
+      const raw = failure.raw === undefined ? undefined : this.safe(failure.raw);
+      if (!failure.transient) throw new ModelError(message, { raw, attempts, permanent: !failure.raw });
+      if (attempts > this.maxRetries) {
+        // Retries are spent here; the engine records a failed work item instead of retrying again.
+        throw new ModelError(`${message} (gave up after ${attempts} attempts)`, { raw, attempts });
+      }
+      const backoff = this.retryBaseMs * 2 ** (attempts - 1) * (1 + Math.random() * 0.25);
+      const wait = failure.retryAfterMs != null ? Math.min(failure.retryAfterMs, this.maxRetryAfterMs) : backoff;
+      await sleep(wait, request.signal);
+    }
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * Model-provider settings per workspace (Settings → Models) and the pricing table.
+ * API keys are encrypted at rest and never leave the server after saving: every read returns
+ * `keyPreview` only.
+ */
+import { z } from "zod";
+import { encryptSecret, keyPreview } from "../auth/encryption";
+import { ModelError } from "../engine/model";
+import { BUILTIN_PRICES, priceOf } from "../llm/pricing";
+import { AiSdkModel, PROVIDER_KINDS } from "../llm/sdk-model";
+import { configFromCredential } from "../llm/workspace-model";
+import { ProviderLimiter } from "../llm/limiter";
+import type { DbTx } from "./db-types";
+import { badRequest, notFound } from "./errors";
+
+const RESERVED = new Set(["offline"]);
+
+export const providerNameSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(40)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, "Use lowercase letters, digits, '.', '_' or '-' (it is the prefix in model ids, e.g. openrouter/…).");
+
+export const upsertProviderInput = z.object({
+  name: providerNameSchema,
+  kind: z.enum(PROVIDER_KINDS as unknown as ["openai", "anthropic", "openai-compatible"]),
+  baseUrl: z.string().trim().url().max(500).nullable().optional(),
+  /** Write-only. Omitted: keep the stored key. Empty string: remove it. */
+  apiKey: z.string().max(500).optional(),
+  maxConcurrency: z.number().int().min(1).max(512).default(8),
+  requestsPerMinute: z.number().int().min(1).max(1_000_000).nullable().optional(),
+  timeoutMs: z.number().int().min(1000).max(600_000).default(60_000),
+});
+export type UpsertProviderInput = z.input<typeof upsertProviderInput>;
+
+export const setPriceInput = z.object({
+  model: z.string().trim().min(1).max(200),
+  inputPerMillion: z.number().min(0).max(10_000),
+  outputPerMillion: z.number().min(0).max(10_000),
+});
+
+export interface ProviderView {
+  id: string;
+  name: string;
+  kind: string;
+  baseUrl: string | null;
+  hasKey: boolean;
+  keyPreview: string | null;
+  maxConcurrency: number;
+  requestsPerMinute: number | null;
+  timeoutMs: number;
+  updatedAt: Date;
+}
+
+function view(row: {
+  id: string;
+  name: string;
+  kind: string;
+  baseUrl: string | null;
+  encryptedKey: string | null;
+  keyPreview: string | null;
+  maxConcurrency: number;
+  requestsPerMinute: number | null;
+  timeoutMs: number;
+  updatedAt: Date;
+}): ProviderView {
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    baseUrl: row.baseUrl,
+    hasKey: Boolean(row.encryptedKey),
+    keyPreview: row.encryptedKey ? row.keyPreview : null,
+    maxConcurrency: row.maxConcurrency,
+    requestsPerMinute: row.requestsPerMinute,
+    timeoutMs: row.timeoutMs,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export async function listProviders(db: DbTx, workspaceId: string): Promise<ProviderView[]> {
+  const rows = await db.providerCredential.findMany({ where: { workspaceId }, orderBy: { name: "asc" } });
+  return rows.map(view);
+}
+
+export async function upsertProvider(db: DbTx, workspaceId: string, raw: UpsertProviderInput): Promise<ProviderView> {
+  const input = upsertProviderInput.parse(raw);
+  if (RESERVED.has(input.name)) throw badRequest(`"${input.name}" is reserved for the built-in offline model.`);
+  if (input.kind === "openai-compatible" && !input.baseUrl) throw badRequest("An OpenAI-compatible provider needs a base URL (e.g. http://localhost:11434/v1).");
+  const key = input.apiKey?.trim();
+  const keyFields =
+    key === undefined ? {} : key === "" ? { encryptedKey: null, keyPreview: null } : { encryptedKey: encryptSecret(key), keyPreview: keyPreview(key) };
+  const fields = {
+    kind: input.kind,
+    baseUrl: input.baseUrl ?? null,
+    maxConcurrency: input.maxConcurrency,
+    requestsPerMinute: input.requestsPerMinute ?? null,
+    timeoutMs: input.timeoutMs,
+  };
+  const row = await db.providerCredential.upsert({
+    where: { workspaceId_name: { workspaceId, name: input.name } },
+    create: { workspaceId, name: input.name, ...fields, ...keyFields },
+    update: { ...fields, ...keyFields },
+  });
+  return view(row);
+}
+
+export async function deleteProvider(db: DbTx, workspaceId: string, name: string) {
+  const result = await db.providerCredential.deleteMany({ where: { workspaceId, name } });
+  if (result.count === 0) throw notFound(`No provider named "${name}".`);
+  return { deleted: name };
+}
+
+const DEFAULT_TEST_MODEL: Record<string, string> = {
+  openai: "gpt-4o-mini",
+  anthropic: "claude-3-5-haiku-latest",
+  "openai-compatible": "gpt-4o-mini",
+};
+
+/** One tiny completion through the saved provider (no retries). Never echoes the key. */
+export async function testProviderConnection(db: DbTx, workspaceId: string, input: { name: string; model?: string }) {
+  const row = await db.providerCredential.findUnique({ where: { workspaceId_name: { workspaceId, name: input.name } } });
+  if (!row) throw notFound(`No provider named "${input.name}".`);
+  const model = `${row.name}/${input.model?.trim() || DEFAULT_TEST_MODEL[row.kind] || "gpt-4o-mini"}`;
+  let config;
+  try {
+    config = configFromCredential(row);
+  } catch (err) {
+    return { ok: false as const, model, latencyMs: 0, message: (err as Error).message };
+  }
+  const provider = new AiSdkModel({ ...config, timeoutMs: Math.min(config.timeoutMs ?? 20_000, 20_000) }, {
+    maxRetries: 0,
+    limiter: new ProviderLimiter({ maxConcurrency: 1 }),
+  });
+  const started = Date.now();
+  try {
+    const res = await provider.complete({ model, prompt: "Reply with the single word OK.", temperature: 0, task: "summarize", inputs: [], maxOutputTokens: 5 });
+    return { ok: true as const, model, latencyMs: Date.now() - started, message: `Connected: ${res.tokensIn} tokens in, ${res.tokensOut} out.` };
+  } catch (err) {
+    const message = err instanceof ModelError ? err.message : "The connection test failed.";
+    return { ok: false as const, model, latencyMs: Date.now() - started, message };
+  }
+}
+
+// ---- pricing ----
+
+export interface PriceRow {
+  model: string;
+  inputPerMillion: number;
+  outputPerMillion: number;
+  source: "builtin" | "override";
+  builtin: { inputPerMillion: number; outputPerMillion: number } | null;
+}
+
+/** The effective pricing table: every built-in entry plus the workspace's overrides. */
+export async function listPrices(db: DbTx, workspaceId: string): Promise<PriceRow[]> {
+  const overrides = await db.modelPrice.findMany({ where: { workspaceId } });
+  const byModel = new Map<string, PriceRow>();
+  for (const [model, price] of Object.entries(BUILTIN_PRICES)) {
+    byModel.set(model, { model, ...price, source: "builtin", builtin: price });
+  }
+  for (const o of overrides) {
+    const builtin = priceOf(o.model);
+    byModel.set(o.model, {
+      model: o.model,
+      inputPerMillion: o.inputPerMillion,
+      outputPerMillion: o.outputPerMillion,
+      source: "override",
+      builtin: builtin.known ? { inputPerMillion: builtin.inputPerMillion, outputPerMillion: builtin.outputPerMillion } : null,
+    });
+  }
+  return [...byModel.values()].sort((a, b) => a.model.localeCompare(b.model));
+}
+
+export async function setPrice(db: DbTx, workspaceId: string, raw: z.input<typeof setPriceInput>) {
+  const input = setPriceInput.parse(raw);
+  return db.modelPrice.upsert({
+    where: { workspaceId_model: { workspaceId, model: input.model } },
+    create: { workspaceId, ...input },
+    update: { inputPerMillion: input.inputPerMillion, outputPerMillion: input.outputPerMillion },
+  });
+}
+
+/** Drop an override: the built-in price applies again. */
+export async function resetPrice(db: DbTx, workspaceId: string, model: string) {
+  await db.modelPrice.deleteMany({ where: { workspaceId, model } });
+  return { reset: model };
+}
+
+export async function priceOverrides(db: DbTx, workspaceId: string) {
+  const rows = await db.modelPrice.findMany({ where: { workspaceId } });
+  return Object.fromEntries(rows.map((p) => [p.model, { inputPerMillion: p.inputPerMillion, outputPerMillion: p.outputPerMillion }]));
+}
