@@ -362,6 +362,31 @@ describe("faults", () => {
   });
 });
 
+describe("cancellation", () => {
+  it("a cancel request stops the run at the next batch and leaves what was committed", async () => {
+    const id = await newPipeline(chatSpec());
+    await appendSourceRecords(db, id, "chats", Array.from({ length: 12 }, (_, i) => conversation(i, "2024-01")));
+    const { createRun, executeRunRow, cancelRun } = await import("../services/runs");
+    const run = await createRun(db, { workspaceId, pipelineId: id });
+    const model = new ScriptedModel();
+    let cancelled = false;
+    const cancelling = {
+      async complete(request: Parameters<ScriptedModel["complete"]>[0]) {
+        if (!cancelled) {
+          cancelled = true;
+          await cancelRun(db, workspaceId, run.id);
+        }
+        return model.complete(request);
+      },
+    };
+    const finished = await executeRunRow(db, run.id, { model: cancelling, runOptions: { ...FAST, batchSize: 4, concurrency: 1 } });
+    expect(finished.status).toBe("cancelled");
+    expect(model.calls.length).toBe(4); // the batch in flight finishes, nothing after it starts
+    expect(await pointed(id, "summaries")).toHaveLength(4);
+    expect(await pointed(id, "monthly")).toHaveLength(0);
+  });
+});
+
 describe("full rebuild", () => {
   it("recomputes every item with new records; other branches keep theirs", async () => {
     const id = await newPipeline(chatSpec());
