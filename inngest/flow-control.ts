@@ -22,9 +22,10 @@ function envPeriod(name: string, fallback: Period): Period {
   return raw && /^\d+[smh]$/.test(raw) ? (raw as Period) : fallback;
 }
 
-export const RUN_FUNCTION_ID = "synthex-run";
-export const INCREMENTAL_FUNCTION_ID = "synthex-incremental-run";
-export const CANCEL_FUNCTION_ID = "synthex-run-cancelled";
+/** Function ids; Inngest prefixes them with the app id ("synthex-run", ...). */
+export const RUN_FUNCTION_ID = "run";
+export const INCREMENTAL_FUNCTION_ID = "incremental-run";
+export const CANCEL_FUNCTION_ID = "run-cancelled";
 
 export const WORKSPACE_KEY = "event.data.workspaceId";
 export const PROVIDER_KEY = "event.data.provider";

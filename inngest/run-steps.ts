@@ -24,7 +24,7 @@ export interface RunFunctionDeps {
   /** The database holding the Run rows and records (the app's `getDb`, or a test database). */
   getDb: () => Promise<Db> | Db;
   /** The model provider for a run (default: the offline model, as the in-process runner). */
-  getModel: (run: { id: string; workspaceId: string; pipelineId: string }) => Promise<ModelProvider> | ModelProvider;
+  getModel: (run: { id: string; workspaceId: string; pipelineId: string }, db: Db) => Promise<ModelProvider> | ModelProvider;
   /** Work items per memoized batch for transform/split steps. */
   batchSize?: number;
 }
@@ -42,7 +42,7 @@ export interface PlannedStep {
 }
 
 export type PlanResult =
-  | { state: "ready"; steps: PlannedStep[]; full: boolean; batchSize: number }
+  | { state: "ready"; steps: PlannedStep[]; full: boolean; batchSize: number; runOptions: Pick<RunOptions, "replay" | "concurrency"> }
   | { state: "finished"; status: string }
   | { state: "cancelled" };
 
@@ -120,6 +120,7 @@ export async function planStep(deps: RunFunctionDeps, runId: string): Promise<Pl
   return {
     state: "ready",
     full: Boolean(options.full),
+    runOptions: { ...(options.replay ? { replay: true } : {}), ...(options.concurrency ? { concurrency: options.concurrency } : {}) },
     batchSize: deps.batchSize ?? options.batchSize ?? 100,
     steps: selected.map((s) => ({ name: s.name, type: s.type, batched: BATCHED.includes(s.type), pending: pendingOf.get(s.name) ?? 0 })),
   };
@@ -155,6 +156,10 @@ export function classifyProviderError(err: unknown): ErrorClass {
   if (err instanceof ModelError) {
     if (err.options.permanent) return "permanent";
     if (err.options.transient) return "transient";
+    // server/llm/sdk-model.ts: auth failures carry the response body (so no `permanent` flag),
+    // and transient errors past the provider's own retries are reported as "gave up after N attempts".
+    if (/authentication failed \(HTTP 40[13]\)/.test(err.message)) return "permanent";
+    if (/\(gave up after \d+ attempts?\)/.test(err.message)) return "transient";
   }
   const status = (err as { status?: unknown; statusCode?: unknown } | null)?.status ?? (err as { statusCode?: unknown } | null)?.statusCode;
   if (status === 401 || status === 403) return "permanent";
@@ -265,7 +270,7 @@ export async function executeBatch(deps: RunFunctionDeps, input: BatchInput): Pr
       return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
-  const model = new WatchedModel(await deps.getModel(run));
+  const model = new WatchedModel(await deps.getModel(run, db));
   // `from: step` runs this step and would go on downstream: stop as soon as this step finishes.
   const stop = new AbortController();
   const result = await executeRun(engineContext(run, spec, store, model), {

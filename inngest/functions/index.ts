@@ -2,19 +2,20 @@
  * The functions the app serves at /api/inngest, wired to the app's database and models.
  * Tests build their own with `create*Function({ getDb, getModel })`.
  */
-import { OfflineModel } from "../../server/llm/offline-model";
+import { workspaceModel } from "../../server/llm/workspace-model";
 import { getDb } from "../../server/store/db";
 import { createCancelFunction } from "./cancel";
 import { createIncrementalRunFunction } from "./incremental";
 import { createRunFunction } from "./run";
+import type { RunFunctionDeps } from "../run-steps";
 
 export { createCancelFunction } from "./cancel";
 export { createIncrementalRunFunction, DEBOUNCE_KEY } from "./incremental";
 export { createRunFunction } from "./run";
 
-// The in-process runner's default model is the offline one too (executeRunRow); when provider
-// settings land, both read them from the workspace here and in runs.ts.
-const getModel = () => new OfflineModel();
+// The same provider routing as the in-process runner (executeRunRow), minus the provider's own
+// retries: transient errors fail the batch and Inngest retries it with its backoff.
+const getModel: RunFunctionDeps["getModel"] = (run, db) => workspaceModel(db, run.workspaceId, { maxRetries: 0 });
 
 export const runFunction = createRunFunction({ getDb, getModel });
 export const incrementalRunFunction = createIncrementalRunFunction({ getDb });

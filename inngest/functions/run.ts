@@ -6,7 +6,7 @@ import type { StepStats } from "../../server/engine/runner";
 import { inngest as defaultClient } from "../client";
 import { runCancelled, runRequested } from "../events";
 import { flowControl, PROVIDER_KEY, RUN_FUNCTION_ID, WORKSPACE_KEY } from "../flow-control";
-import { executeBatch, finishRun, markRunFailed, mergeStats, planStep, retireStep, type RunFunctionDeps } from "../run-steps";
+import { executeBatch, finishRun, markRunFailed, mergeStats, planStep, retireStep, type BatchInput, type BatchResult, type RunFunctionDeps } from "../run-steps";
 
 export interface CreateRunFunctionOptions extends RunFunctionDeps {
   client?: typeof defaultClient;
@@ -49,10 +49,10 @@ export function createRunFunction({ client = defaultClient, ...deps }: CreateRun
         if (plan.full) await step.run(`retire:${s.name}`, () => retireStep(deps, runId, s.name));
         let afterId: string | null = null;
         for (let batch = 0; batch < MAX_BATCHES; batch++) {
-          const input = { runId, step: s.name, afterId, batched: s.batched, batchSize: plan.batchSize, totals, order, finalAttempt };
-          const out = await step.run(`step:${s.name}:${batch}`, () => executeBatch(deps, input));
+          const input: BatchInput = { runId, step: s.name, afterId, batched: s.batched, batchSize: plan.batchSize, totals, order, finalAttempt, runOptions: plan.runOptions };
+          const out = (await step.run(`step:${s.name}:${batch}`, (): Promise<BatchResult> => executeBatch(deps, input))) as BatchResult;
           if (out.outcome === "cancelled") return { runId, status: "cancelled", stoppedAt: s.name };
-          totals = mergeStats(totals, out.stats as StepStats);
+          totals = mergeStats(totals, out.stats);
           if (!s.batched || out.pageSize < plan.batchSize) break;
           afterId = out.lastId;
         }

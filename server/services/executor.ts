@@ -15,7 +15,10 @@ import { executeRunRow } from "./runs";
 
 export type ExecutorKind = "local" | "inngest";
 
-export function executorKind(env: NodeJS.ProcessEnv = process.env): ExecutorKind {
+/** process.env or a plain object (tests). */
+export type Env = Record<string, string | undefined>;
+
+export function executorKind(env: Env = process.env): ExecutorKind {
   const value = (env.SYNTHEX_EXECUTOR ?? "").trim().toLowerCase();
   if (value === "" || value === "local") return "local";
   if (value === "inngest") return "inngest";
@@ -52,7 +55,7 @@ async function markFailed(db: Db, runId: string, message: string) {
 }
 
 /** Hands a queued Run row to the configured executor. Returns without waiting for the run. */
-export async function dispatchRun(db: Db, run: RunRow, env: NodeJS.ProcessEnv = process.env): Promise<{ executor: ExecutorKind }> {
+export async function dispatchRun(db: Db, run: RunRow, env: Env = process.env): Promise<{ executor: ExecutorKind }> {
   const kind = executorKind(env);
   if (kind === "local") {
     void executeRunRow(db, run.id).catch((err: unknown) => markFailed(db, run.id, err instanceof Error ? err.message : String(err)));
@@ -75,7 +78,7 @@ export async function dispatchRun(db: Db, run: RunRow, env: NodeJS.ProcessEnv = 
  * Inngest executor: stop the run function between batches (its `cancelOn`). The in-process
  * runner needs nothing more than the Run row's `cancelRequested` flag, which it polls.
  */
-export async function requestRunCancellation(runId: string, env: NodeJS.ProcessEnv = process.env) {
+export async function requestRunCancellation(runId: string, env: Env = process.env) {
   if (executorKind(env) !== "inngest") return { sent: false };
   const { inngest, runCancelled } = await import("../../inngest/client");
   await inngest.send(runCancelled.create({ runId }));
@@ -87,7 +90,7 @@ export async function requestRunCancellation(runId: string, env: NodeJS.ProcessE
  * (inngest/functions/incremental.ts). Local executor: nothing is scheduled; the next run
  * (UI, CLI, API) picks the records up incrementally.
  */
-export async function notifySourceAppended(input: { workspaceId: string; pipelineId: string; branch: string }, env: NodeJS.ProcessEnv = process.env) {
+export async function notifySourceAppended(input: { workspaceId: string; pipelineId: string; branch: string }, env: Env = process.env) {
   if (executorKind(env) !== "inngest") return { sent: false };
   const { inngest, sourceAppended } = await import("../../inngest/client");
   await inngest.send(sourceAppended.create(input));

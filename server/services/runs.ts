@@ -6,7 +6,7 @@ import { workspaceModel } from "../llm/workspace-model";
 import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "./db-types";
 import { badRequest, notFound } from "./errors";
-import { dispatchRun } from "./executor";
+import { dispatchRun, requestRunCancellation } from "./executor";
 import { getBranch } from "./pipelines";
 
 export type RunRequest = Pick<RunOptions, "steps" | "from" | "full" | "replay" | "concurrency" | "batchSize">;
@@ -97,6 +97,8 @@ export async function cancelRun(db: Db, workspaceId: string, runId: string) {
     data: { cancelRequested: true },
   });
   if (result.count === 0) throw badRequest("That run is not in progress.");
+  // The in-process runner polls the flag; Inngest also gets the event so cancelOn stops it between steps.
+  await requestRunCancellation(runId);
   return { cancelling: runId };
 }
 
