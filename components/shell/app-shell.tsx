@@ -1,5 +1,5 @@
 "use client";
-import { Check, ChevronsUpDown, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut } from "lucide-react";
+import { Check, ChevronsUpDown, Cpu, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { signOut, useSession } from "next-auth/react";
@@ -90,6 +90,9 @@ export function AppShell({ children }: { children: ReactNode }) {
           </NavLink>
           <NavLink href={`${base}/settings/api-keys`} icon={KeyRound}>
             API keys
+          </NavLink>
+          <NavLink href={`${base}/settings/models`} icon={Cpu}>
+            Models
           </NavLink>
           <NavLink href={`${base}/settings/profile`} icon={UserRound}>
             Profile

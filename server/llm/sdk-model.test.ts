@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelError, type ModelRequest } from "../engine/model";
 import { AiSdkModel, parseModelId, retryAfterMs } from "./sdk-model";
 import { ProviderLimiter } from "./limiter";
+import { envModel } from "./workspace-model";
 import { startMockOpenAIServer, type MockOpenAIServer } from "./testing/mock-openai-server";
 
 let mock: MockOpenAIServer;
@@ -104,6 +105,39 @@ describe("AiSdkModel against the mock server", () => {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe("provider kinds and the env fallback", () => {
+  it("kind openai (the official OpenAI provider, chat completions) with a base URL", async () => {
+    mock.reset();
+    const m = new AiSdkModel({ name: "openai", kind: "openai", baseUrl: mock.baseUrl, apiKey: "sk-openai-1234567" }, { limiter: new ProviderLimiter({ maxConcurrency: 2 }) });
+    const res = await m.complete(request({ model: "openai/gpt-4o-mini" }));
+    expect(res.text).toMatch(/^Summary: /);
+    expect(res.costUsd).toBeGreaterThan(0);
+    expect(mock.requests[0]!.path).toBe("/v1/chat/completions");
+    expect(mock.requests[0]!.body.model).toBe("gpt-4o-mini");
+  });
+
+  it("kind anthropic (Messages API)", async () => {
+    mock.reset();
+    const m = new AiSdkModel({ name: "anthropic", kind: "anthropic", baseUrl: mock.baseUrl, apiKey: "sk-ant-1234567" }, { limiter: new ProviderLimiter({ maxConcurrency: 2 }) });
+    const res = await m.complete(request({ model: "anthropic/claude-3-5-haiku-latest" }));
+    expect(res.text).toMatch(/^Summary: /);
+    expect(res.tokensIn).toBeGreaterThan(10);
+    expect(res.costUsd).toBeCloseTo((res.tokensIn * 0.8 + res.tokensOut * 4) / 1e6, 12);
+    expect(mock.requests[0]!.path).toBe("/v1/messages");
+  });
+
+  it("the CLI's env model: OPENAI_API_KEY / OPENAI_BASE_URL, offline without network", async () => {
+    mock.reset();
+    const m = envModel({ env: { OPENAI_API_KEY: "sk-env-1234567", OPENAI_BASE_URL: mock.baseUrl } });
+    expect((await m.complete(request({ model: "openai/gpt-4o-mini" }))).text).toMatch(/^Summary: /);
+    expect(mock.requests[0]!.authorization).toBe("Bearer sk-env-1234567");
+    const offline = await m.complete(request({ model: "offline/extractive", inputs: [{ id: "a", content: "One sentence here. Another one there." }] }));
+    expect(offline.model).toBe("offline/extractive");
+    expect(mock.count()).toBe(1);
+    await expect(envModel({ env: {} }).complete(request({ model: "anthropic/claude-3-5-haiku" }))).rejects.toThrow(/ANTHROPIC_API_KEY/);
   });
 });
 

@@ -165,29 +165,30 @@ export class AiSdkModel implements ModelProvider {
       attempts += 1;
       request.signal?.throwIfAborted();
       const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(new Error("timeout")), timeoutMs);
-      const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
-      const started = performance.now();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let started = performance.now();
       let failure: Classified;
       try {
-        const result = await this.limiter.run(
-          () =>
-            generateText({
-              model,
-              prompt: request.prompt,
-              temperature: request.temperature,
-              maxOutputTokens: request.maxOutputTokens,
-              maxRetries: 0,
-              abortSignal: signal,
-              ...(request.jsonSchema
-                ? { output: Output.object({ schema: jsonSchema(request.jsonSchema as Parameters<typeof jsonSchema>[0]) }) }
-                : {}),
-            }),
-          signal,
-        );
+        const result = await this.limiter.run(() => {
+          // The timeout covers the HTTP call only, not the wait for a concurrency/rate slot.
+          started = performance.now();
+          timer = setTimeout(() => timeout.abort(new Error("timeout")), timeoutMs);
+          const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
+          return generateText({
+            model,
+            prompt: request.prompt,
+            temperature: request.temperature,
+            maxOutputTokens: request.maxOutputTokens,
+            maxRetries: 0,
+            abortSignal: signal,
+            ...(request.jsonSchema ? { output: Output.object({ schema: jsonSchema(request.jsonSchema as Parameters<typeof jsonSchema>[0]) }) } : {}),
+          });
+        }, request.signal);
         const latencyMs = Math.round(performance.now() - started);
-        const text = request.jsonSchema ? JSON.stringify(result.output) : result.text;
-        const raw = result.text;
+        // The model's own text is what replay reproduces; structured output that arrived as a
+        // tool call (no text) is serialized.
+        const raw = result.text || (request.jsonSchema && result.output !== undefined ? JSON.stringify(result.output) : "");
+        const text = raw;
         const tokensIn = result.usage.inputTokens ?? countTokens(request.prompt);
         const tokensOut = result.usage.outputTokens ?? countTokens(raw);
         if (!raw.trim()) {

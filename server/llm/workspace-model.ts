@@ -17,11 +17,11 @@ export interface WorkspaceModelOptions {
   /** Retries after the first attempt per call (default 3). */
   maxRetries?: number;
   retryBaseMs?: number;
-  env?: NodeJS.ProcessEnv;
+  env?: Record<string, string | undefined>;
 }
 
 /** Provider configs from env vars (for the CLI and as a fallback for `openai/…`, `anthropic/…`). */
-export function envProviderConfig(provider: string, env: NodeJS.ProcessEnv = process.env): ProviderConfig | null {
+export function envProviderConfig(provider: string, env: Record<string, string | undefined> = process.env): ProviderConfig | null {
   if (provider === "openai" && (env.OPENAI_API_KEY || env.OPENAI_BASE_URL)) {
     return { name: "openai", kind: "openai", apiKey: env.OPENAI_API_KEY ?? null, baseUrl: env.OPENAI_BASE_URL ?? null };
   }

@@ -1,6 +1,7 @@
 /**
  * A mock OpenAI-compatible HTTP server for tests and benchmarks (real HTTP on 127.0.0.1, random
- * port). It answers `/v1/chat/completions` and `/v1/embeddings` and `/v1/models`, reports `usage`
+ * port). It answers `/v1/chat/completions`, `/v1/embeddings`, `/v1/models` and (minimally) the
+ * Anthropic `/v1/messages`, reports `usage`
  * counted with the real tokenizer, and can be scripted to misbehave: 429 with Retry-After, 500,
  * hang past the client's timeout, malformed JSON, empty content. Every request is recorded.
  */
@@ -52,6 +53,7 @@ export interface MockOpenAIServer {
 
 function messageText(body: Record<string, unknown>): string {
   const messages = Array.isArray(body.messages) ? (body.messages as Array<{ content?: unknown }>) : [];
+  // Anthropic: system may be separate; content parts are {type:"text", text}.
   return messages
     .map((m) => (typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.map((p) => (p as { text?: string }).text ?? "").join("") : ""))
     .join("\n");
@@ -129,7 +131,8 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
       inFlight -= 1;
     });
 
-    if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+    const presented = req.headers.authorization ?? (req.headers["x-api-key"] ? `Bearer ${String(req.headers["x-api-key"])}` : undefined);
+    if (options.apiKey && presented !== `Bearer ${options.apiKey}`) {
       return send(res, 401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" } });
     }
     if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
@@ -144,6 +147,20 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
         model: body.model,
         data: inputs.map((t, index) => ({ object: "embedding", index, embedding: hashEmbedding(t, dims) })),
         usage: { prompt_tokens: countTokens(text), total_tokens: countTokens(text) },
+      });
+    }
+    if (path.endsWith("/messages")) {
+      // Anthropic Messages API (enough of it for the SDK): text answers with usage.
+      const content = mockSummary(text);
+      return send(res, 200, {
+        id: `msg_${++id}`,
+        type: "message",
+        role: "assistant",
+        model: body.model,
+        content: [{ type: "text", text: content }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: countTokens(text), output_tokens: countTokens(content) },
       });
     }
     if (!path.endsWith("/chat/completions")) return send(res, 404, { error: { message: `no route ${path}` } });

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashEmbedding, OfflineHashEmbedder } from "../llm/embedder";
+import { OpenAICompatibleEmbedder, TransformersEmbedder, loadTransformers } from "../llm/embedders";
+import { startMockOpenAIServer, type MockOpenAIServer } from "../llm/testing/mock-openai-server";
+import type { Db } from "../services/db-types";
+import { upsertProvider } from "../services/providers";
+import { signUp } from "../services/users";
+import { ensureVectorIndex, getEmbedder, storeEmbeddings, toVectorLiteral, vectorIndexName } from "./embedding-store";
+import { createTestDb } from "./test-db";
+
+process.env.SYNTHEX_ENCRYPTION_KEY ??= "test-encryption-secret-for-embeddings";
+
+let db: Db;
+let close: () => Promise<void>;
+let workspaceId: string;
+let mock: MockOpenAIServer;
+
+beforeAll(async () => {
+  ({ db, close } = await createTestDb());
+  ({ workspace: { id: workspaceId } } = await signUp(db, { email: "embed@example.com", password: "embed-password" }));
+  mock = await startMockOpenAIServer({ apiKey: "sk-embed-key-0000" });
+});
+afterAll(async () => {
+  await mock.close();
+  await close();
+});
+
+// Embedding rows reference records only by id (no foreign key), so plain ids are enough here.
+const records = [
+  { id: "r1", content: "The user waters the tomatoes every Tuesday." },
+  { id: "r2", content: "A trip to Lisbon is planned for May." },
+  { id: "r3", content: "Tomato plants need water twice a week in summer." },
+];
+
+describe("embedding store", () => {
+  it("stores embeddings per (record, model), skipping ones already stored", async () => {
+    const embedder = new OfflineHashEmbedder();
+    let calls = 0;
+    const counting = { id: embedder.id, dimensions: embedder.dimensions, embed: (t: string[]) => ((calls += t.length), embedder.embed(t)) };
+    expect(await storeEmbeddings(db, workspaceId, counting, records)).toEqual({ stored: 3, skipped: 0 });
+    expect(await storeEmbeddings(db, workspaceId, counting, [...records, records[0]!])).toEqual({ stored: 0, skipped: 3 });
+    expect(calls).toBe(3);
+    // Another model: its own rows.
+    const small = new OfflineHashEmbedder(64);
+    expect(await storeEmbeddings(db, workspaceId, small, records)).toEqual({ stored: 3, skipped: 0 });
+    const rows = await db.$queryRawUnsafe<Array<{ model: string; n: number }>>(`SELECT model, count(*)::int AS n FROM "Embedding" GROUP BY model ORDER BY model`);
+    expect(rows).toEqual([
+      { model: "offline/hash-384", n: 3 },
+      { model: "offline/hash-64", n: 3 },
+    ]);
+  });
+
+  it("creates one HNSW cosine index per model/dimension, idempotently, usable by KNN", async () => {
+    const name = await ensureVectorIndex(db, "offline/hash-384", 384);
+    expect(await ensureVectorIndex(db, "offline/hash-384", 384)).toBe(name);
+    await ensureVectorIndex(db, "it's/odd-model", 64);
+    const indexes = await db.$queryRawUnsafe<Array<{ indexname: string; indexdef: string }>>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'Embedding' AND indexdef ILIKE '%hnsw%' ORDER BY indexname`,
+    );
+    expect(indexes).toHaveLength(2);
+    const ours = indexes.find((i) => i.indexname === name)!;
+    expect(ours.indexdef).toMatch(/USING hnsw \(\(\(?vector\)?::vector\(384\)\) vector_cosine_ops\) WHERE \(model = 'offline\/hash-384'/);
+    expect(name.length).toBeLessThanOrEqual(63);
+    expect(vectorIndexName("a".repeat(200), 3072).length).toBeLessThanOrEqual(63);
+
+    const query = toVectorLiteral(hashEmbedding("watering tomatoes", 384));
+    const hits = await db.$queryRawUnsafe<Array<{ recordId: string }>>(
+      `SELECT "recordId" FROM "Embedding" WHERE model = 'offline/hash-384' ORDER BY vector::vector(384) <=> $1::vector(384) LIMIT 2`,
+      query,
+    );
+    expect(hits.map((h) => h.recordId)).toContain("r1");
+    expect(hits.map((h) => h.recordId)).not.toContain("r2");
+  });
+});
+
+describe("embedders", () => {
+  it("getEmbedder defaults to the offline hashing embedder", async () => {
+    const e = await getEmbedder(db, workspaceId);
+    expect(e.id).toBe("offline/hash-384");
+    expect(e.dimensions).toBe(384);
+    expect((await getEmbedder(db, workspaceId, "offline/hash-128")).dimensions).toBe(128);
+  });
+
+  it("an OpenAI-compatible endpoint (workspace credential), batched, with probing of unknown sizes", async () => {
+    await upsertProvider(db, workspaceId, { name: "local-embed", kind: "openai-compatible", baseUrl: mock.baseUrl, apiKey: "sk-embed-key-0000" });
+    mock.reset();
+    const e = await getEmbedder(db, workspaceId, "local-embed/mock-embed");
+    expect(e.dimensions).toBe(64); // the mock's default size, learnt from one probe
+    expect(mock.count("embeddings")).toBe(1);
+    const sized = await getEmbedder(db, workspaceId, "local-embed/mock-embed@32");
+    expect(sized.dimensions).toBe(32);
+    const vectors = await sized.embed(records.map((r) => r.content));
+    expect(vectors).toHaveLength(3);
+    expect(vectors[0]).toHaveLength(32);
+    expect(mock.requests.at(-1)!.body.dimensions).toBe(32);
+    const stored = await storeEmbeddings(db, workspaceId, sized, records);
+    expect(stored.stored).toBe(3);
+    const direct = new OpenAICompatibleEmbedder({ id: "x/y", model: "y", baseUrl: mock.baseUrl, apiKey: "sk-embed-key-0000", dimensions: 64, batchSize: 2 });
+    mock.reset();
+    expect(await direct.embed(["a", "b", "c", "d", "e"])).toHaveLength(5);
+    expect(mock.count("embeddings")).toBe(3);
+  });
+
+  it("reports auth failures without echoing the key", async () => {
+    const bad = new OpenAICompatibleEmbedder({ id: "x/y", model: "y", baseUrl: mock.baseUrl, apiKey: "sk-WRONG-key-1234", dimensions: 64 });
+    const err = (await bad.embed(["a"]).catch((e: unknown) => e)) as Error;
+    expect(err.message).toMatch(/authentication failed/);
+    expect(err.message).not.toContain("sk-WRONG-key-1234");
+  });
+
+  it("transformers.js: a clear error when @huggingface/transformers is not installed", async () => {
+    let installed = true;
+    try {
+      await loadTransformers();
+    } catch (err) {
+      installed = false;
+      expect((err as Error).message).toMatch(/@huggingface\/transformers, which is not installed/);
+    }
+    if (!installed) {
+      const e = new TransformersEmbedder("/nonexistent/all-MiniLM-L6-v2", 384);
+      expect(e.id).toBe("local/all-MiniLM-L6-v2");
+      await expect(e.embed(["hello"])).rejects.toThrow(/not installed/);
+    }
+    await expect(getEmbedder(db, workspaceId, "local/no-such-model")).rejects.toThrow(/No local model/);
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * Embeddings in Postgres (pgvector): one row per (record, embedding model), so a branch can try
+ * another embedder. The column is an untyped `vector`; each model/dimension gets its own HNSW
+ * cosine expression index (`vector::vector(D)`, partial on the model), created on demand.
+ */
+import { createHash } from "node:crypto";
+import { decryptSecret } from "../auth/encryption";
+import { OFFLINE_EMBEDDER_ID, OfflineHashEmbedder, type Embedder } from "../llm/embedder";
+import { KNOWN_EMBEDDING_DIMENSIONS, OpenAICompatibleEmbedder, TransformersEmbedder } from "../llm/embedders";
+import { parseModelId } from "../llm/sdk-model";
+import type { DbTx } from "../services/db-types";
+
+const INSERT_BATCH = 100;
+const EMBED_BATCH = 64;
+
+/** pgvector's text form. Non-finite numbers are rejected by Postgres, so they become 0. */
+export function toVectorLiteral(vector: number[]): string {
+  return `[${vector.map((v) => (Number.isFinite(v) ? v : 0)).join(",")}]`;
+}
+
+function sqlString(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** Index name for a model/dimension: readable prefix + hash, within Postgres' 63 characters. */
+export function vectorIndexName(model: string, dims: number): string {
+  const slug = model.toLowerCase().replace(/[^a-z0-9]+/g, "_").slice(0, 30);
+  const hash = createHash("sha256").update(`${model}\u0000${dims}`).digest("hex").slice(0, 8);
+  return `Embedding_hnsw_${slug}_${dims}_${hash}`;
+}
+
+/**
+ * HNSW cosine index for one embedding model and dimension (idempotent). Search must filter
+ * `model = '<model>'` and order by `vector::vector(D) <=> $1::vector(D)` to use it.
+ */
+export async function ensureVectorIndex(db: DbTx, model: string, dims: number): Promise<string> {
+  if (!Number.isInteger(dims) || dims < 1 || dims > 16_000) throw new Error(`Invalid embedding dimension ${dims}.`);
+  const name = vectorIndexName(model, dims);
+  await db.$executeRawUnsafe(
+    `CREATE INDEX IF NOT EXISTS "${name}" ON "Embedding" USING hnsw ((vector::vector(${dims})) vector_cosine_ops) WHERE model = ${sqlString(model)}`,
+  );
+  return name;
+}
+
+/**
+ * Embed and store records that have no embedding for `embedder.id` yet (records already embedded
+ * are skipped without calling the embedder). Batched INSERT … ON CONFLICT DO NOTHING.
+ */
+export async function storeEmbeddings(
+  db: DbTx,
+  workspaceId: string,
+  embedder: Embedder,
+  records: Array<{ id: string; content: string }>,
+): Promise<{ stored: number; skipped: number }> {
+  if (records.length === 0) return { stored: 0, skipped: 0 };
+  const unique = [...new Map(records.map((r) => [r.id, r])).values()];
+  const existing = await db.$queryRawUnsafe<Array<{ recordId: string }>>(
+    `SELECT "recordId" FROM "Embedding" WHERE model = $1 AND "recordId" = ANY($2::text[])`,
+    embedder.id,
+    unique.map((r) => r.id),
+  );
+  const have = new Set(existing.map((e) => e.recordId));
+  const todo = unique.filter((r) => !have.has(r.id));
+  let stored = 0;
+  for (let i = 0; i < todo.length; i += EMBED_BATCH) {
+    const chunk = todo.slice(i, i + EMBED_BATCH);
+    const vectors = await embedder.embed(chunk.map((r) => r.content));
+    if (vectors.length !== chunk.length) throw new Error(`${embedder.id} returned ${vectors.length} vectors for ${chunk.length} texts.`);
+    for (let j = 0; j < chunk.length; j += INSERT_BATCH) {
+      const rows = chunk.slice(j, j + INSERT_BATCH);
+      const params: unknown[] = [workspaceId, embedder.id, embedder.dimensions];
+      const values = rows.map((r, k) => {
+        const v = vectors[j + k]!;
+        if (v.length !== embedder.dimensions) throw new Error(`${embedder.id} returned ${v.length} dimensions, expected ${embedder.dimensions}.`);
+        params.push(r.id, toVectorLiteral(v));
+        const n = params.length;
+        return `($1, $${n - 1}, $2, $3, $${n}::vector)`;
+      });
+      stored += await db.$executeRawUnsafe(
+        `INSERT INTO "Embedding" ("workspaceId", "recordId", model, dimensions, vector) VALUES ${values.join(", ")} ON CONFLICT DO NOTHING`,
+        ...params,
+      );
+    }
+  }
+  return { stored, skipped: unique.length - todo.length };
+}
+
+/**
+ * The embedder named `id` for a workspace (default: the offline hashing embedder):
+ * - `offline/hash-<dims>`;
+ * - `local/<model dir>`: a local ONNX model through transformers.js (if installed);
+ * - `<provider>/<model>[@<dims>]`: an OpenAI-compatible embeddings endpoint, with the
+ *   workspace credential named `<provider>` or, for `openai`, OPENAI_API_KEY / OPENAI_BASE_URL.
+ */
+export async function getEmbedder(db: DbTx, workspaceId: string, id: string = OFFLINE_EMBEDDER_ID): Promise<Embedder> {
+  const offline = /^offline\/hash-(\d+)$/.exec(id);
+  if (offline) return new OfflineHashEmbedder(Number(offline[1]));
+  if (id === "offline" || id === "offline/hash") return new OfflineHashEmbedder();
+  const { provider, name: rest } = parseModelId(id);
+  if (provider === "local") return TransformersEmbedder.fromPath(rest);
+  const at = rest.lastIndexOf("@");
+  const model = at > 0 ? rest.slice(0, at) : rest;
+  const requested = at > 0 ? Number(rest.slice(at + 1)) : null;
+  if (!model) throw new Error(`Embedding model id "${id}" should be "<provider>/<model>", e.g. "openai/text-embedding-3-small".`);
+
+  const row = await db.providerCredential.findUnique({ where: { workspaceId_name: { workspaceId, name: provider } } });
+  let baseUrl: string | null = null;
+  let apiKey: string | null = null;
+  let timeoutMs: number | undefined;
+  if (row) {
+    if (row.kind === "anthropic") throw new Error(`Provider "${provider}" is Anthropic, which has no embeddings endpoint.`);
+    baseUrl = row.baseUrl ?? (row.kind === "openai" ? "https://api.openai.com/v1" : null);
+    apiKey = row.encryptedKey ? decryptSecret(row.encryptedKey) : null;
+    timeoutMs = row.timeoutMs;
+  } else if (provider === "openai" && (process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL)) {
+    baseUrl = process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
+    apiKey = process.env.OPENAI_API_KEY ?? null;
+  }
+  if (!baseUrl) throw new Error(`No embedding provider named "${provider}". Add it in Settings → Models.`);
+
+  const base = { id, model, baseUrl, apiKey, timeoutMs };
+  let dimensions = requested ?? KNOWN_EMBEDDING_DIMENSIONS[model] ?? null;
+  if (!dimensions) {
+    // Unknown model: one probe call tells its size.
+    const [v] = await new OpenAICompatibleEmbedder({ ...base, dimensions: 0, maxRetries: 1 }).embed(["dimension probe"]);
+    dimensions = v?.length ?? null;
+    if (!dimensions) throw new Error(`Could not determine the dimension of ${id}; name it as "${id}@<dims>".`);
+  }
+  return new OpenAICompatibleEmbedder({ ...base, dimensions, requestDimensions: requested !== null });
+}
