@@ -1,0 +1,5 @@
+import { NewPipelineForm } from "@/components/pipelines/new-pipeline-form";
+
+export default function Page() {
+  return <NewPipelineForm />;
+}

@@ -1,0 +1,572 @@
+"use client";
+import "@xyflow/react/dist/style.css";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import {
+  Background,
+  Controls,
+  ReactFlow,
+  ReactFlowProvider,
+  useReactFlow,
+  type Connection,
+  type Edge,
+  type EdgeChange,
+  type Node,
+  type NodeChange,
+} from "@xyflow/react";
+import { ArrowLeft, LayoutGrid, Redo2, Save, Undo2 } from "lucide-react";
+import Link from "next/link";
+import { useSearchParams } from "next/navigation";
+import { useTheme } from "next-themes";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCan, useWorkspace } from "@/components/shell/workspace-context";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { cn } from "@/components/ui/cn";
+import { Dialog, DialogContent, DialogDescription, DialogFooter, DialogHeader, DialogTitle } from "@/components/ui/dialog";
+import { EmptyState } from "@/components/ui/empty-state";
+import { Input } from "@/components/ui/input";
+import { Skeleton } from "@/components/ui/skeleton";
+import { toast } from "@/components/ui/sonner";
+import { errorMessage, useTRPC } from "@/lib/trpc";
+import { formatPath, parseSpec, type Problem } from "@/server/pipeline/spec";
+import { NodePanel } from "./node-panel";
+import { nodeTypes } from "./nodes";
+import { Palette, type PaletteItem } from "./palette";
+import {
+  addNode,
+  autoLayout,
+  connect,
+  disconnect,
+  getNode,
+  freeSpot,
+  idOf,
+  NODE_HEIGHT,
+  needsLayout,
+  nodeIds,
+  pasteNode,
+  problemsByNode,
+  refOf,
+  removeNode,
+  specToGraph,
+  toDraft,
+  updateNode,
+  type CanvasLayout,
+  type DraftNode,
+  type DraftSpec,
+  type NodeKind,
+  type NodeRef,
+} from "./spec-graph";
+import { SAMPLE_CONTENT } from "./template-editor";
+import { VersionsPanel } from "./versions-panel";
+
+interface History {
+  past: DraftSpec[];
+  present: DraftSpec;
+  future: DraftSpec[];
+  /** Consecutive edits of the same field (typing) coalesce into one undo step. */
+  lastKey?: string;
+  lastAt?: number;
+}
+
+const HISTORY_LIMIT = 200;
+
+function isTextTarget(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  if (!el) return false;
+  return el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable || Boolean(el.closest?.(".cm-editor"));
+}
+
+export function CanvasEditor({ pipelineId }: { pipelineId: string }) {
+  return (
+    <ReactFlowProvider>
+      <Editor pipelineId={pipelineId} />
+    </ReactFlowProvider>
+  );
+}
+
+function Editor({ pipelineId }: { pipelineId: string }) {
+  const { workspace } = useWorkspace();
+  const canWrite = useCan("pipelines:write");
+  const branch = useSearchParams().get("branch") ?? "main";
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const loaded = useQuery(trpc.pipeline.get.queryOptions({ workspaceId: workspace.id, pipelineId, branch }, { staleTime: Infinity, refetchOnWindowFocus: false }));
+  const providers = useQuery({ ...trpc.provider.list.queryOptions({ workspaceId: workspace.id }), retry: false, staleTime: 60_000 });
+  const { resolvedTheme } = useTheme();
+  const rf = useReactFlow();
+
+  const [history, setHistory] = useState<History | null>(null);
+  const [saved, setSaved] = useState<string>("");
+  const [layout, setLayout] = useState<CanvasLayout>({ positions: {} });
+  const [selected, setSelected] = useState<NodeRef | null>(null);
+  const [selectedEdge, setSelectedEdge] = useState<string | null>(null);
+  const [tab, setTab] = useState<"node" | "versions">("node");
+  const [compare, setCompare] = useState<{ from: string; to: string } | null>(null);
+  const [sample, setSample] = useState(SAMPLE_CONTENT);
+  const [saveOpen, setSaveOpen] = useState(false);
+  const [message, setMessage] = useState("");
+  const measured = useRef(new Map<string, { width: number; height: number }>());
+  const clipboard = useRef<{ kind: NodeKind; node: DraftNode } | null>(null);
+
+  // Load once per pipeline/branch.
+  useEffect(() => {
+    if (!loaded.data || history) return;
+    const spec = toDraft(loaded.data.version.spec);
+    const stored = loaded.data.version.layout as CanvasLayout | null | undefined;
+    setHistory({ past: [], present: spec, future: [] });
+    setSaved(JSON.stringify(spec));
+    setLayout(needsLayout(spec, stored) ? autoLayout(spec) : { positions: { ...stored!.positions } });
+  }, [loaded.data, history]);
+
+  const spec = history?.present ?? null;
+  const parsed = useMemo(() => (spec ? parseSpec(spec) : null), [spec]);
+  const problems: Problem[] = useMemo(() => (parsed && !parsed.ok ? parsed.problems : []), [parsed]);
+  const dirty = spec ? JSON.stringify(spec) !== saved : false;
+
+  const commit = useCallback((fn: (s: DraftSpec) => DraftSpec, coalesceKey?: string) => {
+    setHistory((h) => {
+      if (!h) return h;
+      const next = fn(h.present);
+      if (next === h.present) return h;
+      const now = Date.now();
+      const coalesce = coalesceKey && h.lastKey === coalesceKey && now - (h.lastAt ?? 0) < 1500;
+      return {
+        past: coalesce ? h.past : [...h.past, h.present].slice(-HISTORY_LIMIT),
+        present: next,
+        future: [],
+        lastKey: coalesceKey,
+        lastAt: now,
+      };
+    });
+  }, []);
+  const undo = useCallback(() => {
+    setHistory((h) => (h && h.past.length ? { past: h.past.slice(0, -1), present: h.past.at(-1)!, future: [h.present, ...h.future] } : h));
+  }, []);
+  const redo = useCallback(() => {
+    setHistory((h) => (h && h.future.length ? { past: [...h.past, h.present], present: h.future[0]!, future: h.future.slice(1) } : h));
+  }, []);
+
+  // Unsaved edits: the browser asks before leaving the page.
+  useEffect(() => {
+    if (!dirty) return;
+    const warn = (e: BeforeUnloadEvent) => e.preventDefault();
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [dirty]);
+
+  // Keep the selection valid after undo/redo/removal.
+  useEffect(() => {
+    if (spec && selected && !getNode(spec, selected)) setSelected(null);
+  }, [spec, selected]);
+
+  const graph = useMemo(() => (spec ? specToGraph(spec, layout, problems) : { nodes: [], edges: [] }), [spec, layout, problems]);
+  const selectedId = spec && selected ? idOf(spec, selected) : undefined;
+  const nodes: Node[] = useMemo(
+    () =>
+      graph.nodes.map((n) => ({
+        ...n,
+        // Own type names: React Flow styles its built-in "output" type.
+        type: `spec-${n.type}`,
+        selected: n.id === selectedId,
+        measured: measured.current.get(n.id),
+        deletable: false,
+      })),
+    [graph.nodes, selectedId],
+  );
+  const edges: Edge[] = useMemo(
+    () =>
+      graph.edges.map((e) => ({
+        id: e.id,
+        source: e.source,
+        target: e.target,
+        selected: e.id === selectedEdge,
+        deletable: false,
+        animated: e.data.invalid,
+        style: e.data.invalid ? { stroke: "var(--destructive)", strokeWidth: 2 } : e.id === selectedEdge ? { stroke: "var(--primary)", strokeWidth: 2 } : undefined,
+        data: e.data,
+      })),
+    [graph.edges, selectedEdge],
+  );
+
+  const onNodesChange = useCallback(
+    (changes: NodeChange[]) => {
+      for (const c of changes) {
+        if (c.type === "position" && c.position) {
+          const pos = c.position;
+          setLayout((l) => ({ positions: { ...l.positions, [c.id]: { x: Math.round(pos.x), y: Math.round(pos.y) } } }));
+        } else if (c.type === "dimensions" && c.dimensions) {
+          measured.current.set(c.id, c.dimensions);
+        } else if (c.type === "select" && c.selected && spec) {
+          const ref = refOf(spec, c.id);
+          if (ref) {
+            setSelected(ref);
+            setSelectedEdge(null);
+            setTab("node");
+          }
+        }
+      }
+    },
+    [spec],
+  );
+  const onEdgesChange = useCallback((changes: EdgeChange[]) => {
+    for (const c of changes) if (c.type === "select" && c.selected) setSelectedEdge(c.id);
+  }, []);
+  const onConnect = useCallback(
+    (c: Connection) => {
+      if (!canWrite || !c.source || !c.target) return;
+      commit((s) => connect(s, c.source, c.target));
+    },
+    [commit, canWrite],
+  );
+
+  const add = useCallback(
+    (kind: NodeKind, node: DraftNode, near?: NodeRef | null, paste = false) => {
+      if (!spec) return;
+      const anchorId = near ? idOf(spec, near) : undefined;
+      const added = paste ? pasteNode(spec, kind, node) : addNode(spec, kind, node);
+      const ref = added.ref;
+      let next = added.spec;
+      const newId = idOf(next, ref)!;
+      // A new step/output reads from the selected source/step.
+      if (!paste && kind !== "source" && near && near.kind !== "output" && anchorId) next = connect(next, anchorId, newId);
+      const anchorPos = anchorId ? layout.positions[anchorId] : undefined;
+      const viewport = rf.screenToFlowPosition({ x: window.innerWidth / 2, y: window.innerHeight / 2 });
+      const want = anchorPos ? (paste ? { x: anchorPos.x + 40, y: anchorPos.y + 40 } : { x: anchorPos.x, y: anchorPos.y + NODE_HEIGHT + 50 }) : viewport;
+      setLayout((l) => ({ positions: { ...l.positions, [newId]: freeSpot(l, want) } }));
+      commit(() => next);
+      setSelected(ref);
+      setTab("node");
+    },
+    [spec, layout.positions, rf, commit],
+  );
+
+  const removeSelected = useCallback(() => {
+    if (!spec || !canWrite) return;
+    if (selectedEdge) {
+      const e = graph.edges.find((x) => x.id === selectedEdge);
+      if (e) commit((s) => disconnect(s, e.source, e.target));
+      setSelectedEdge(null);
+      return;
+    }
+    if (selected) {
+      commit((s) => removeNode(s, selected));
+      setSelected(null);
+    }
+  }, [spec, canWrite, selected, selectedEdge, graph.edges, commit]);
+
+  const doAutoLayout = useCallback(() => {
+    if (!spec) return;
+    setLayout(autoLayout(spec));
+    requestAnimationFrame(() => rf.fitView({ padding: 0.15, duration: 200 }));
+  }, [spec, rf]);
+
+  // Keyboard: Delete, Ctrl+C/V, Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (isTextTarget(e.target) || saveOpen) return;
+      const mod = e.ctrlKey || e.metaKey;
+      if ((e.key === "Delete" || e.key === "Backspace") && !mod) {
+        e.preventDefault();
+        removeSelected();
+      } else if (mod && e.key.toLowerCase() === "z") {
+        e.preventDefault();
+        if (!canWrite) return;
+        if (e.shiftKey) redo();
+        else undo();
+      } else if (mod && e.key.toLowerCase() === "y") {
+        e.preventDefault();
+        if (canWrite) redo();
+      } else if (mod && e.key.toLowerCase() === "c" && spec && selected) {
+        const node = getNode(spec, selected);
+        if (node) {
+          clipboard.current = { kind: selected.kind, node: structuredClone(node) };
+          toast.message(`Copied ${String(node.name)}`);
+        }
+      } else if (mod && e.key.toLowerCase() === "v" && clipboard.current && canWrite) {
+        e.preventDefault();
+        const { kind, node } = clipboard.current;
+        const original = spec ? [...nodeIds(spec).values()].find((r) => r.kind === kind && getNode(spec, r)?.name === node.name) : undefined;
+        add(kind, node, original ?? selected, true);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [removeSelected, undo, redo, add, spec, selected, saveOpen, canWrite]);
+
+  const saveMutation = useMutation(
+    trpc.pipeline.saveVersion.mutationOptions({
+      onSuccess: async (res) => {
+        toast.success("Version saved");
+        setSaved(JSON.stringify(history?.present));
+        setSaveOpen(false);
+        setMessage("");
+        await queryClient.invalidateQueries({ queryKey: trpc.pipeline.versions.queryKey() });
+        await queryClient.invalidateQueries({ queryKey: trpc.pipeline.status.queryKey() });
+        await queryClient.invalidateQueries({ queryKey: trpc.pipeline.list.queryKey() });
+        void queryClient.invalidateQueries({ queryKey: trpc.pipeline.get.queryKey() });
+        if (res.version.parentId) setCompare({ from: res.version.parentId, to: res.version.id });
+        setTab("versions");
+      },
+      onError: (err) => toast.error(errorMessage(err)),
+    }),
+  );
+
+  const saveBlocker = !canWrite
+    ? "Your role can read this pipeline but not change it."
+    : problems.length
+      ? `Fix ${problems.length} problem${problems.length === 1 ? "" : "s"} before saving.`
+      : !dirty
+        ? "No changes since the last saved version."
+        : null;
+
+  const modelSuggestions = useMemo(() => {
+    const out = ["offline/extractive"];
+    for (const p of providers.data ?? []) {
+      const known: Record<string, string[]> = {
+        openai: ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini"],
+        anthropic: ["claude-3-5-haiku-latest", "claude-sonnet-4-0"],
+      };
+      for (const m of known[p.kind] ?? ["model"]) out.push(`${p.name}/${m}`);
+    }
+    return out;
+  }, [providers.data]);
+
+  if (loaded.isPending || (loaded.data && !history)) {
+    return (
+      <div className="space-y-3">
+        <Skeleton className="h-9 w-80" />
+        <Skeleton className="h-[60vh] w-full" />
+      </div>
+    );
+  }
+  if (loaded.isError || !spec || !history) {
+    return (
+      <EmptyState
+        title="Could not open this pipeline"
+        description={loaded.error ? errorMessage(loaded.error) : "Unknown error"}
+        action={
+          <Button asChild variant="outline">
+            <Link href={`/w/${workspace.slug}/pipelines`}>Back to pipelines</Link>
+          </Button>
+        }
+      />
+    );
+  }
+
+  const pipeline = loaded.data!.pipeline;
+  const selectedNode = selected ? getNode(spec, selected) : undefined;
+  const byNode = problemsByNode(spec, problems);
+  const inputNames = [...spec.sources, ...spec.steps].map((n) => String(n.name ?? "")).filter(Boolean);
+  const base = `/w/${workspace.slug}/pipelines/${pipeline.id}`;
+
+  return (
+    <div className="-m-6 flex h-[calc(100vh-3.5rem)] flex-col">
+      {/* Toolbar */}
+      <div className="flex flex-wrap items-center gap-2 border-b px-4 py-2">
+        <Button asChild variant="ghost" size="sm">
+          <Link href={base}>
+            <ArrowLeft /> Overview
+          </Link>
+        </Button>
+        <div className="font-semibold">{pipeline.name}</div>
+        <Badge variant="outline">branch: {branch}</Badge>
+        {dirty ? <Badge variant="warning">unsaved changes</Badge> : null}
+        <div className="ml-4 flex items-center gap-1">
+          <Button size="icon" variant="ghost" onClick={undo} disabled={!history.past.length || !canWrite} title="Undo (Ctrl+Z)" data-testid="undo">
+            <Undo2 />
+          </Button>
+          <Button size="icon" variant="ghost" onClick={redo} disabled={!history.future.length || !canWrite} title="Redo (Ctrl+Shift+Z)" data-testid="redo">
+            <Redo2 />
+          </Button>
+          <Button size="sm" variant="ghost" onClick={doAutoLayout} title="Arrange the graph left to right" data-testid="auto-layout">
+            <LayoutGrid /> Auto-layout
+          </Button>
+        </div>
+        <div className="ml-auto flex items-center gap-3">
+          <span
+            data-testid="validity"
+            className={cn("text-xs", problems.length ? "text-destructive" : "text-muted-foreground")}
+            title={saveBlocker ?? undefined}
+          >
+            {problems.length ? `${problems.length} problem${problems.length === 1 ? "" : "s"} · saving disabled` : !canWrite ? "Read-only" : dirty ? "Valid spec" : "Valid spec · saved"}
+          </span>
+          <Button size="sm" onClick={() => setSaveOpen(true)} disabled={Boolean(saveBlocker)} title={saveBlocker ?? "Save a new version"} data-testid="save-version">
+            <Save /> Save version…
+          </Button>
+        </div>
+      </div>
+
+      <div className="flex min-h-0 flex-1">
+        {/* Palette */}
+        <aside className="w-48 shrink-0 border-r p-3 2xl:w-56">
+          <Palette disabled={!canWrite} onAdd={(item: PaletteItem) => add(item.kind, item.node, selected)} />
+        </aside>
+
+        {/* Canvas + problems */}
+        <div className="flex min-w-0 flex-1 flex-col">
+          <div className="min-h-0 flex-1" data-testid="canvas">
+            <ReactFlow
+              nodes={nodes}
+              edges={edges}
+              nodeTypes={nodeTypes}
+              onNodesChange={onNodesChange}
+              onEdgesChange={onEdgesChange}
+              onConnect={onConnect}
+              onPaneClick={() => {
+                setSelected(null);
+                setSelectedEdge(null);
+              }}
+              nodesDraggable
+              nodesConnectable={canWrite}
+              deleteKeyCode={null}
+              fitView
+              fitViewOptions={{ padding: 0.15 }}
+              minZoom={0.2}
+              colorMode={resolvedTheme === "dark" ? "dark" : "light"}
+              proOptions={{ hideAttribution: true }}
+            >
+              <Background />
+              <Controls showInteractive={false} />
+            </ReactFlow>
+          </div>
+          <div data-testid="problems-panel" className="max-h-40 min-h-10 overflow-y-auto border-t px-4 py-2 text-xs">
+            {problems.length ? (
+              <>
+                <div className="mb-1 font-medium text-destructive">
+                  {problems.length} problem{problems.length === 1 ? "" : "s"} (saving is disabled until they are fixed)
+                </div>
+                <ul className="space-y-0.5">
+                  {problems.map((p, i) => (
+                    <li key={i}>
+                      <button
+                        type="button"
+                        className="text-left hover:underline"
+                        onClick={() => {
+                          const kind = ({ sources: "source", steps: "step", outputs: "output" } as const)[String(p.path[0]) as "sources"];
+                          if (kind && typeof p.path[1] === "number") {
+                            setSelected({ kind, index: p.path[1] });
+                            setTab("node");
+                          }
+                        }}
+                      >
+                        <code className="text-muted-foreground">{formatPath(p.path)}</code>
+                        {p.node ? <span className="font-medium"> ({p.node})</span> : null}: {p.message}
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+              </>
+            ) : (
+              <span className="text-muted-foreground">No problems: the spec is valid.</span>
+            )}
+          </div>
+        </div>
+
+        {/* Side panel */}
+        <aside className="flex w-96 shrink-0 flex-col border-l 2xl:w-[28rem]">
+          <div className="flex border-b text-sm">
+            {(["node", "versions"] as const).map((t) => (
+              <button
+                key={t}
+                type="button"
+                data-testid={`tab-${t}`}
+                onClick={() => setTab(t)}
+                className={cn("flex-1 px-3 py-2 capitalize", tab === t ? "border-b-2 border-primary font-medium" : "text-muted-foreground")}
+              >
+                {t === "node" ? "Node" : "Versions"}
+              </button>
+            ))}
+          </div>
+          <div className="min-h-0 flex-1 overflow-y-auto p-4">
+            {tab === "node" ? (
+              selected && selectedNode ? (
+                <NodePanel
+                  key={`${selected.kind}:${selected.index}`}
+                  kind={selected.kind}
+                  node={selectedNode}
+                  problems={byNode.get(selectedId ?? "") ?? []}
+                  inputs={inputNames}
+                  modelSuggestions={modelSuggestions}
+                  readOnly={!canWrite}
+                  sample={sample}
+                  onSampleChange={setSample}
+                  onDelete={removeSelected}
+                  onPatch={(patch, key) => {
+                    const oldId = selectedId;
+                    commit((s) => updateNode(s, selected, patch), key ? `${selected.kind}:${selected.index}:${key}` : undefined);
+                    if ("name" in patch && oldId) {
+                      const newId = `${selected.kind}:${String(patch.name ?? "")}`;
+                      setLayout((l) => {
+                        if (!l.positions[oldId] || l.positions[newId]) return l;
+                        const { [oldId]: pos, ...rest } = l.positions;
+                        return { positions: { ...rest, [newId]: pos! } };
+                      });
+                    }
+                  }}
+                />
+              ) : (
+                <div className="space-y-2 text-sm text-muted-foreground">
+                  <p>Select a node to edit it.</p>
+                  <ul className="list-disc space-y-1 pl-4 text-xs">
+                    <li>Add nodes from the palette (a new step reads from the selected node).</li>
+                    <li>Drag from a node&apos;s bottom handle to another node to set its input.</li>
+                    <li>Delete removes the selected node or edge; Ctrl+C / Ctrl+V copies a node; Ctrl+Z / Ctrl+Shift+Z undo and redo.</li>
+                  </ul>
+                </div>
+              )
+            ) : (
+              <VersionsPanel
+                pipelineId={pipeline.id}
+                compare={compare}
+                onCompare={setCompare}
+                onSelectNode={(name) => {
+                  const ref = [...nodeIds(spec).values()].find((r) => getNode(spec, r)?.name === name);
+                  if (ref) {
+                    setSelected(ref);
+                    setTab("node");
+                  }
+                }}
+              />
+            )}
+          </div>
+        </aside>
+      </div>
+
+      <Dialog open={saveOpen} onOpenChange={setSaveOpen}>
+        <DialogContent>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              const positions = Object.fromEntries(Object.entries(layout.positions).filter(([id]) => nodeIds(spec).has(id)));
+              saveMutation.mutate({ workspaceId: workspace.id, pipelineId: pipeline.id, branch, spec, layout: { positions }, message: message.trim() });
+            }}
+            className="space-y-4"
+          >
+            <DialogHeader>
+              <DialogTitle>Save a version</DialogTitle>
+              <DialogDescription>
+                Every save is an immutable version of {pipeline.name} on {branch}. Steps whose definition changed (and everything downstream) will re-run.
+              </DialogDescription>
+            </DialogHeader>
+            <Input
+              autoFocus
+              data-testid="version-message"
+              placeholder="What changed and why, e.g. “Summaries: focus on decisions”"
+              value={message}
+              maxLength={500}
+              onChange={(e) => setMessage(e.target.value)}
+            />
+            <DialogFooter>
+              <Button type="button" variant="outline" onClick={() => setSaveOpen(false)}>
+                Cancel
+              </Button>
+              <Button type="submit" disabled={saveMutation.isPending} data-testid="confirm-save">
+                {saveMutation.isPending ? "Saving…" : "Save version"}
+              </Button>
+            </DialogFooter>
+          </form>
+        </DialogContent>
+      </Dialog>
+    </div>
+  );
+}

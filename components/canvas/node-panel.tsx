@@ -1,0 +1,388 @@
+"use client";
+import type { ReactNode } from "react";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Input } from "@/components/ui/input";
+import { Label } from "@/components/ui/label";
+import { Textarea } from "@/components/ui/textarea";
+import { formatPath, type Problem } from "@/server/pipeline/spec";
+import {
+  CONFLICTS,
+  OPERATOR_KINDS_BY_TYPE,
+  PERIODS,
+  SOURCE_FORMATS,
+  SURFACES,
+} from "@/server/pipeline/rules";
+import { DEFAULT_TEMPLATES } from "@/server/pipeline/templates";
+import { fromNames, type DraftNode, type NodeKind } from "./spec-graph";
+import { TemplateEditor } from "./template-editor";
+
+type Patch = Record<string, unknown>;
+const str = (v: unknown) => (typeof v === "string" ? v : "");
+const numText = (v: unknown) => (typeof v === "number" ? String(v) : typeof v === "string" ? v : "");
+/** Empty → unset (the default applies); a number when it parses; else the raw text (validation flags it). */
+const toNum = (text: string): unknown => (text.trim() === "" ? undefined : Number.isFinite(Number(text)) ? Number(text) : text);
+
+function Field({ label, htmlFor, hint, problem, children }: { label: string; htmlFor?: string; hint?: ReactNode; problem?: string; children: ReactNode }) {
+  return (
+    <div className="space-y-1">
+      <Label htmlFor={htmlFor} className="text-xs">
+        {label}
+      </Label>
+      {children}
+      {problem ? <p className="text-xs text-destructive">{problem}</p> : hint ? <p className="text-[11px] text-muted-foreground">{hint}</p> : null}
+    </div>
+  );
+}
+
+function NativeSelect({ id, value, options, onChange, disabled, testId }: { id?: string; value: string; options: readonly (string | { value: string; label: string })[]; onChange: (v: string) => void; disabled?: boolean; testId?: string }) {
+  return (
+    <select
+      id={id}
+      data-testid={testId}
+      disabled={disabled}
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      className="h-8 w-full rounded-md border border-input bg-transparent px-2 text-sm shadow-xs dark:bg-input/30"
+    >
+      {options.map((o) => {
+        const opt = typeof o === "string" ? { value: o, label: o } : o;
+        return (
+          <option key={opt.value} value={opt.value}>
+            {opt.label}
+          </option>
+        );
+      })}
+    </select>
+  );
+}
+
+export interface NodePanelProps {
+  kind: NodeKind;
+  node: DraftNode;
+  problems: Problem[];
+  /** Names of sources and steps (candidates for `from`). */
+  inputs: string[];
+  modelSuggestions: string[];
+  readOnly: boolean;
+  sample: string;
+  onSampleChange: (v: string) => void;
+  onPatch: (patch: Patch, coalesceKey?: string) => void;
+  onDelete: () => void;
+}
+
+export function NodePanel({ kind, node, problems, inputs, modelSuggestions, readOnly, sample, onSampleChange, onPatch, onDelete }: NodePanelProps) {
+  const type = kind === "step" ? str(node.type) : kind === "source" ? str(node.format) : str(node.surface);
+  const problemAt = (...path: (string | number)[]) => {
+    const hit = problems.find((p) => path.every((seg, i) => p.path[2 + i] === seg));
+    return hit?.message;
+  };
+  const set = (key: string) => (value: unknown) => onPatch({ [key]: value }, key);
+  const hasOperator = typeof node.operator === "object" && node.operator !== null;
+  const operator = (node.operator ?? {}) as Record<string, unknown>;
+  const operatorKinds = kind === "step" ? (OPERATOR_KINDS_BY_TYPE as Record<string, readonly string[]>)[type] : undefined;
+  const isLlm = kind === "step" && type !== "merge";
+  const usesPrompt = isLlm && !hasOperator;
+  const others = problems.filter((p) => !["name", "description"].includes(String(p.path[2])));
+
+  return (
+    <div data-testid="node-panel" className="space-y-4">
+      <div className="flex items-center gap-2">
+        <Badge variant="outline" className="uppercase">
+          {kind}
+        </Badge>
+        <Badge variant="secondary">{type || "?"}</Badge>
+        <Button size="sm" variant="ghost" className="ml-auto text-destructive" onClick={onDelete} disabled={readOnly} title="Delete (Del)">
+          Delete
+        </Button>
+      </div>
+
+      <Field label="Name" htmlFor="node-name" problem={problemAt("name")} hint="Lowercase slug; renaming updates every step that reads it.">
+        <Input id="node-name" data-testid="node-name" className="h-8" value={str(node.name)} disabled={readOnly} onChange={(e) => onPatch({ name: e.target.value }, "name")} />
+      </Field>
+      <Field label="Description" htmlFor="node-description" problem={problemAt("description")}>
+        <Textarea id="node-description" className="min-h-12 text-sm" value={str(node.description)} disabled={readOnly} onChange={(e) => set("description")(e.target.value || undefined)} />
+      </Field>
+
+      {kind === "source" ? (
+        <>
+          <Field label="Format" htmlFor="node-format" problem={problemAt("format")}>
+            <NativeSelect id="node-format" value={str(node.format)} options={SOURCE_FORMATS} disabled={readOnly} onChange={(v) => onPatch({ format: v })} />
+          </Field>
+          <Field label="Scope" htmlFor="node-scope" problem={problemAt("scope")} hint='e.g. "acme:eng:alice"; derived records inherit it.'>
+            <Input id="node-scope" className="h-8" value={str(node.scope)} disabled={readOnly} onChange={(e) => set("scope")(e.target.value || undefined)} />
+          </Field>
+        </>
+      ) : (
+        <Field
+          label={kind === "output" || type === "merge" ? "Inputs (from)" : "Input (from)"}
+          htmlFor="node-from"
+          problem={problemAt("from")}
+          hint="Drag from a node's bottom handle to connect; select an edge and press Delete to disconnect."
+        >
+          {kind === "step" && type !== "merge" ? (
+            <NativeSelect
+              id="node-from"
+              testId="node-from"
+              value={str(node.from)}
+              disabled={readOnly}
+              options={[{ value: "", label: "— not connected —" }, ...inputs.filter((n) => n !== node.name).map((n) => ({ value: n, label: n }))]}
+              onChange={(v) => onPatch({ from: v || undefined })}
+            />
+          ) : (
+            <div className="flex flex-wrap gap-1">
+              {fromNames(node).length ? fromNames(node).map((f) => <Badge key={f} variant="outline">{f}</Badge>) : <span className="text-xs text-muted-foreground">not connected</span>}
+            </div>
+          )}
+        </Field>
+      )}
+
+      {kind === "step" && type === "aggregate" ? (
+        <AggregateFields node={node} readOnly={readOnly} onPatch={onPatch} problem={problemAt("groupBy")} />
+      ) : null}
+
+      {kind === "step" && type === "fold" ? (
+        <div className="grid grid-cols-2 gap-2">
+          <div className="col-span-2">
+            <Field label="Order key" htmlFor="node-orderKey" problem={problemAt("orderKey")} hint="metadata path, default time.created_at">
+              <Input id="node-orderKey" className="h-8" value={str(node.orderKey)} placeholder="time.created_at" disabled={readOnly} onChange={(e) => set("orderKey")(e.target.value || undefined)} />
+            </Field>
+          </div>
+          <Field label="Checkpoint every" htmlFor="node-checkpointEvery" problem={problemAt("checkpointEvery")}>
+            <Input id="node-checkpointEvery" className="h-8" inputMode="numeric" placeholder="6" value={numText(node.checkpointEvery)} disabled={readOnly} onChange={(e) => set("checkpointEvery")(toNum(e.target.value))} />
+          </Field>
+          <Field label="Max state tokens" htmlFor="node-maxStateTokens" problem={problemAt("maxStateTokens")}>
+            <Input id="node-maxStateTokens" className="h-8" inputMode="numeric" placeholder="8000" value={numText(node.maxStateTokens)} disabled={readOnly} onChange={(e) => set("maxStateTokens")(toNum(e.target.value))} />
+          </Field>
+        </div>
+      ) : null}
+
+      {kind === "step" && type === "merge" ? <MergeFields node={node} readOnly={readOnly} onPatch={onPatch} problemAt={problemAt} /> : null}
+
+      {kind === "step" && type === "consolidate" ? (
+        <Field label="Similarity threshold" htmlFor="node-threshold" problem={problemAt("threshold")} hint="0..1, default 0.85">
+          <Input id="node-threshold" className="h-8" placeholder="0.85" value={numText(node.threshold)} disabled={readOnly} onChange={(e) => set("threshold")(toNum(e.target.value))} />
+        </Field>
+      ) : null}
+
+      {operatorKinds ? (
+        <Field label="Runs with" htmlFor="node-mode" problem={problemAt("operator") ?? problemAt("prompt")}>
+          <NativeSelect
+            id="node-mode"
+            testId="node-mode"
+            value={hasOperator ? str(operator.kind) : "prompt"}
+            disabled={readOnly}
+            options={[{ value: "prompt", label: "a model and a prompt" }, ...operatorKinds.map((k) => ({ value: k, label: `built-in operator: ${k}` }))]}
+            onChange={(v) => {
+              if (v === "prompt") onPatch({ operator: undefined, prompt: str(node.prompt) || DEFAULT_TEMPLATES.summary });
+              else onPatch({ operator: { kind: v }, prompt: undefined, model: undefined, temperature: undefined });
+            }}
+          />
+        </Field>
+      ) : null}
+
+      {hasOperator ? <OperatorFields operator={operator} readOnly={readOnly} onChange={(op) => onPatch({ operator: op }, "operator")} problemAt={problemAt} /> : null}
+
+      {usesPrompt ? (
+        <>
+          <div className="grid grid-cols-3 gap-2">
+            <div className="col-span-2">
+              <Field label="Model" htmlFor="node-model" problem={problemAt("model")} hint={str(node.model).startsWith("offline/") || !node.model ? "offline: extractive, ignores the prompt's prose" : undefined}>
+                <Input id="node-model" data-testid="node-model" className="h-8" list="model-suggestions" placeholder="offline/extractive" value={str(node.model)} disabled={readOnly} onChange={(e) => set("model")(e.target.value || undefined)} />
+                <datalist id="model-suggestions">
+                  {modelSuggestions.map((m) => (
+                    <option key={m} value={m} />
+                  ))}
+                </datalist>
+              </Field>
+            </div>
+            <Field label="Temperature" htmlFor="node-temperature" problem={problemAt("temperature")}>
+              <Input id="node-temperature" data-testid="node-temperature" className="h-8" inputMode="decimal" placeholder="0" value={numText(node.temperature)} disabled={readOnly} onChange={(e) => set("temperature")(toNum(e.target.value))} />
+            </Field>
+          </div>
+          <Field label="Prompt template (Liquid)" problem={problemAt("prompt")}>
+            <TemplateEditor
+              value={str(node.prompt)}
+              onChange={(v) => onPatch({ prompt: v }, "prompt")}
+              kind={kind}
+              type={type}
+              sample={sample}
+              onSampleChange={onSampleChange}
+              readOnly={readOnly}
+            />
+          </Field>
+        </>
+      ) : null}
+
+      {kind === "output" ? (
+        <>
+          <Field label="Surface" htmlFor="node-surface" problem={problemAt("surface")} hint="search: an index over the inputs; projection: the latest record(s), e.g. a context block.">
+            <NativeSelect
+              id="node-surface"
+              value={str(node.surface)}
+              options={SURFACES}
+              disabled={readOnly}
+              onChange={(v) => onPatch(v === "search" ? { surface: v, template: undefined, webhook: undefined } : { surface: v, embedder: undefined })}
+            />
+          </Field>
+          {node.surface === "search" ? (
+            <Field label="Embedder" htmlFor="node-embedder" problem={problemAt("embedder")} hint="default: the offline feature-hashing embedder">
+              <Input id="node-embedder" className="h-8" value={str(node.embedder)} disabled={readOnly} onChange={(e) => set("embedder")(e.target.value || undefined)} />
+            </Field>
+          ) : (
+            <>
+              <Field label="Webhook URL" htmlFor="node-webhook" problem={problemAt("webhook")} hint="called when the projection changes">
+                <Input
+                  id="node-webhook"
+                  className="h-8"
+                  value={str((node.webhook as { url?: unknown } | undefined)?.url)}
+                  disabled={readOnly}
+                  onChange={(e) => onPatch({ webhook: e.target.value ? { url: e.target.value } : undefined }, "webhook")}
+                />
+              </Field>
+              <Field label="Context template (Liquid, optional)" problem={problemAt("template")}>
+                <TemplateEditor
+                  value={str(node.template)}
+                  onChange={(v) => onPatch({ template: v || undefined }, "template")}
+                  kind={kind}
+                  type={type}
+                  sample={sample}
+                  onSampleChange={onSampleChange}
+                  readOnly={readOnly}
+                />
+              </Field>
+            </>
+          )}
+        </>
+      ) : null}
+
+      {others.length ? (
+        <div className="rounded-md border border-destructive/40 bg-destructive/5 p-2 text-xs">
+          <div className="mb-1 font-medium text-destructive">Problems with this node</div>
+          <ul className="space-y-1">
+            {others.map((p, i) => (
+              <li key={i}>
+                <code className="text-[11px]">{formatPath(p.path)}</code>: {p.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function AggregateFields({ node, readOnly, onPatch, problem }: { node: DraftNode; readOnly: boolean; onPatch: (p: Patch, k?: string) => void; problem?: string }) {
+  const groupBy = (node.groupBy ?? {}) as Record<string, unknown>;
+  const mode = "key" in groupBy ? "key" : "every" in groupBy ? "every" : "period";
+  return (
+    <div className="grid grid-cols-2 gap-2">
+      <Field label="Group by" htmlFor="node-groupby-mode" problem={problem}>
+        <NativeSelect
+          id="node-groupby-mode"
+          testId="node-groupby-mode"
+          value={mode}
+          disabled={readOnly}
+          options={[
+            { value: "period", label: "period" },
+            { value: "key", label: "metadata key" },
+            { value: "every", label: "count window" },
+          ]}
+          onChange={(v) => onPatch({ groupBy: v === "period" ? { period: "month" } : v === "key" ? { key: "chat.conversation_id" } : { every: 10 } })}
+        />
+      </Field>
+      {mode === "period" ? (
+        <Field label="Period" htmlFor="node-period">
+          <NativeSelect id="node-period" testId="node-period" value={str(groupBy.period)} options={PERIODS} disabled={readOnly} onChange={(v) => onPatch({ groupBy: { period: v } })} />
+        </Field>
+      ) : mode === "key" ? (
+        <Field label="Key" htmlFor="node-key">
+          <Input id="node-key" className="h-8" value={str(groupBy.key)} disabled={readOnly} onChange={(e) => onPatch({ groupBy: { key: e.target.value } }, "groupBy")} />
+        </Field>
+      ) : (
+        <Field label="Every" htmlFor="node-every">
+          <Input id="node-every" className="h-8" value={numText(groupBy.every)} disabled={readOnly} onChange={(e) => onPatch({ groupBy: { every: toNum(e.target.value) ?? "" } }, "groupBy")} />
+        </Field>
+      )}
+    </div>
+  );
+}
+
+function MergeFields({ node, readOnly, onPatch, problemAt }: { node: DraftNode; readOnly: boolean; onPatch: (p: Patch, k?: string) => void; problemAt: (...p: (string | number)[]) => string | undefined }) {
+  const dedupe = node.dedupe;
+  const mode = typeof dedupe === "string" ? dedupe : dedupe && typeof dedupe === "object" ? ("fuzzy" in dedupe ? "fuzzy" : "metadataMatch") : "content_hash";
+  const obj = (dedupe ?? {}) as Record<string, unknown>;
+  return (
+    <div className="grid grid-cols-2 gap-2">
+      <Field label="Dedupe" htmlFor="node-dedupe" problem={problemAt("dedupe")}>
+        <NativeSelect
+          id="node-dedupe"
+          testId="node-dedupe"
+          value={mode}
+          disabled={readOnly}
+          options={["content_hash", "none", "metadataMatch", "fuzzy"]}
+          onChange={(v) => onPatch({ dedupe: v === "metadataMatch" ? { metadataMatch: ["chat.conversation_id"] } : v === "fuzzy" ? { fuzzy: 0.9 } : v })}
+        />
+      </Field>
+      <Field label="Conflict" htmlFor="node-conflict" problem={problemAt("conflict")}>
+        <NativeSelect id="node-conflict" testId="node-conflict" value={str(node.conflict) || "prefer_latest"} options={CONFLICTS} disabled={readOnly} onChange={(v) => onPatch({ conflict: v })} />
+      </Field>
+      {mode === "metadataMatch" ? (
+        <div className="col-span-2">
+          <Field label="Match fields (comma-separated)" htmlFor="node-match">
+            <Input
+              id="node-match"
+              className="h-8"
+              value={Array.isArray(obj.metadataMatch) ? obj.metadataMatch.join(", ") : ""}
+              disabled={readOnly}
+              onChange={(e) => onPatch({ dedupe: { metadataMatch: e.target.value.split(",").map((s) => s.trim()).filter(Boolean) } }, "dedupe")}
+            />
+          </Field>
+        </div>
+      ) : mode === "fuzzy" ? (
+        <div className="col-span-2">
+          <Field label="Fuzzy threshold (0..1)" htmlFor="node-fuzzy">
+            <Input id="node-fuzzy" className="h-8" value={numText(obj.fuzzy)} disabled={readOnly} onChange={(e) => onPatch({ dedupe: { fuzzy: toNum(e.target.value) ?? "" } }, "dedupe")} />
+          </Field>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+const OPERATOR_PARAMS: Record<string, { key: string; label: string; numeric: boolean; placeholder: string }[]> = {
+  "extractive-summary": [{ key: "sentences", label: "Sentences kept", numeric: true, placeholder: "3" }],
+  "json-pick": [{ key: "field", label: "JSON field", numeric: false, placeholder: "data.text" }],
+  chunk: [
+    { key: "size", label: "Chunk size (chars)", numeric: true, placeholder: "1200" },
+    { key: "overlap", label: "Overlap (chars)", numeric: true, placeholder: "0" },
+  ],
+  sentences: [{ key: "per", label: "Sentences per record", numeric: true, placeholder: "1" }],
+};
+
+function OperatorFields({ operator, readOnly, onChange, problemAt }: { operator: Record<string, unknown>; readOnly: boolean; onChange: (op: Record<string, unknown>) => void; problemAt: (...p: (string | number)[]) => string | undefined }) {
+  const params = OPERATOR_PARAMS[str(operator.kind)] ?? [];
+  if (!params.length) return null;
+  return (
+    <div className="grid grid-cols-2 gap-2">
+      {params.map((p) => (
+        <Field key={p.key} label={p.label} htmlFor={`op-${p.key}`} problem={problemAt("operator", p.key)}>
+          <Input
+            id={`op-${p.key}`}
+            className="h-8"
+            placeholder={p.placeholder}
+            value={p.numeric ? numText(operator[p.key]) : str(operator[p.key])}
+            disabled={readOnly}
+            onChange={(e) => {
+              const v = p.numeric ? toNum(e.target.value) : e.target.value;
+              const next = { ...operator };
+              if (v === undefined) delete next[p.key];
+              else next[p.key] = v;
+              onChange(next);
+            }}
+          />
+        </Field>
+      ))}
+    </div>
+  );
+}
