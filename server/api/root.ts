@@ -2,7 +2,9 @@ import { apiKeyRouter } from "./routers/api-key";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { pipelineRouter } from "./routers/pipeline";
 import { providerRouter } from "./routers/provider";
+import { recordRouter } from "./routers/record";
 import { runRouter } from "./routers/run";
+import { searchRouter } from "./routers/search";
 import { userRouter } from "./routers/user";
 import { workspaceRouter } from "./routers/workspace";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
@@ -16,6 +18,8 @@ export const appRouter = createTRPCRouter({
   pipeline: pipelineRouter,
   run: runRouter,
   provider: providerRouter,
+  search: searchRouter,
+  record: recordRouter,
 });
 
 export type AppRouter = typeof appRouter;

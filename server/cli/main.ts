@@ -9,6 +9,7 @@ import { TRPCClientError } from "@trpc/client";
 import { TRPCError } from "@trpc/server";
 import { specToToml } from "../pipeline/toml";
 import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
+import type { LineageResult } from "../search/provenance";
 import { connectLocal, connectRemote, type Connection } from "./api";
 import { bar, num, ProgressLine, table, usd } from "./output";
 
@@ -313,6 +314,78 @@ export function buildCli() {
     );
 
   program
+    .command("search <query>")
+    .description("search memory at every altitude (or one step); --exact finds literal phrases in the raw sources")
+    .option("--step <step>", "altitude: search one step")
+    .addOption(new Option("--mode <mode>", "fts, semantic or hybrid").choices(["fts", "semantic", "hybrid"]).default("hybrid"))
+    .option("--scope <prefix>", "scope prefix, e.g. acme:eng")
+    .option("--exact", "literal phrase in source records")
+    .option("--limit <n>", "results", "10")
+    .action(
+      action(async (conn, opts, query: string) => {
+        const o = opts as GlobalOptions & { step?: string; mode: "hybrid"; scope?: string; exact?: boolean; limit: string };
+        const { pipeline, branch } = await resolvePipeline(conn, opts);
+        const result = await conn.api.search.search({
+          workspaceId: conn.workspaceId,
+          pipelineId: pipeline.id,
+          branch: branch.name,
+          query,
+          mode: o.mode,
+          step: o.step,
+          scope: o.scope,
+          exact: Boolean(o.exact),
+          limit: Number(o.limit) || 10,
+        });
+        print(opts, result, () => {
+          if (result.hits.length === 0) return result.notice ?? `No results for "${query}".`;
+          const lines = [`${result.hits.length} result(s) for "${query}" (${result.mode}${o.step ? `, step ${o.step}` : ""}):`, ""];
+          for (const hit of result.hits) {
+            lines.push(`${hit.step} · ${hit.id}${hit.scope ? ` · ${hit.scope}` : ""} · score ${hit.score.fused.toFixed(3)} · ${hit.sourceCount} source(s)`);
+            lines.push(`  ${hit.snippet.replace(/\s+/g, " ").slice(0, 300)}`);
+            if (hit.lowerHits.length) lines.push(`  also matched below: ${hit.lowerHits.map((l) => `${l.step} ${l.id}`).join(", ")}`);
+            lines.push("");
+          }
+          lines.push("Drill down: synthex lineage <id>   ·   synthex get <id>");
+          return lines.join("\n");
+        });
+      }),
+    );
+
+  program
+    .command("get <id>")
+    .description("one record with its metadata and audit")
+    .action(
+      action(async (conn, opts, id: string) => {
+        const record = await conn.api.record.get({ workspaceId: conn.workspaceId, id });
+        print(opts, record, () => {
+          const r = record as unknown as { id: string; step: string; scope: string; createdAt: Date; content: string; metadata: unknown; audit: unknown };
+          return [
+            `${r.step} · ${r.id}${r.scope ? ` · ${r.scope}` : ""} · ${new Date(r.createdAt).toISOString()}`,
+            "",
+            r.content,
+            "",
+            `metadata: ${JSON.stringify(r.metadata)}`,
+            r.audit ? `audit: ${JSON.stringify(r.audit)}` : "",
+          ]
+            .filter((l) => l !== undefined)
+            .join("\n");
+        });
+      }),
+    );
+
+  program
+    .command("lineage <id>")
+    .description("provenance tree of a record, down to its sources")
+    .option("--depth <n>", "max depth", "10")
+    .action(
+      action(async (conn, opts, id: string) => {
+        const o = opts as GlobalOptions & { depth: string };
+        const tree = await conn.api.record.lineage({ workspaceId: conn.workspaceId, id, maxDepth: Number(o.depth) || 10 });
+        print(opts, tree, () => renderTree(tree));
+      }),
+    );
+
+  program
     .command("stats")
     .description("record counts by step")
     .action(
@@ -338,6 +411,19 @@ export function buildCli() {
     );
 
   return program;
+}
+
+/** The lineage tree, indented, one record per line. */
+function renderTree(result: LineageResult): string {
+  const lines: string[] = [];
+  const walk = (node: LineageResult["tree"], depth: number) => {
+    const text = node.preview.replace(/\s+/g, " ").slice(0, 80);
+    lines.push(`${"  ".repeat(depth)}${depth ? "└ " : ""}${node.step} ${node.id}${node.repeated ? " (shown above)" : ""}  ${text}`);
+    for (const child of node.children) walk(child, depth + 1);
+  };
+  walk(result.tree, 0);
+  if (result.truncated) lines.push("… (truncated: raise --depth or use the web explorer)");
+  return lines.join("\n");
 }
 
 interface StepStatsLike {

@@ -170,9 +170,10 @@ export function renderMessage(message: Obj): Turn | null {
     if (NOISE_TOOLS.test(recipient)) return null;
     let text = contentText(content, names);
     // Canvas and image tools take JSON arguments: show what the user would see.
-    if (type === "text") {
+    const rawArgs = type === "code" ? str(content.text) : type === "text" ? text : null;
+    if (rawArgs && /^\s*\{/.test(rawArgs)) {
       try {
-        const args = JSON.parse(text) as unknown;
+        const args = JSON.parse(rawArgs) as unknown;
         if (isObject(args)) {
           if (typeof args.prompt === "string") text = `image request: ${args.prompt}`;
           else if (typeof args.content === "string") text = `${str(args.name) ?? str(args.title) ?? "document"}${args.type ? ` (${String(args.type)})` : ""}\n${args.content}`;
@@ -186,19 +187,17 @@ export function renderMessage(message: Obj): Turn | null {
   }
   if (role === "tool") {
     const tool = name ?? "tool";
-    if (NOISE_TOOLS.test(tool) || tool.startsWith("web.") || tool.startsWith("browser")) return null;
-    if (type === "text" && !(name ?? "").startsWith("dalle") && !(name ?? "").startsWith("canmore")) {
-      // Plain-text tool chatter (status lines); code output, quotes and images are kept.
-      const text = contentText(content, names);
-      return text.trim() ? { label: `tool (${tool})`, text, kind: "tool" } : null;
-    }
+    const worthShowing = type === "execution_output" || type === "tether_quote" || type === "multimodal_text" || type === "code";
+    if (!worthShowing && (NOISE_TOOLS.test(tool) || tool.startsWith("web.") || tool.startsWith("browser"))) return null;
+    // Code output, quotes, generated images and other tool replies are kept, labelled with the tool.
     const text = contentText(content, names);
     return text.trim() ? { label: `tool (${tool})`, text, kind: "tool" } : null;
   }
 
   let text = contentText(content, names);
-  if (attachments.length) {
-    const listed = attachments.map((a) => `[attachment: ${a.name}${a.mime ? ` (${a.mime})` : ""}]`).join("\n");
+  const unlisted = attachments.filter((a) => !text.includes(`[image: ${a.name}`));
+  if (unlisted.length) {
+    const listed = unlisted.map((a) => `[attachment: ${a.name}${a.mime ? ` (${a.mime})` : ""}]`).join("\n");
     text = text.trim() ? `${text}\n${listed}` : listed;
   }
   text = stripCitationMarkers(text);
@@ -218,11 +217,11 @@ export function chatgptConversationToItem(conv: unknown, ctx: { index: number; p
   const where = `conversation #${ctx.index + 1}`;
   if (!isObject(conv)) return { item: null, warnings: [{ conversation: where, reason: "not a JSON object; skipped" }] };
   const id = str(conv.conversation_id) ?? str(conv.id);
-  if (!id) return { item: null, warnings: [{ conversation: where, reason: "has no id or conversation_id; skipped" }] };
-  const label = id;
   const mapping = conv.mapping;
-  if (!isObject(mapping)) {
-    const looksClaude = Array.isArray(conv.chat_messages);
+  const looksClaude = !isObject(mapping) && Array.isArray(conv.chat_messages);
+  if (!id && !looksClaude) return { item: null, warnings: [{ conversation: where, reason: "has no id or conversation_id; skipped" }] };
+  const label = id ?? str(conv.uuid) ?? where;
+  if (!isObject(mapping) || !id) {
     return {
       item: null,
       warnings: [{ conversation: label, reason: looksClaude ? "has chat_messages, not mapping: this looks like a Claude export (use --format claude-export); skipped" : "has no message mapping (null or missing); skipped" }],
@@ -355,7 +354,7 @@ export async function* importChatgpt(file: string, opts: ImporterOptions = {}): 
   try {
     for await (const ev of streamJsonArray(input.stream, { file: input.label, maxElementBytes: opts.maxConversationBytes ?? DEFAULT_MAX_CONVERSATION_BYTES })) {
       if ("error" in ev) {
-        yield { warning: { conversation: ev.idHint ?? `conversation #${ev.index + 1}`, reason: `${ev.error} (byte ${ev.offset})` } };
+        yield { warning: { conversation: ev.idHint ?? `conversation #${ev.index + 1}`, reason: `${ev.error}, at byte ${ev.offset}; skipped` } };
         continue;
       }
       const conv = ev.value;

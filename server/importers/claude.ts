@@ -241,7 +241,7 @@ export async function* importClaude(file: string, opts: ImporterOptions = {}): A
   try {
     for await (const ev of streamJsonArray(input.stream, { file: input.label, maxElementBytes: opts.maxConversationBytes ?? DEFAULT_MAX_CONVERSATION_BYTES })) {
       if ("error" in ev) {
-        yield { warning: { conversation: ev.idHint ?? `conversation #${ev.index + 1}`, reason: `${ev.error} (byte ${ev.offset})` } };
+        yield { warning: { conversation: ev.idHint ?? `conversation #${ev.index + 1}`, reason: `${ev.error}, at byte ${ev.offset}; skipped` } };
         continue;
       }
       if (ev.invalidUtf8) {

@@ -68,8 +68,15 @@ export async function detectFormat(file: string): Promise<ImportFormat> {
   return ext === "" || ext === ".text" ? "text" : "markdown";
 }
 
-/** Runs the importer for `format` (detected when omitted) over `file`. */
-export function readImport(file: string, format: ImportFormat, opts: ImporterOptions = {}): AsyncGenerator<ImportEvent> {
+/** Runs the importer for `format` over `file`; warnings whose reason ends in "skipped" are flagged `skipped: true`. */
+export async function* readImport(file: string, format: ImportFormat, opts: ImporterOptions = {}): AsyncGenerator<ImportEvent> {
+  for await (const ev of importerFor(file, format, opts)) {
+    if ("warning" in ev && /;\s*skipped\b/.test(ev.warning.reason)) yield { warning: { ...ev.warning, skipped: true } };
+    else yield ev;
+  }
+}
+
+function importerFor(file: string, format: ImportFormat, opts: ImporterOptions): AsyncGenerator<ImportEvent> {
   switch (format) {
     case "chatgpt-export":
       return importChatgpt(file, opts);

@@ -68,7 +68,7 @@ export async function* streamJsonArray(chunks: AsyncIterable<Buffer | Uint8Array
       return {
         index: i,
         offset: e.offset,
-        error: `${noun} #${i + 1} is ${(e.size / 1_048_576).toFixed(1)} MiB, over the ${(opts.maxElementBytes / 1_048_576).toFixed(0)} MiB limit; skipped`,
+        error: `${noun} #${i + 1} is ${(e.size / 1_048_576).toFixed(1)} MiB, over the ${(opts.maxElementBytes / 1_048_576).toFixed(0)} MiB limit`,
         idHint: idHintFrom(head),
       };
     }
@@ -141,9 +141,8 @@ export async function* streamJsonArray(chunks: AsyncIterable<Buffer | Uint8Array
       }
       switch (phase) {
         case "start":
-          if (!sawBom && pos + i === 0 && b === 0xef && c[i + 1] === 0xbb && c[i + 2] === 0xbf) {
-            sawBom = true;
-            i += 2;
+          if (pos + i < 3 && b === [0xef, 0xbb, 0xbf][pos + i] && (pos + i === 0 || sawBom)) {
+            sawBom = true; // a UTF-8 byte-order mark, possibly split across chunks
             continue;
           }
           if (b === 0x5b /* [ */) {
@@ -214,6 +213,7 @@ export async function* streamJsonArray(chunks: AsyncIterable<Buffer | Uint8Array
       const part = c.subarray(e.chunkStart);
       e.size += part.length;
       if (!e.head) e.head = Buffer.from(part.subarray(0, HEAD_BYTES));
+      else if (e.head.length < HEAD_BYTES) e.head = Buffer.concat([e.head, part.subarray(0, HEAD_BYTES - e.head.length)]);
       if (!e.skipping && e.size > opts.maxElementBytes) {
         e.skipping = true;
         e.pieces = [];
@@ -230,7 +230,7 @@ export async function* streamJsonArray(chunks: AsyncIterable<Buffer | Uint8Array
     let where = "";
     if (elem) {
       const e = elem as Element;
-      const head = lossy.decode(e.head ?? Buffer.concat(e.pieces).subarray(0, HEAD_BYTES));
+      const head = lossy.decode(e.head ?? Buffer.alloc(0));
       const id = idHintFrom(head);
       where = ` inside ${noun} #${index + 1}${id ? ` ("${id}")` : ""}, which starts at byte ${e.offset}`;
     }

@@ -221,16 +221,21 @@ function frontMatter(text: string): { fields: Record<string, string>; body: stri
 /** Splits a transcript into turns at speaker labels, never inside fenced code; null when there are no labels. */
 export function parseTranscript(body: string): Array<{ role: string; text: string }> | null {
   const turns: Array<{ role: string; lines: string[] }> = [];
+  const preamble: string[] = [];
   let inFence = false;
   for (const line of body.split(/\r?\n/)) {
-    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
     const start = !inFence ? turnStart(line) : null;
+    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
     if (start) turns.push({ role: start.role, lines: start.rest ? [start.rest] : [] });
     else if (turns.length) turns.at(-1)!.lines.push(line);
+    else if (!/^#\s/.test(line)) preamble.push(line);
   }
   const roles = new Set(turns.map((t) => t.role));
   if (turns.length < 2 || !roles.has("user")) return null;
-  return turns.map((t) => ({ role: t.role, text: t.lines.join("\n").trim() })).filter((t) => t.text);
+  const out = turns.map((t) => ({ role: t.role, text: t.lines.join("\n").trim() })).filter((t) => t.text);
+  // Text before the first speaker label (an intro, a note) is kept, not dropped.
+  const intro = preamble.join("\n").trim();
+  return intro ? [{ role: "note", text: intro }, ...out] : out;
 }
 
 export function markdownToItem(
@@ -263,8 +268,12 @@ export function markdownToItem(
       const d = /^#{1,6}.*?\b(\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?)/m.exec(body)?.[1];
       return d ? toIso(d.replace(" ", "T")) : null;
     })() ??
+    (() => {
+      const d = /(?:^|[^\d])(\d{4}-\d{2}-\d{2})(?:[^\d]|$)/.exec(path.basename(ctx.fileName))?.[1];
+      return d ? toIso(`${d}T00:00:00Z`) : null;
+    })() ??
     (ctx.mtime ? ctx.mtime.toISOString() : null);
-  const roles = turns ? [...new Set(turns.map((t) => t.role))] : [];
+  const roles = turns ? [...new Set(turns.map((t) => t.role).filter((r) => r !== "note"))] : [];
   return {
     item: {
       externalId: ctx.externalId,

@@ -1,3 +1,4 @@
+import { DomainError } from "../services/errors";
 import type { SourceItem } from "../services/pipelines";
 
 export const IMPORT_FORMATS = ["chatgpt-export", "claude-export", "jsonl", "markdown", "text", "folder"] as const;
@@ -7,6 +8,8 @@ export interface ImportWarning {
   /** Conversation id (or file / line) the warning is about, when known. */
   conversation?: string;
   reason: string;
+  /** True when the conversation/file/line was left out (otherwise it was imported, repaired). */
+  skipped?: boolean;
 }
 
 /** What every importer yields: an item ready for `appendSourceRecords`, or a warning (the item was skipped or repaired). */
@@ -21,14 +24,14 @@ export interface ImporterOptions {
   maxConversationBytes?: number;
 }
 
-/** A failure that stops the whole import: it names the file and says why. */
-export class ImportError extends Error {
+/** A failure that stops the whole import: it names the file (and the conversation, when known) and says why. */
+export class ImportError extends DomainError {
   constructor(
     message: string,
     readonly file: string,
     readonly conversation?: string,
   ) {
-    super(message);
+    super("BAD_REQUEST", message);
     this.name = "ImportError";
   }
 }

@@ -177,7 +177,7 @@ export async function appendSourceRecords(db: Db, pipelineId: string, source: st
       const before = await tx.record.count({ where: { pipelineId, step: source } });
       for (const b of branches) await commitRecords(tx, b.id, records);
       added += (await tx.record.count({ where: { pipelineId, step: source } })) - before;
-    });
+    }, { timeout: 120_000 });
   }
   return { received: items.length, added };
 }

@@ -6,6 +6,7 @@ import { workspaceModel } from "../llm/workspace-model";
 import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "./db-types";
 import { badRequest, notFound } from "./errors";
+import { afterRun } from "../search/indexing";
 import { dispatchRun, requestRunCancellation } from "./executor";
 import { getBranch } from "./pipelines";
 
@@ -71,7 +72,7 @@ export async function executeRunRow(
       },
     },
   );
-  return db.run.update({
+  const finished = await db.run.update({
     where: { id: runId },
     data: {
       status: result.status,
@@ -80,6 +81,9 @@ export async function executeRunRow(
       stats: { steps: result.steps } as unknown as Prisma.InputJsonValue,
     },
   });
+  // Index what the run made for search and notify projection webhooks (never throws).
+  await afterRun(db, finished);
+  return finished;
 }
 
 export async function runPipeline(

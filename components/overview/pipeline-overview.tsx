@@ -1,0 +1,451 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { AlertTriangle, Loader2, Play, Workflow } from "lucide-react";
+import Link from "next/link";
+import { useRouter, useSearchParams } from "next/navigation";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { FlowGraph, type GraphEdge, type GraphNode } from "@/components/lineage/flow-graph";
+import { fmtDate, fmtInt, fmtUsd, runTotals } from "@/components/runs/format";
+import { RunStatusBadge } from "@/components/runs/run-status-badge";
+import { PageHeader } from "@/components/shell/page-header";
+import { useCan, useWorkspace } from "@/components/shell/workspace-context";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "@/components/ui/card";
+import {
+  Dialog,
+  DialogContent,
+  DialogDescription,
+  DialogFooter,
+  DialogHeader,
+  DialogTitle,
+} from "@/components/ui/dialog";
+import { EmptyState } from "@/components/ui/empty-state";
+import { Skeleton } from "@/components/ui/skeleton";
+import { toast } from "@/components/ui/sonner";
+import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
+import { errorMessage, useTRPC } from "@/lib/trpc";
+import { PipelineTabs } from "./pipeline-tabs";
+import { UploadDropzone } from "./upload-dropzone";
+
+/** Above this estimated cost the Run button asks first. */
+export const RUN_CONFIRM_THRESHOLD_USD = 1;
+
+interface SpecLike {
+  sources: Array<{ name: string; format: string; scope?: string }>;
+  steps: Array<{ name: string; type: string; from: string | string[]; model?: string }>;
+  outputs: Array<{ name: string; surface: string; from: string | string[] }>;
+}
+
+const fromList = (from: string | string[]) => (Array.isArray(from) ? from : [from]);
+
+interface PlanRow {
+  step: string;
+  type: string;
+  pending: number;
+  total: number;
+  estimated: boolean;
+  model?: string | null;
+  estimatedTokensIn?: number;
+  estimatedTokensOut?: number;
+  estimatedCostUsd?: number;
+}
+
+export function BranchSelect({ branches, value }: { branches: Array<{ id: string; name: string }>; value: string }) {
+  const router = useRouter();
+  const params = useSearchParams();
+  return (
+    <label className="flex items-center gap-2 text-sm">
+      <span className="text-muted-foreground">Branch</span>
+      <select
+        data-testid="branch-select"
+        className="h-9 rounded-md border border-input bg-transparent px-2 text-sm"
+        value={value}
+        onChange={(e) => {
+          const next = new URLSearchParams(params.toString());
+          next.set("branch", e.target.value);
+          router.replace(`?${next.toString()}`);
+        }}
+      >
+        {branches.map((b) => (
+          <option key={b.id} value={b.name}>
+            {b.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
+  const { workspace } = useWorkspace();
+  const canRun = useCan("runs:write");
+  const trpc = useTRPC();
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const params = useSearchParams();
+  const branch = params.get("branch") ?? "main";
+  const ref = { workspaceId: workspace.id, pipelineId, branch };
+  const base = `/w/${workspace.slug}/pipelines/${pipelineId}`;
+
+  const runs = useQuery({
+    ...trpc.run.list.queryOptions({ workspaceId: workspace.id, pipelineId }),
+    refetchInterval: (q) => (q.state.data?.some((r) => r.status === "queued" || r.status === "running") ? 1500 : false),
+  });
+  const active = runs.data?.some((r) => r.status === "queued" || r.status === "running") ?? false;
+  const pipeline = useQuery(trpc.pipeline.get.queryOptions(ref));
+  const status = useQuery({ ...trpc.pipeline.status.queryOptions(ref), refetchInterval: active ? 2000 : false });
+  const planCost = useQuery({ ...trpc.provider.planCost.queryOptions(ref), retry: false, refetchInterval: active ? 3000 : false });
+  const planBasic = useQuery({ ...trpc.run.plan.queryOptions(ref), enabled: planCost.isError, refetchInterval: active ? 3000 : false });
+
+  const [confirm, setConfirm] = useState(false);
+  const start = useMutation(
+    trpc.run.start.mutationOptions({
+      onSuccess: (run) => {
+        toast.success("Run started");
+        void queryClient.invalidateQueries({ queryKey: trpc.run.list.queryKey() });
+        router.push(`${base}/runs/${run.id}?branch=${encodeURIComponent(branch)}`);
+      },
+      onError: (err) => toast.error(errorMessage(err)),
+    }),
+  );
+
+  const refreshAll = () => {
+    void queryClient.invalidateQueries({ queryKey: trpc.pipeline.status.queryKey() });
+    void queryClient.invalidateQueries({ queryKey: trpc.provider.planCost.queryKey() });
+    void queryClient.invalidateQueries({ queryKey: trpc.run.plan.queryKey() });
+  };
+
+  // When a run finishes, counts, staleness and the plan change.
+  const wasActive = useRef(active);
+  useEffect(() => {
+    if (wasActive.current && !active) refreshAll();
+    wasActive.current = active;
+  });
+
+  const spec = pipeline.data?.version.spec as unknown as SpecLike | undefined;
+  const statusBy = useMemo(() => new Map((status.data ?? []).map((s) => [s.name, s])), [status.data]);
+  const planRows: PlanRow[] | undefined = planCost.data?.steps ?? planBasic.data;
+  const planBy = useMemo(() => new Map((planRows ?? []).map((p) => [p.step, p])), [planRows]);
+  const lastRun = runs.data?.[0];
+  const branchRuns = runs.data?.filter((r) => r.branchId === pipeline.data?.branch.id);
+  const lastBranchRun = branchRuns?.[0];
+  const lastRunSteps = useMemo(() => {
+    const s = (lastBranchRun?.stats as { steps?: Array<{ step: string; status: string; output: number; errors: number }> } | undefined)?.steps;
+    return new Map((s ?? []).map((x) => [x.step, x]));
+  }, [lastBranchRun]);
+
+  const graph = useMemo(() => {
+    if (!spec) return { nodes: [] as GraphNode[], edges: [] as GraphEdge[] };
+    const nodes: GraphNode[] = [];
+    const edges: GraphEdge[] = [];
+    for (const s of spec.sources) {
+      const st = statusBy.get(s.name);
+      nodes.push({
+        id: s.name,
+        kind: "source",
+        title: s.name,
+        subtitle: s.format,
+        testId: `dag-node-${s.name}`,
+        body: <span>{fmtInt(st?.records)} records</span>,
+      });
+    }
+    for (const s of spec.steps) {
+      const st = statusBy.get(s.name);
+      const changed = (st?.stale ?? 0) > 0;
+      const plan = planBy.get(s.name);
+      const last = lastRunSteps.get(s.name);
+      nodes.push({
+        id: s.name,
+        kind: "step",
+        title: s.name,
+        subtitle: s.type,
+        testId: `dag-node-${s.name}`,
+        body: (
+          <div className="flex flex-wrap items-center gap-1">
+            <span>{fmtInt(st?.records)} records</span>
+            {changed ? (
+              <Badge variant="warning" data-testid={`changed-${s.name}`}>
+                changed · {fmtInt(st?.stale)} stale
+              </Badge>
+            ) : null}
+            {plan && plan.pending > 0 ? <Badge variant="outline">{fmtInt(plan.pending)} pending</Badge> : null}
+            {last ? <RunStatusBadge status={last.status} /> : null}
+          </div>
+        ),
+      });
+      for (const f of fromList(s.from)) edges.push({ from: f, to: s.name });
+    }
+    for (const o of spec.outputs) {
+      nodes.push({ id: `output:${o.name}`, kind: "output", title: o.name, subtitle: o.surface });
+      for (const f of fromList(o.from)) edges.push({ from: f, to: `output:${o.name}` });
+    }
+    return { nodes, edges };
+  }, [spec, statusBy, planBy, lastRunSteps]);
+
+  if (pipeline.isPending) {
+    return (
+      <div className="space-y-4">
+        <Skeleton className="h-8 w-64" />
+        <Skeleton className="h-80 w-full" />
+      </div>
+    );
+  }
+  if (pipeline.isError || !spec) {
+    return (
+      <EmptyState
+        icon={AlertTriangle}
+        title="This pipeline could not be loaded"
+        description={errorMessage(pipeline.error)}
+        action={
+          <Button asChild variant="outline">
+            <Link href={`/w/${workspace.slug}/pipelines`}>Back to pipelines</Link>
+          </Button>
+        }
+      />
+    );
+  }
+  const p = pipeline.data;
+  const totalPending = (planRows ?? []).reduce((a, r) => a + r.pending, 0);
+  const estCost = planCost.data?.totals.estimatedCostUsd ?? 0;
+  const sourceRecords = spec.sources.reduce((a, s) => a + (statusBy.get(s.name)?.records ?? 0), 0);
+  const doRun = () => start.mutate(ref);
+  const onRunClick = () => (estCost > RUN_CONFIRM_THRESHOLD_USD ? setConfirm(true) : doRun());
+
+  return (
+    <>
+      <PageHeader
+        title={p.pipeline.name}
+        description={
+          <>
+            {p.pipeline.agent ? <>Agent: {p.pipeline.agent} · </> : null}
+            {p.pipeline.description || "A memory pipeline."} · version {p.version.hash?.slice(0, 8)}
+          </>
+        }
+        actions={<BranchSelect branches={p.branches} value={branch} />}
+      />
+      <PipelineTabs pipelineId={pipelineId} />
+
+      <Card>
+          <CardHeader>
+            <CardTitle className="flex items-center gap-2">
+              Graph
+              {lastRun ? (
+                <span className="flex items-center gap-1 text-xs font-normal text-muted-foreground">
+                  last run <RunStatusBadge status={lastRun.status} testId="last-run-status" /> {fmtDate(lastRun.createdAt)}
+                </span>
+              ) : null}
+            </CardTitle>
+            <CardDescription>Records per step on {branch}. “changed” means some records were made by an older version of the step (its prompt, model or something upstream changed).</CardDescription>
+          </CardHeader>
+          <CardContent>
+            {graph.nodes.length ? (
+              <FlowGraph nodes={graph.nodes} edges={graph.edges} height={300} testId="pipeline-dag" />
+            ) : (
+              <EmptyState icon={Workflow} title="No steps yet" description="Open the canvas to add sources, steps and outputs." />
+            )}
+          </CardContent>
+      </Card>
+
+      <Card className="mt-6">
+        <CardHeader>
+          <CardTitle>Sources</CardTitle>
+          <CardDescription>Raw history goes in here once; it never moves again. Re-uploading a newer export adds only what changed.</CardDescription>
+        </CardHeader>
+        <CardContent>
+          {spec.sources.length === 0 ? <p className="text-sm text-muted-foreground">No sources. Add one in the canvas.</p> : null}
+          <div className="grid gap-5 md:grid-cols-2 xl:grid-cols-3">
+            {spec.sources.map((s) => (
+              <div key={s.name} className="space-y-2" data-testid={`source-${s.name}`}>
+                <div className="flex items-center justify-between text-sm">
+                  <span className="font-medium">{s.name}</span>
+                  <span className="text-muted-foreground">
+                    {s.format} · <span data-testid={`source-count-${s.name}`}>{fmtInt(statusBy.get(s.name)?.records)}</span> records
+                  </span>
+                </div>
+                <UploadDropzone pipelineId={pipelineId} source={s.name} onImported={refreshAll} />
+              </div>
+            ))}
+          </div>
+        </CardContent>
+      </Card>
+
+      <Card className="mt-6">
+        <CardHeader>
+          <CardTitle>Plan</CardTitle>
+          <CardDescription>
+            What a run on <b>{branch}</b> would compute now: only missing work runs; everything already made (on any branch) is reused.
+          </CardDescription>
+        </CardHeader>
+        <CardContent>
+          {sourceRecords === 0 && !status.isPending ? (
+            <EmptyState
+              className="mb-4 py-6"
+              title="Nothing to run yet"
+              description="Upload a chat export (or any file) to a source above; the plan then shows what a run would make."
+            />
+          ) : null}
+          {planCost.isPending && planBasic.isPending && !planRows ? (
+            <Skeleton className="h-40 w-full" />
+          ) : planRows ? (
+            <Table data-testid="plan-table">
+              <TableHeader>
+                <TableRow>
+                  <TableHead>Step</TableHead>
+                  <TableHead>Type</TableHead>
+                  <TableHead className="text-right">Records</TableHead>
+                  <TableHead className="text-right">Pending</TableHead>
+                  <TableHead className="text-right">Tokens (est.)</TableHead>
+                  <TableHead className="text-right">Cost (est.)</TableHead>
+                  <TableHead>State</TableHead>
+                </TableRow>
+              </TableHeader>
+              <TableBody>
+                {planRows.map((r) => {
+                  const st = statusBy.get(r.step);
+                  return (
+                    <TableRow key={r.step} data-testid={`step-row-${r.step}`} data-changed={(st?.stale ?? 0) > 0 ? "true" : "false"}>
+                      <TableCell className="font-medium">{r.step}</TableCell>
+                      <TableCell className="text-muted-foreground">
+                        {r.type}
+                        {r.model ? <span className="ml-1 text-xs">· {r.model}</span> : null}
+                      </TableCell>
+                      <TableCell className="text-right tabular-nums">{fmtInt(st?.records)}</TableCell>
+                      <TableCell className="text-right tabular-nums" data-testid={`pending-${r.step}`}>
+                        {r.estimated ? "≤ " : ""}
+                        {fmtInt(r.pending)}
+                      </TableCell>
+                      <TableCell className="text-right tabular-nums">
+                        {r.estimatedTokensIn != null ? fmtInt((r.estimatedTokensIn ?? 0) + (r.estimatedTokensOut ?? 0)) : "—"}
+                      </TableCell>
+                      <TableCell className="text-right tabular-nums">{r.estimatedCostUsd != null ? fmtUsd(r.estimatedCostUsd) : "—"}</TableCell>
+                      <TableCell>
+                        {(st?.stale ?? 0) > 0 ? (
+                          <Badge variant="warning" data-testid={`state-${r.step}`}>
+                            changed
+                          </Badge>
+                        ) : r.pending > 0 ? (
+                          <Badge variant="outline" data-testid={`state-${r.step}`}>
+                            pending
+                          </Badge>
+                        ) : (
+                          <Badge variant="success" data-testid={`state-${r.step}`}>
+                            up to date
+                          </Badge>
+                        )}
+                      </TableCell>
+                    </TableRow>
+                  );
+                })}
+              </TableBody>
+            </Table>
+          ) : (
+            <p className="text-sm text-destructive">{errorMessage(planBasic.error ?? planCost.error)}</p>
+          )}
+          <div className="mt-4 flex flex-wrap items-center justify-between gap-3">
+            <div className="text-sm text-muted-foreground">
+              {fmtInt(totalPending)} work items · estimated {fmtUsd(estCost)}
+              {planCost.data?.warning ? <span className="ml-2 text-warning-foreground">{planCost.data.warning}</span> : null}
+              {planCost.isError ? <span className="ml-2">(cost estimate unavailable)</span> : null}
+            </div>
+            <div className="flex items-center gap-2">
+              <Button asChild variant="outline">
+                <Link href={`${base}/runs?branch=${encodeURIComponent(branch)}`}>Runs</Link>
+              </Button>
+              <Button asChild variant="outline">
+                <Link href={`${base}/explore?branch=${encodeURIComponent(branch)}`}>Explore</Link>
+              </Button>
+              <Button asChild variant="outline">
+                <Link href={`${base}/canvas?branch=${encodeURIComponent(branch)}`}>Canvas</Link>
+              </Button>
+              {canRun ? (
+                <Button data-testid="run-button" onClick={onRunClick} disabled={start.isPending || active}>
+                  {start.isPending || active ? <Loader2 className="animate-spin" /> : <Play />}
+                  {active ? "Running…" : totalPending === 0 ? "Run (nothing pending)" : "Run"}
+                </Button>
+              ) : (
+                <span className="text-xs text-muted-foreground">Your role cannot start runs.</span>
+              )}
+            </div>
+          </div>
+        </CardContent>
+      </Card>
+
+      <Card className="mt-6">
+        <CardHeader>
+          <CardTitle>Outputs</CardTitle>
+          <CardDescription>What agents query.</CardDescription>
+        </CardHeader>
+        <CardContent>
+          {spec.outputs.length === 0 ? (
+            <p className="text-sm text-muted-foreground">No outputs: add a search index or a projection in the canvas so agents can read this memory.</p>
+          ) : (
+            <Table>
+              <TableHeader>
+                <TableRow>
+                  <TableHead>Output</TableHead>
+                  <TableHead>Surface</TableHead>
+                  <TableHead>Reads</TableHead>
+                  <TableHead>Endpoint</TableHead>
+                </TableRow>
+              </TableHeader>
+              <TableBody>
+                {spec.outputs.map((o) => (
+                  <TableRow key={o.name}>
+                    <TableCell className="font-medium">{o.name}</TableCell>
+                    <TableCell>{o.surface}</TableCell>
+                    <TableCell className="text-muted-foreground">{fromList(o.from).join(", ")}</TableCell>
+                    <TableCell className="font-mono text-xs">
+                      {o.surface === "search"
+                        ? `GET /api/v1/pipelines/${pipelineId}/outputs/${o.name}/search?q=…`
+                        : `GET /api/v1/pipelines/${pipelineId}/outputs/${o.name}`}
+                      {o.surface === "search" ? (
+                        <Link className="ml-2 font-sans text-primary underline-offset-4 hover:underline" href={`${base}/explore?branch=${encodeURIComponent(branch)}`}>
+                          try it
+                        </Link>
+                      ) : null}
+                    </TableCell>
+                  </TableRow>
+                ))}
+              </TableBody>
+            </Table>
+          )}
+        </CardContent>
+      </Card>
+
+      {lastBranchRun ? (
+        <p className="mt-4 text-xs text-muted-foreground">
+          Last run on {branch}: <RunStatusBadge status={lastBranchRun.status} />{" "}
+          <Link className="underline" href={`${base}/runs/${lastBranchRun.id}?branch=${encodeURIComponent(branch)}`}>
+            {fmtInt(runTotals(lastBranchRun.stats).output)} records made, {fmtInt(runTotals(lastBranchRun.stats).skipped)} skipped
+          </Link>
+        </p>
+      ) : null}
+
+      <Dialog open={confirm} onOpenChange={setConfirm}>
+        <DialogContent>
+          <DialogHeader>
+            <DialogTitle>Run for about {fmtUsd(estCost)}?</DialogTitle>
+            <DialogDescription>
+              This run is estimated at {fmtUsd(estCost)} ({fmtInt(totalPending)} work items), above the {fmtUsd(RUN_CONFIRM_THRESHOLD_USD)} confirmation threshold.
+            </DialogDescription>
+          </DialogHeader>
+          <DialogFooter>
+            <Button variant="outline" onClick={() => setConfirm(false)}>
+              Cancel
+            </Button>
+            <Button
+              data-testid="confirm-run"
+              onClick={() => {
+                setConfirm(false);
+                doRun();
+              }}
+            >
+              Run
+            </Button>
+          </DialogFooter>
+        </DialogContent>
+      </Dialog>
+    </>
+  );
+}

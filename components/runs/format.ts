@@ -1,0 +1,67 @@
+/** Small formatting helpers shared by the overview, runs and explorer screens. */
+export function fmtInt(n: number | null | undefined): string {
+  return (n ?? 0).toLocaleString("en-US");
+}
+
+export function fmtUsd(n: number | null | undefined): string {
+  const v = n ?? 0;
+  if (v === 0) return "$0";
+  if (v < 0.01) return `$${v.toFixed(4)}`;
+  return `$${v.toFixed(2)}`;
+}
+
+export function fmtDuration(ms: number | null | undefined): string {
+  if (ms == null || !Number.isFinite(ms)) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  return `${m} min ${Math.round(s % 60)} s`;
+}
+
+export function fmtDate(d: Date | string | null | undefined): string {
+  if (!d) return "—";
+  const date = typeof d === "string" ? new Date(d) : d;
+  return date.toLocaleString("en-US", { dateStyle: "medium", timeStyle: "short" });
+}
+
+export interface RunStepStats {
+  step: string;
+  type: string;
+  input: number;
+  output: number;
+  skipped: number;
+  errors: number;
+  modelCalls: number;
+  retries: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  durationMs: number;
+  status: "pending" | "running" | "completed" | "failed" | "cancelled";
+}
+
+export function runSteps(stats: unknown): RunStepStats[] {
+  const steps = (stats as { steps?: unknown } | null)?.steps;
+  return Array.isArray(steps) ? (steps as RunStepStats[]) : [];
+}
+
+export function runTotals(stats: unknown) {
+  const steps = runSteps(stats);
+  return {
+    tokens: steps.reduce((a, s) => a + (s.tokensIn ?? 0) + (s.tokensOut ?? 0), 0),
+    cost: steps.reduce((a, s) => a + (s.costUsd ?? 0), 0),
+    output: steps.reduce((a, s) => a + (s.output ?? 0), 0),
+    skipped: steps.reduce((a, s) => a + (s.skipped ?? 0), 0),
+    errors: steps.reduce((a, s) => a + (s.errors ?? 0), 0),
+  };
+}
+
+export const ACTIVE_RUN_STATUSES = ["queued", "running"];
+
+export function runDuration(run: { startedAt?: Date | string | null; finishedAt?: Date | string | null; status: string }): number | null {
+  if (!run.startedAt) return null;
+  const start = new Date(run.startedAt).getTime();
+  const end = run.finishedAt ? new Date(run.finishedAt).getTime() : ACTIVE_RUN_STATUSES.includes(run.status) ? Date.now() : null;
+  return end == null ? null : end - start;
+}

@@ -1,0 +1,19 @@
+import { Badge } from "@/components/ui/badge";
+
+const VARIANT: Record<string, "default" | "secondary" | "outline" | "destructive" | "success" | "warning"> = {
+  queued: "secondary",
+  running: "default",
+  completed: "success",
+  completed_with_errors: "warning",
+  failed: "destructive",
+  cancelled: "outline",
+  pending: "outline",
+};
+
+export function RunStatusBadge({ status, testId }: { status: string; testId?: string }) {
+  return (
+    <Badge variant={VARIANT[status] ?? "outline"} data-testid={testId} data-status={status}>
+      {status.replaceAll("_", " ")}
+    </Badge>
+  );
+}

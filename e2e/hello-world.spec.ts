@@ -1,0 +1,187 @@
+import path from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+
+/**
+ * The hello-world path in a real browser, on the embedded defaults and the offline model:
+ * sign up → chat-memory pipeline → upload a ChatGPT export → plan → run → search a planted phrase
+ * at `monthly` and drill down to the raw conversation → change the summaries prompt → the overview
+ * marks summaries and everything downstream as changed → run again → only that work runs.
+ */
+const stamp = Date.now();
+const user = { email: `hello-${stamp}@example.com`, password: "hello-password-1" };
+const FIXTURE = path.join(import.meta.dirname, "fixtures", "chatgpt-export.json");
+const PLANTED = "the lighthouse key is hidden under the blue ceramic frog";
+const QUERY = "blue ceramic frog";
+
+async function signUp(page: Page) {
+  await page.goto("/signup");
+  await page.getByLabel("Email").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page).toHaveURL(/\/w\/[^/]+\/pipelines$/);
+}
+
+/** A tRPC call from the page (same session cookie), superjson-encoded. */
+async function trpc<T>(page: Page, proc: string, input: unknown, kind: "query" | "mutation" = "query"): Promise<T> {
+  return page.evaluate(
+    async ({ proc, input, kind }) => {
+      const res =
+        kind === "query"
+          ? await fetch(`/api/trpc/${proc}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`)
+          : await fetch(`/api/trpc/${proc}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: input }) });
+      const body = await res.json();
+      if (!res.ok) throw new Error(`${proc}: ${JSON.stringify(body)}`);
+      return body.result.data.json;
+    },
+    { proc, input, kind },
+  ) as Promise<T>;
+}
+
+const EDIT = "Keep names, places and where things are kept.";
+
+async function editSummariesInCanvas(page: Page, overviewUrl: string, shot: (name: string) => Promise<unknown>): Promise<boolean> {
+  try {
+    await page.goto(`${overviewUrl}/canvas?branch=main`);
+    const node = page.getByTestId("canvas-node-summaries");
+    await node.waitFor({ timeout: 20_000 });
+    await node.click();
+    const editor = page.getByTestId("node-panel").getByTestId("template-editor").locator(".cm-content");
+    await editor.click({ timeout: 10_000 });
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type(`\n${EDIT}`);
+    await expect(page.getByTestId("save-version")).toBeEnabled({ timeout: 10_000 });
+    await shot("09a-canvas-edit.png");
+    await page.getByTestId("save-version").click();
+    await page.getByTestId("version-message").fill("summaries: keep places");
+    await page.getByTestId("confirm-save").click();
+    await expect(page.getByTestId("version-message")).toBeHidden({ timeout: 15_000 });
+    return true;
+  } catch (err) {
+    console.warn("canvas edit failed, using the API:", err instanceof Error ? err.message.split("\n")[0] : err);
+    return false;
+  }
+}
+
+async function waitForRun(page: Page) {
+  await expect(page).toHaveURL(/\/runs\/[^/?]+/);
+  await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", /^(completed|completed_with_errors|failed|cancelled)$/, {
+    timeout: 120_000,
+  });
+  await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", "completed");
+}
+
+test("hello world: upload, run, search, drill down, change a prompt, re-run incrementally", async ({ page }, testInfo) => {
+  test.setTimeout(300_000);
+  const shot = (name: string) => page.screenshot({ path: testInfo.outputPath(name), fullPage: true });
+
+  await signUp(page);
+  const pipelinesUrl = new URL(page.url()).pathname;
+
+  // New pipeline from the chat-memory template.
+  await page.goto(`${pipelinesUrl}/new`);
+  await page.getByTestId("template-chat-memory").click();
+  await page.getByLabel("Name").fill("hello-world");
+  await shot("01-new-pipeline.png");
+  await page.getByTestId("create-pipeline-submit").click();
+  await expect(page).toHaveURL(/\/pipelines\/(?!new)[^/?]+(\?.*)?$/);
+  const overviewUrl = new URL(page.url()).pathname;
+  const pipelineId = overviewUrl.split("/").pop()!;
+  await expect(page.getByText("Nothing to run yet")).toBeVisible();
+  await shot("02-overview-empty.png");
+
+  // Upload the export: a per-file report, the source count, and a plan.
+  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
+  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await expect(page.getByTestId("source-count-chats")).toHaveText("5");
+  await expect(page.getByTestId("pending-transcripts")).toHaveText("5");
+  await expect(page.getByTestId("step-row-monthly")).toBeVisible();
+  await shot("03-uploaded-plan.png");
+
+  // Run and watch it finish.
+  await page.getByTestId("run-button").click();
+  await waitForRun(page);
+  await expect(page.getByTestId("made-transcripts")).toHaveText("5");
+  await shot("04-run-completed.png");
+
+  // Search the planted phrase at `monthly`, then drill down to the raw conversation.
+  await page.getByTestId("tab-explore").click();
+  await page.getByTestId("search-step").selectOption("monthly");
+  await page.getByTestId("search-mode").selectOption("fts");
+  await page.getByTestId("search-input").fill(QUERY);
+  await page.getByTestId("search-input").press("Enter");
+  const hit = page.getByTestId("search-result").first();
+  await expect(hit).toBeVisible();
+  await expect(hit).toHaveAttribute("data-step", "monthly");
+  await shot("05-search-monthly.png");
+  await hit.click();
+  const content = page.getByTestId("record-content");
+  for (let depth = 0; depth < 6; depth++) {
+    const items = page.getByTestId("source-column").getByTestId("source-item");
+    await expect(items.first()).toBeVisible();
+    const matching = items.filter({ hasText: /ceramic frog/i });
+    await ((await matching.count()) ? matching.first() : items.first()).click();
+    await expect(content).toBeVisible();
+    await shot(`06-drill-${depth}.png`);
+    if (await page.getByTestId("leaf-badge").isVisible()) break;
+    await page.getByTestId("drill-down").click();
+  }
+  await expect(page.getByTestId("leaf-badge")).toBeVisible();
+  await expect(content).toContainText(PLANTED, { ignoreCase: true });
+  await shot("07-leaf.png");
+
+  // Record detail with audit and lineage, from the explorer.
+  await page.getByTestId("open-record").click();
+  await expect(page.getByTestId("record-content")).toContainText(PLANTED, { ignoreCase: true });
+  await shot("08-record-leaf.png");
+
+  // The record browser at `monthly`, and a monthly record's audit and lineage graph.
+  await page.goto(`${overviewUrl}/records?branch=main&step=monthly`);
+  await expect(page.getByTestId("record-row")).toHaveCount(2);
+  await shot("08b-records-monthly.png");
+  await page.getByTestId("record-row").filter({ hasText: "2024-01" }).getByRole("link").click();
+  await expect(page.getByTestId("extractive-label")).toBeVisible();
+  await expect(page.getByTestId("lineage-graph")).toBeVisible();
+  await expect(page.getByTestId("lineage-node-chats").first()).toBeVisible();
+  await shot("08c-record-monthly-lineage.png");
+
+  // Change the summaries prompt in the canvas; if the canvas cannot do it, save the same spec edit
+  // through the API the canvas uses (noted as an annotation).
+  const viaCanvas = await editSummariesInCanvas(page, overviewUrl, shot);
+  testInfo.annotations.push({ type: "summaries edit", description: viaCanvas ? "canvas" : "tRPC API (canvas not usable)" });
+  if (!viaCanvas) {
+    const workspaces = await trpc<Array<{ id: string; slug: string }>>(page, "workspace.list", undefined);
+    const slug = pipelinesUrl.split("/")[2];
+    const workspaceId = workspaces.find((w) => w.slug === slug)!.id;
+    const current = await trpc<{ version: { spec: { steps: Array<{ name: string; prompt?: string }> } } }>(page, "pipeline.get", {
+      workspaceId,
+      pipelineId,
+      branch: "main",
+    });
+    const spec = current.version.spec;
+    const summaries = spec.steps.find((s) => s.name === "summaries")!;
+    summaries.prompt = `${summaries.prompt ?? ""}\n${EDIT}`;
+    await trpc(page, "pipeline.saveVersion", { workspaceId, pipelineId, branch: "main", spec, message: "summaries: keep places" }, "mutation");
+  }
+
+  await page.goto(`${overviewUrl}?branch=main`);
+  await expect(page.getByTestId("state-summaries")).toHaveText("changed");
+  await expect(page.getByTestId("state-monthly")).toHaveText("changed");
+  await expect(page.getByTestId("state-world-model")).toHaveText("changed");
+  await expect(page.getByTestId("state-transcripts")).toHaveText("up to date");
+  await expect(page.getByTestId("changed-summaries")).toBeVisible();
+  await expect(page.getByTestId("changed-transcripts")).toHaveCount(0);
+  await shot("09-overview-changed.png");
+
+  // Run again: transcripts are reused (skipped), summaries and downstream are recomputed.
+  await page.getByTestId("run-button").click();
+  await waitForRun(page);
+  await expect(page.getByTestId("step-row-summaries")).toBeVisible();
+  await expect(page.getByTestId("made-transcripts")).toHaveText("0");
+  await expect(page.getByTestId("skipped-transcripts")).toHaveText("5");
+  await expect(page.getByTestId("made-summaries")).toHaveText("5");
+  await shot("10-rerun-skipped.png");
+
+  await page.getByTestId("tab-runs").click();
+  await expect(page.getByTestId("run-row")).toHaveCount(2);
+  await shot("11-runs-list.png");
+});

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
+import { createTRPCRouter, workspaceProcedure } from "../trpc";
+
+/** With pipelineId (+ branch), the record must be one that branch shows. */
+const recordRef = z.object({ id: z.string().min(1).max(200), pipelineId: z.string().min(1).optional(), branch: z.string().default("main") });
+const ref = (input: { pipelineId?: string; branch: string }) => (input.pipelineId ? { pipelineId: input.pipelineId, branch: input.branch } : undefined);
+
+export const recordRouter = createTRPCRouter({
+  get: workspaceProcedure("pipelines:read")
+    .input(recordRef)
+    .query(({ ctx, input }) => getRecord(ctx.db, ctx.workspace.id, input.id, ref(input))),
+  sources: workspaceProcedure("pipelines:read")
+    .input(recordRef)
+    .query(({ ctx, input }) => sources(ctx.db, ctx.workspace.id, input.id, ref(input))),
+  leaves: workspaceProcedure("pipelines:read")
+    .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxCount: z.number().int().min(1).max(10_000).default(100) }))
+    .query(({ ctx, input }) => leaves(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxCount: input.maxCount }, ref(input))),
+  lineage: workspaceProcedure("pipelines:read")
+    .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxNodes: z.number().int().min(1).max(5000).default(500) }))
+    .query(({ ctx, input }) => lineage(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxNodes: input.maxNodes }, ref(input))),
+  listByStep: workspaceProcedure("pipelines:read")
+    .input(
+      z.object({
+        pipelineId: z.string().min(1),
+        branch: z.string().default("main"),
+        step: z.string().min(1),
+        scope: z.string().max(256).optional(),
+        period: z.string().max(40).optional(),
+        conversationId: z.string().max(500).optional(),
+        cursor: z.string().max(1000).nullish(),
+        limit: z.number().int().min(1).max(200).default(50),
+      }),
+    )
+    .query(({ ctx, input }) => listByStep(ctx.db, { ...input, workspaceId: ctx.workspace.id })),
+});

@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { MAX_LIMIT, search, SEARCH_MODES } from "../../search/search";
+import { projection } from "../../services/projections";
+import { resolveBranch } from "../../search/context";
+import { createTRPCRouter, workspaceProcedure } from "../trpc";
+
+const filters = {
+  scope: z.string().max(256).optional(),
+  from: z.string().max(40).optional(),
+  to: z.string().max(40).optional(),
+  period: z.string().max(40).optional(),
+  conversationId: z.string().max(500).optional(),
+  metadata: z.record(z.string().max(200), z.union([z.string().max(1000), z.number(), z.boolean()])).optional(),
+};
+
+export const searchInput = z.object({
+  pipelineId: z.string().min(1),
+  branch: z.string().default("main"),
+  // Length is checked by the service, with a clear message.
+  query: z.string(),
+  mode: z.enum(SEARCH_MODES).default("hybrid"),
+  step: z.union([z.string().min(1), z.array(z.string().min(1)).max(50)]).optional(),
+  output: z.string().optional(),
+  exact: z.boolean().default(false),
+  limit: z.number().int().min(1).max(MAX_LIMIT).default(20),
+  recency: z.object({ halfLifeDays: z.number().positive().max(36500), weight: z.number().min(0).max(1).optional() }).optional(),
+  dedupe: z.boolean().default(true),
+  ...filters,
+});
+
+export const searchRouter = createTRPCRouter({
+  search: workspaceProcedure("pipelines:read")
+    .input(searchInput)
+    .query(({ ctx, input }) => search(ctx.db, { ...input, workspaceId: ctx.workspace.id })),
+  projection: workspaceProcedure("pipelines:read")
+    .input(z.object({ pipelineId: z.string().min(1), branch: z.string().default("main"), output: z.string().min(1), scope: z.string().max(256).optional() }))
+    .query(async ({ ctx, input }) => {
+      const b = await resolveBranch(ctx.db, ctx.workspace.id, input.pipelineId, input.branch);
+      return projection(ctx.db, b.pipelineId, b.branchName, input.output, input.scope, { workspaceId: ctx.workspace.id });
+    }),
+});

@@ -1,0 +1,206 @@
+/**
+ * Shared pieces of the search service: which pipeline/branch a call reads, which steps are
+ * indexed (search outputs), each step's altitude (topological depth), and the SQL filters every
+ * read uses (scope prefix, time, metadata) — always with positional parameters.
+ */
+import { OFFLINE_EMBEDDER_ID } from "../llm/embedder";
+import { fromList, type OutputSpec, type PipelineSpec } from "../pipeline/spec";
+import { inputsOf } from "../pipeline/validate";
+import type { Db } from "../services/db-types";
+import { badRequest, notFound } from "../services/errors";
+import { getBranch, getPipeline } from "../services/pipelines";
+
+export interface BranchContext {
+  workspaceId: string;
+  pipelineId: string;
+  branchId: string;
+  branchName: string;
+  spec: PipelineSpec;
+}
+
+/** The pipeline (id or name) must belong to the workspace; the branch must exist. */
+export async function resolveBranch(db: Db, workspaceId: string, pipeline: string, branch = "main"): Promise<BranchContext> {
+  // One round trip on the hot path; versions are immutable, so their specs are cached.
+  const [row] = await db.$queryRawUnsafe<Array<{ pipelineId: string; branchId: string; versionId: string }>>(
+    `SELECT p.id AS "pipelineId", b.id AS "branchId", b."versionId" FROM "Pipeline" p
+     JOIN "Branch" b ON b."pipelineId" = p.id AND b.name = $3
+     WHERE p."workspaceId" = $1 AND (p.id = $2 OR p.name = $2) ORDER BY (p.id = $2) DESC LIMIT 1`,
+    workspaceId,
+    pipeline,
+    branch,
+  );
+  if (!row) {
+    // Slow path, for the precise error ("pipeline not found" / "branch not found").
+    const p = await getPipeline(db, workspaceId, pipeline);
+    const { branch: b, spec } = await getBranch(db, p.id, branch);
+    return { workspaceId, pipelineId: p.id, branchId: b.id, branchName: b.name, spec };
+  }
+  let spec = specCache.get(row.versionId);
+  if (!spec) {
+    const v = await db.pipelineVersion.findUniqueOrThrow({ where: { id: row.versionId }, select: { spec: true } });
+    spec = v.spec as unknown as PipelineSpec;
+    if (specCache.size >= 500) specCache.delete(specCache.keys().next().value!);
+    specCache.set(row.versionId, spec);
+  }
+  return { workspaceId, pipelineId: row.pipelineId, branchId: row.branchId, branchName: branch, spec };
+}
+
+const specCache = new Map<string, PipelineSpec>();
+
+/** Every source and step name of the spec. */
+export function nodeNames(spec: PipelineSpec): string[] {
+  return [...spec.sources.map((s) => s.name), ...spec.steps.map((s) => s.name)];
+}
+
+/** Altitude of each source (0) and step (1 + the highest altitude of its inputs). */
+export function altitudes(spec: PipelineSpec): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of spec.sources) out.set(s.name, 0);
+  const depth = (name: string, seen: Set<string>): number => {
+    const known = out.get(name);
+    if (known !== undefined) return known;
+    if (seen.has(name)) return 0; // a cycle (validation reports it); never loop
+    seen.add(name);
+    const inputs = inputsOf(spec, name);
+    const d = inputs.length ? 1 + Math.max(...inputs.map((i) => depth(i, seen))) : 0;
+    out.set(name, d);
+    return d;
+  };
+  for (const s of spec.steps) depth(s.name, new Set());
+  return out;
+}
+
+export function searchOutputs(spec: PipelineSpec, output?: string): OutputSpec[] {
+  const all = spec.outputs.filter((o) => o.surface === "search");
+  if (!output) return all;
+  const found = spec.outputs.find((o) => o.name === output);
+  if (!found) throw badRequest(`Unknown output "${output}". Outputs: ${spec.outputs.map((o) => o.name).join(", ") || "(none)"}.`);
+  if (found.surface !== "search") throw badRequest(`Output "${output}" is a ${found.surface}, not a search index.`);
+  return [found];
+}
+
+/** Steps covered by search outputs, with the embedder each one is embedded with. */
+export function indexedSteps(spec: PipelineSpec, output?: string): Map<string, string> {
+  const steps = new Map<string, string>();
+  for (const o of searchOutputs(spec, output)) {
+    for (const s of fromList(o)) if (!steps.has(s)) steps.set(s, o.embedder ?? OFFLINE_EMBEDDER_ID);
+  }
+  return steps;
+}
+
+export function sourceSteps(spec: PipelineSpec): string[] {
+  return spec.sources.map((s) => s.name);
+}
+
+/** Refuses a step that is not in the spec, listing the ones that are. */
+export function requireSteps(spec: PipelineSpec, steps: string[]): string[] {
+  const names = nodeNames(spec);
+  for (const s of steps) {
+    if (!names.includes(s)) throw badRequest(`Unknown step "${s}". Steps in this pipeline: ${names.join(", ")}.`);
+  }
+  return steps;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL helpers
+
+/** Positional parameters for $queryRawUnsafe. */
+export class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown, cast?: string): string {
+    this.values.push(value);
+    return `$${this.values.length}${cast ? `::${cast}` : ""}`;
+  }
+}
+
+/** Escapes LIKE wildcards (backslash is the default LIKE escape character). */
+export function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export interface RecordFilters {
+  /** Scope prefix: `acme:eng` matches `acme:eng` and `acme:eng:*`, never `acme:engineering`. */
+  scope?: string;
+  /** Range on `meta.time.created_at` (ISO dates or timestamps, inclusive). */
+  from?: string;
+  to?: string;
+  /** `meta.time.period`, e.g. "2024-03". */
+  period?: string;
+  /** `meta.chat.conversation_id`. */
+  conversationId?: string;
+  /** Metadata equality on dotted paths, e.g. { "custom.topic": "rust" }. */
+  metadata?: Record<string, string | number | boolean>;
+}
+
+export function normalizeScope(scope: string | undefined): string | undefined {
+  if (scope === undefined) return undefined;
+  const s = scope.trim().replace(/:+$/, "");
+  if (s.length > 256) throw badRequest("Scope is at most 256 characters.");
+  return s || undefined;
+}
+
+function isoBound(value: string, what: string): string {
+  const d = new Date(value);
+  if (!value || Number.isNaN(d.getTime())) throw badRequest(`${what} must be an ISO date such as 2024-03-01 or 2024-03-01T12:00:00Z.`);
+  // Stored times are ISO strings; compare the first 19 characters (YYYY-MM-DDTHH:MM:SS, UTC).
+  return d.toISOString().slice(0, 19);
+}
+
+function nest(path: string, value: unknown): Record<string, unknown> {
+  const parts = path.split(".").filter(Boolean);
+  if (parts.length === 0 || parts.length > 8) throw badRequest(`Invalid metadata path "${path}".`);
+  let out: unknown = value;
+  for (const p of parts.reverse()) out = { [p]: out };
+  return out as Record<string, unknown>;
+}
+
+/** WHERE conditions on a Record alias (`r`) for these filters. */
+export function filterConditions(params: Params, f: RecordFilters, r = "r"): string[] {
+  const c: string[] = [];
+  const scope = normalizeScope(f.scope);
+  if (scope) c.push(`(${r}.scope = ${params.add(scope)} OR ${r}.scope LIKE ${params.add(`${likeEscape(scope)}:%`)})`);
+  const created = `left(${r}.metadata #>> '{time,created_at}', 19)`;
+  if (f.from) c.push(`${created} >= ${params.add(isoBound(f.from, "from"))}`);
+  if (f.to) {
+    // A bare date as the upper bound includes that whole day.
+    const to = /^\d{4}-\d{2}-\d{2}$/.test(f.to.trim()) ? `${f.to.trim()}T23:59:59Z` : f.to;
+    c.push(`${created} <= ${params.add(isoBound(to, "to"))}`);
+  }
+  const contains: Record<string, unknown>[] = [];
+  if (f.period) contains.push(nest("time.period", f.period));
+  if (f.conversationId) contains.push(nest("chat.conversation_id", f.conversationId));
+  for (const [k, v] of Object.entries(f.metadata ?? {})) contains.push(nest(k, v));
+  for (const obj of contains) c.push(`${r}.metadata @> ${params.add(JSON.stringify(obj), "jsonb")}`);
+  return c;
+}
+
+/**
+ * The record is pointed at by the branch (a pointer's step is its record's step). Written as a
+ * LIMIT 1 scalar subquery so it stays a per-candidate probe of the (branchId, step, recordId)
+ * index: as a semi-join, the planner likes to hash every pointer of the branch instead.
+ */
+export function onBranch(params: Params, branchId: string, _steps: string[], r = "r"): string {
+  return `(SELECT true FROM "BranchPointer" bp WHERE bp."branchId" = ${params.add(branchId)} AND bp.step = ${r}.step AND bp."recordId" = ${r}.id LIMIT 1)`;
+}
+
+export async function requireRecord(db: Db, workspaceId: string, id: string) {
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; pipelineId: string; step: string }>>(
+    `SELECT id, "pipelineId", step FROM "Record" WHERE id = $1 AND "workspaceId" = $2`,
+    id,
+    workspaceId,
+  );
+  if (!rows[0]) throw notFound(`Record "${id.slice(0, 100)}" not found in this workspace.`);
+  return rows[0];
+}
+
+/** Benchmarks and EXPLAIN: sees each search/provenance query before it runs. */
+export const sqlTrace: { fn: ((label: string, sql: string, params: unknown[]) => void) | null } = { fn: null };
+
+export function trace(label: string, sql: string, params: unknown[]): string {
+  sqlTrace.fn?.(label, sql, params);
+  return sql;
+}
+
+export function parseJson<T>(v: unknown): T {
+  return (typeof v === "string" ? JSON.parse(v) : v) as T;
+}

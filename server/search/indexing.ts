@@ -1,0 +1,100 @@
+/**
+ * Incremental indexing. Full text needs nothing: "Record"."searchVector" is a generated column
+ * with a GIN index (migration search_fts). Embeddings: for every search output, the records its
+ * steps show on the branch that have no embedding for the output's embedder yet (anti-join,
+ * batched) are embedded and stored, and the embedder's HNSW index is ensured.
+ *
+ * `afterRun` is the hook the run service calls when a run ends: index, then notice projection
+ * changes and deliver their webhooks.
+ */
+import { ensureVectorIndex, getEmbedder, storeEmbeddings } from "../store/embedding-store";
+import type { Db } from "../services/db-types";
+import { detectProjectionChanges } from "../services/projections";
+import { deliverPending } from "../services/webhooks";
+import { indexedSteps, resolveBranch } from "./context";
+
+const BATCH = 256;
+
+export interface IndexResult {
+  embedded: number;
+  byModel: Record<string, number>;
+}
+
+/** Embeds the records of covered steps on the branch that lack an embedding for their output's embedder. */
+export async function indexPipeline(db: Db, pipelineId: string, branch = "main", options: { workspaceId?: string } = {}): Promise<IndexResult> {
+  const p = await db.pipeline.findUnique({ where: { id: pipelineId }, select: { workspaceId: true } });
+  if (!p || (options.workspaceId && options.workspaceId !== p.workspaceId)) return { embedded: 0, byModel: {} };
+  const ctx = await resolveBranch(db, p.workspaceId, pipelineId, branch);
+  const stepsByModel = new Map<string, string[]>();
+  for (const [step, model] of indexedSteps(ctx.spec)) stepsByModel.set(model, [...(stepsByModel.get(model) ?? []), step]);
+  const result: IndexResult = { embedded: 0, byModel: {} };
+  for (const [model, steps] of stepsByModel) {
+    const embedder = await getEmbedder(db, ctx.workspaceId, model);
+    await ensureVectorIndex(db, embedder.id, embedder.dimensions);
+    let after = "";
+    let count = 0;
+    for (;;) {
+      const batch = await db.$queryRawUnsafe<Array<{ id: string; content: string }>>(
+        `SELECT r.id, r.content FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+         WHERE p."branchId" = $1 AND p.step = ANY($2::text[]) AND p."recordId" > $3
+           AND NOT EXISTS (SELECT 1 FROM "Embedding" e WHERE e."recordId" = p."recordId" AND e.model = $4)
+         ORDER BY p."recordId" LIMIT ${BATCH}`,
+        ctx.branchId,
+        steps,
+        after,
+        embedder.id,
+      );
+      if (batch.length === 0) break;
+      const { stored } = await storeEmbeddings(db, ctx.workspaceId, embedder, batch);
+      count += stored;
+      after = batch.at(-1)!.id;
+      if (batch.length < BATCH) break;
+    }
+    result.byModel[embedder.id] = count;
+    result.embedded += count;
+  }
+  return result;
+}
+
+export interface FinishedRun {
+  id: string;
+  workspaceId: string;
+  pipelineId: string;
+  branchId: string;
+  status?: string;
+}
+
+export interface AfterRunOptions {
+  /** "background" (default): deliver webhooks without waiting; "await": wait; "none": only enqueue. */
+  deliver?: "background" | "await" | "none";
+}
+
+/**
+ * Call at the end of every run (also failed/cancelled ones: what was committed is real).
+ * Never throws: indexing or webhook problems are logged, they do not fail the run.
+ */
+export async function afterRun(db: Db, run: FinishedRun, options: AfterRunOptions = {}) {
+  const out: { indexed: IndexResult | null; enqueued: number; errors: string[] } = { indexed: null, enqueued: 0, errors: [] };
+  try {
+    const branch = await db.branch.findUnique({ where: { id: run.branchId }, select: { name: true } });
+    if (!branch) return out;
+    try {
+      out.indexed = await indexPipeline(db, run.pipelineId, branch.name, { workspaceId: run.workspaceId });
+    } catch (err) {
+      out.errors.push(`indexing: ${(err as Error).message}`);
+    }
+    try {
+      out.enqueued = (await detectProjectionChanges(db, run.pipelineId, branch.name)).enqueued;
+    } catch (err) {
+      out.errors.push(`projections: ${(err as Error).message}`);
+    }
+    if (out.enqueued > 0 && options.deliver !== "none") {
+      const delivering = deliverPending(db).catch((err: Error) => console.error("[synthex webhooks]", err.message));
+      if (options.deliver === "await") await delivering;
+    }
+  } catch (err) {
+    out.errors.push((err as Error).message);
+  }
+  for (const e of out.errors) console.error(`[synthex afterRun ${run.id}] ${e}`);
+  return out;
+}

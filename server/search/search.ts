@@ -1,0 +1,430 @@
+/**
+ * Search at a chosen altitude (the seed's §4.6 / Part VI): full text (generated tsvector + GIN),
+ * semantic (pgvector HNSW per embedding model), hybrid (reciprocal rank fusion, optional recency
+ * half-life). Unscoped search covers every indexed step and keeps the highest altitude when a
+ * record and a record derived from it both match; the lower hits ride along for drill-down.
+ * Leaf search (`exact`) finds a literal phrase in source records. Every query is branch-aware
+ * (only records the branch points to) and workspace-filtered.
+ */
+import { getEmbedder, toVectorLiteral } from "../store/embedding-store";
+import type { Db } from "../services/db-types";
+import { badRequest } from "../services/errors";
+import {
+  altitudes,
+  filterConditions,
+  indexedSteps,
+  onBranch,
+  Params,
+  parseJson,
+  requireSteps,
+  resolveBranch,
+  sourceSteps,
+  trace,
+  type BranchContext,
+  type RecordFilters,
+} from "./context";
+
+export const SEARCH_MODES = ["fts", "semantic", "hybrid"] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+
+export const MAX_QUERY_LENGTH = 1000;
+export const MAX_LIMIT = 100;
+/** RRF constant (Cormack et al.). */
+const RRF_K = 60;
+/** Below this many candidate records, semantic search computes exact distances over the filtered set. */
+const EXACT_KNN_THRESHOLD = 20_000;
+const HL_START = "\u0002";
+const HL_STOP = "\u0003";
+
+export interface SearchInput extends RecordFilters {
+  workspaceId: string;
+  pipelineId: string;
+  branch?: string;
+  query: string;
+  mode?: SearchMode;
+  /** Altitude: one step (or several). Omitted: every step a search output indexes (unscoped). */
+  step?: string | string[];
+  /** Restrict to one search output's steps. */
+  output?: string;
+  /** Leaf search: literal, case-insensitive phrase in source records (or in `step`). */
+  exact?: boolean;
+  limit?: number;
+  /** Multiply scores by (1 - weight) + weight * 0.5^(age / halfLifeDays). */
+  recency?: { halfLifeDays: number; weight?: number };
+  /** Unscoped only: keep the highest altitude (default true). */
+  dedupe?: boolean;
+}
+
+export interface LowerHit {
+  id: string;
+  step: string;
+  altitude: number;
+}
+
+export interface SearchHit {
+  id: string;
+  step: string;
+  altitude: number;
+  scope: string;
+  content: string;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  /** Plain text around the match; `highlights` are [start, end) offsets of matched terms in it. */
+  snippet: string;
+  highlights: Array<[number, number]>;
+  score: { fts: number | null; semantic: number | null; fused: number };
+  sourceCount: number;
+  /** Unscoped search: matching records this one was derived from (lower altitude). */
+  lowerHits: LowerHit[];
+}
+
+export interface SearchResult {
+  mode: SearchMode | "exact";
+  query: string;
+  steps: string[];
+  hits: SearchHit[];
+  /** Why a result may be empty or partial (e.g. only stop words). */
+  notice?: string;
+}
+
+interface Candidate {
+  id: string;
+  step: string;
+  time: string | null;
+  fts: number | null;
+  semantic: number | null;
+  ftsRank?: number;
+  semRank?: number;
+}
+
+function checkQuery(query: unknown): string {
+  if (typeof query !== "string") throw badRequest("Query must be a string.");
+  const q = query.replace(/\u0000/g, "").trim();
+  if (!q) throw badRequest("Query is empty: type some words to search for.");
+  if (q.length > MAX_QUERY_LENGTH) throw badRequest(`Query is too long (${q.length} characters; at most ${MAX_QUERY_LENGTH}).`);
+  return q;
+}
+
+function baseConditions(params: Params, ctx: BranchContext, steps: string[], filters: RecordFilters): string[] {
+  return [
+    `r."workspaceId" = ${params.add(ctx.workspaceId)}`,
+    `r.step = ANY(${params.add(steps, "text[]")})`,
+    onBranch(params, ctx.branchId, steps),
+    ...filterConditions(params, filters),
+  ];
+}
+
+const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
+
+/** True when the text has searchable lexemes (not empty, not only stop words). */
+async function hasLexemes(db: Db, query: string): Promise<boolean> {
+  const [row] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT numnode(websearch_to_tsquery('english', $1))::int AS n`, query);
+  return (row?.n ?? 0) > 0;
+}
+
+async function ftsCandidates(db: Db, ctx: BranchContext, steps: string[], query: string, filters: RecordFilters, n: number): Promise<Candidate[]> {
+  const params = new Params();
+  const q = params.add(query);
+  const where = [`r."searchVector" @@ websearch_to_tsquery('english', ${q})`, ...baseConditions(params, ctx, steps, filters)];
+  const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, ts_rank_cd(r."searchVector", websearch_to_tsquery('english', ${q}), 32)::float8 AS rank
+     FROM "Record" r WHERE ${where.join(" AND ")}
+     ORDER BY rank DESC, r.id LIMIT ${params.add(n, "int")}`;
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; rank: number }>>(trace("fts", sql, params.values), ...params.values);
+  return rows.map((r, i) => ({ id: r.id, step: r.step, time: r.t, fts: Number(r.rank), semantic: null, ftsRank: i + 1 }));
+}
+
+function sqlString(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/**
+ * KNN over one embedding model. Selective filters (few candidate records): exact distances over
+ * the filtered set, found through the pointer/scope indexes. Otherwise: the model's HNSW index
+ * with pgvector's iterative scan, filters applied as the index streams (never a full scan).
+ */
+async function semanticCandidates(
+  db: Db,
+  ctx: BranchContext,
+  steps: string[],
+  query: string,
+  filters: RecordFilters,
+  n: number,
+  embedderId: string,
+): Promise<{ candidates: Candidate[]; plan: "exact" | "hnsw" }> {
+  const embedder = await getEmbedder(db, ctx.workspaceId, embedderId).catch((err: Error) => {
+    throw badRequest(`Semantic search is unavailable: ${err.message}`);
+  });
+  const [vector] = await embedder.embed([query]);
+  const dims = embedder.dimensions;
+  const lit = toVectorLiteral(vector!);
+  const model = sqlString(embedder.id);
+
+  type Row = { id: string; step: string; t: string | null; dist: number };
+  let rows: Row[] = [];
+  let plan: "exact" | "hnsw" = "exact";
+  // Without any filter but the step, the candidate set is the whole step: go straight to HNSW.
+  const selective = Boolean(filters.scope || filters.from || filters.to || filters.period || filters.conversationId || Object.keys(filters.metadata ?? {}).length);
+  if (selective) {
+    // Exact distances over the filtered set, unless it has more than EXACT_KNN_THRESHOLD records
+    // (then nothing is returned and the HNSW path runs).
+    const params = new Params();
+    const v = params.add(lit, `vector(${dims})`);
+    const where = baseConditions(params, ctx, steps, filters);
+    const sql = `WITH cand AS MATERIALIZED (
+         SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")} LIMIT ${EXACT_KNN_THRESHOLD + 1})
+       SELECT c.id, c.step, c.t, (e.vector::vector(${dims}) <=> ${v})::float8 AS dist
+       FROM cand c JOIN "Embedding" e ON e."recordId" = c.id AND e.model = ${model}
+       WHERE (SELECT count(*) FROM cand) <= ${EXACT_KNN_THRESHOLD}
+       ORDER BY dist, c.id LIMIT ${params.add(n, "int")}`;
+    rows = await db.$queryRawUnsafe<Row[]>(trace("semantic-exact", sql, params.values), ...params.values);
+  }
+  if (rows.length === 0) {
+    plan = "hnsw";
+    const params = new Params();
+    const v = params.add(lit, `vector(${dims})`);
+    const where = baseConditions(params, ctx, steps, filters);
+    const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, (e.vector::vector(${dims}) <=> ${v})::float8 AS dist
+       FROM "Embedding" e JOIN "Record" r ON r.id = e."recordId"
+       WHERE e.model = ${model} AND ${where.join(" AND ")}
+       ORDER BY e.vector::vector(${dims}) <=> ${v} LIMIT ${params.add(n, "int")}`;
+    const [, , result] = await db.$transaction([
+      db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
+      db.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, n * 2))}`),
+      db.$queryRawUnsafe<Row[]>(trace("semantic-hnsw", sql, params.values), ...params.values),
+    ]);
+    rows = (result as Row[]).sort((a, b) => a.dist - b.dist);
+  }
+  return {
+    plan,
+    candidates: rows.map((r, i) => ({ id: r.id, step: r.step, time: r.t, fts: null, semantic: 1 - Number(r.dist), semRank: i + 1 })),
+  };
+}
+
+async function exactCandidates(db: Db, ctx: BranchContext, steps: string[], phrase: string, filters: RecordFilters, n: number): Promise<Candidate[]> {
+  const params = new Params();
+  const where = [`strpos(lower(r.content), lower(${params.add(phrase)})) > 0`, ...baseConditions(params, ctx, steps, filters)];
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null }>>(
+    `SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")}
+     ORDER BY t DESC NULLS LAST, r.id LIMIT ${params.add(n, "int")}`,
+    ...params.values,
+  );
+  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, fts: null, semantic: null }));
+}
+
+function recencyFactor(time: string | null, recency: SearchInput["recency"], now: number): number {
+  if (!recency) return 1;
+  const weight = Math.min(1, Math.max(0, recency.weight ?? 0.3));
+  const t = time ? Date.parse(time) : NaN;
+  if (Number.isNaN(t)) return 1 - weight;
+  const ageDays = Math.max(0, (now - t) / 86_400_000);
+  return 1 - weight + weight * Math.pow(0.5, ageDays / recency.halfLifeDays);
+}
+
+/** Parent ids reachable from each hit (bounded), restricted to the hit set: derived -> lower pairs. */
+async function derivedPairs(db: Db, workspaceId: string, ids: string[], maxDepth: number): Promise<Array<{ top: string; id: string }>> {
+  if (ids.length < 2 || maxDepth < 1) return [];
+  const sql = `WITH RECURSIVE walk(top, id, depth) AS (
+       SELECT h, h, 0 FROM unnest($1::text[]) AS h
+       UNION
+       SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
+       WHERE w.depth < $2 AND e."workspaceId" = $3)
+     SELECT DISTINCT top, id FROM walk WHERE depth > 0 AND id = ANY($1::text[])`;
+  const params = [ids, maxDepth, workspaceId];
+  return db.$queryRawUnsafe<Array<{ top: string; id: string }>>(trace("dedupe", sql, params), ...params);
+}
+
+function parseHighlights(raw: string): { snippet: string; highlights: Array<[number, number]> } {
+  let snippet = "";
+  const highlights: Array<[number, number]> = [];
+  let start = -1;
+  for (const ch of raw) {
+    if (ch === HL_START) start = snippet.length;
+    else if (ch === HL_STOP) {
+      if (start >= 0 && snippet.length > start) highlights.push([start, snippet.length]);
+      start = -1;
+    } else snippet += ch;
+  }
+  return { snippet: snippet.replace(/\s+/g, " ").trim() === snippet.trim() ? snippet : snippet, highlights };
+}
+
+function phraseSnippet(content: string, phrase: string): { snippet: string; highlights: Array<[number, number]> } {
+  const lower = content.toLowerCase();
+  const p = phrase.toLowerCase();
+  const at = lower.indexOf(p);
+  if (at < 0) return { snippet: content.slice(0, 240), highlights: [] };
+  const from = Math.max(0, at - 100);
+  const to = Math.min(content.length, at + p.length + 100);
+  const snippet = `${from > 0 ? "…" : ""}${content.slice(from, to)}${to < content.length ? "…" : ""}`;
+  const offset = (from > 0 ? 1 : 0) + at - from;
+  const highlights: Array<[number, number]> = [];
+  let i = offset;
+  const lowSnippet = snippet.toLowerCase();
+  while (i >= 0 && i < snippet.length) {
+    highlights.push([i, i + p.length]);
+    i = lowSnippet.indexOf(p, i + p.length);
+  }
+  return { snippet, highlights };
+}
+
+export async function search(db: Db, input: SearchInput): Promise<SearchResult> {
+  const query = checkQuery(input.query);
+  const mode: SearchMode = input.mode ?? "hybrid";
+  if (!SEARCH_MODES.includes(mode)) throw badRequest(`Unknown search mode "${String(mode)}": use fts, semantic or hybrid.`);
+  const limit = Math.min(MAX_LIMIT, Math.max(1, Math.floor(input.limit ?? 20)));
+  if (input.recency && !(input.recency.halfLifeDays > 0)) throw badRequest("recency.halfLifeDays must be a positive number of days.");
+  const ctx = await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch);
+  const alt = altitudes(ctx.spec);
+  const indexed = indexedSteps(ctx.spec, input.output);
+  const explicit = input.step === undefined ? null : requireSteps(ctx.spec, [...new Set(Array.isArray(input.step) ? input.step : [input.step])]);
+  if (explicit && explicit.length === 0) throw badRequest("step must name at least one step.");
+
+  // Leaf search: literal phrase, source records unless a step is named.
+  if (input.exact) {
+    const steps = explicit ?? sourceSteps(ctx.spec);
+    const candidates = await exactCandidates(db, ctx, steps, query, input, limit);
+    const hits = await hydrate(db, ctx, candidates, alt, { kind: "phrase", phrase: query });
+    for (const h of hits) h.score.fused = 1;
+    return { mode: "exact", query, steps, hits };
+  }
+
+  const steps = explicit ?? [...indexed.keys()];
+  if (steps.length === 0) {
+    throw badRequest(`This pipeline has no search output: add one (surface "search") or name a step to search.`);
+  }
+  const unscoped = explicit === null;
+  const pool = unscoped ? Math.min(300, limit * 3) : limit;
+
+  const n = mode === "hybrid" ? Math.max(50, pool) : pool;
+  const fts = mode !== "semantic" ? await ftsCandidates(db, ctx, steps, query, input, n) : [];
+  // Only an empty full-text result needs to know why (saves a round trip on the hot path).
+  const lexemes = mode !== "semantic" && (fts.length > 0 || (await hasLexemes(db, query)));
+  let notice: string | undefined;
+  if (mode === "fts" && !lexemes) {
+    return { mode, query, steps, hits: [], notice: "The query has only stop words or punctuation: nothing to match in full text." };
+  }
+  if (mode === "hybrid" && !lexemes) notice = "The query has only stop words or punctuation: results come from semantic search alone.";
+  let sem: Candidate[] = [];
+  if (mode !== "fts") {
+    // One embedding model per query: the one the (first) covering search output names.
+    const models = [...new Set(steps.map((s) => indexed.get(s)).filter((m): m is string => !!m))];
+    if (models.length === 0) {
+      if (mode === "semantic") throw badRequest(`Step(s) ${steps.join(", ")} are not in a search output, so they have no embeddings: use mode "fts" or add them to a search output.`);
+      notice = `Step(s) ${steps.join(", ")} are not in a search output (no embeddings): full-text results only.`;
+    } else {
+      const embedSteps = steps.filter((s) => indexed.get(s) === models[0]);
+      sem = (await semanticCandidates(db, ctx, embedSteps, query, input, n, models[0]!)).candidates;
+    }
+  }
+
+  // Fuse.
+  const now = Date.now();
+  const byId = new Map<string, Candidate>();
+  for (const c of [...fts, ...sem]) {
+    const prev = byId.get(c.id);
+    byId.set(c.id, prev ? { ...prev, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== null && v !== undefined)) } : c);
+  }
+  const fused = [...byId.values()].map((c) => {
+    let score: number;
+    if (mode === "fts") score = c.fts ?? 0;
+    else if (mode === "semantic") score = c.semantic ?? 0;
+    else score = (c.ftsRank ? 1 / (RRF_K + c.ftsRank) : 0) + (c.semRank ? 1 / (RRF_K + c.semRank) : 0);
+    return { c, score: score * recencyFactor(c.time, input.recency, now) };
+  });
+  fused.sort((a, b) => b.score - a.score || a.c.id.localeCompare(b.c.id));
+  let ranked = fused.slice(0, pool);
+
+  // Unscoped: the highest altitude wins; lower hits are attached for drill-down.
+  const lower = new Map<string, LowerHit[]>();
+  if (unscoped && input.dedupe !== false && ranked.length > 1) {
+    const altOf = (id: string) => alt.get(byId.get(id)!.step) ?? 0;
+    const alts = ranked.map((r) => alt.get(r.c.step) ?? 0);
+    const pairs = await derivedPairs(db, ctx.workspaceId, ranked.map((r) => r.c.id), Math.max(...alts) - Math.min(...alts));
+    const owner = new Map<string, string>();
+    for (const { top, id } of pairs) {
+      if (altOf(top) <= altOf(id)) continue;
+      const cur = owner.get(id);
+      if (!cur || altOf(top) > altOf(cur)) owner.set(id, top);
+    }
+    // A lower hit whose owner is itself absorbed goes to the top-most owner.
+    const root = (id: string): string => {
+      let at = id;
+      for (let i = 0; i < 20 && owner.has(at); i++) at = owner.get(at)!;
+      return at;
+    };
+    for (const id of owner.keys()) {
+      const top = root(id);
+      const list = lower.get(top) ?? [];
+      list.push({ id, step: byId.get(id)!.step, altitude: altOf(id) });
+      lower.set(top, list);
+    }
+    ranked = ranked.filter((r) => !owner.has(r.c.id));
+  }
+  ranked = ranked.slice(0, limit);
+
+  const hits = await hydrate(
+    db,
+    ctx,
+    ranked.map((r) => r.c),
+    alt,
+    lexemes ? { kind: "fts", query } : { kind: "none" },
+  );
+  const scoreOf = new Map(ranked.map((r) => [r.c.id, r.score]));
+  for (const h of hits) {
+    h.score.fused = scoreOf.get(h.id) ?? 0;
+    h.lowerHits = (lower.get(h.id) ?? []).sort((a, b) => b.altitude - a.altitude || a.id.localeCompare(b.id));
+  }
+  return { mode, query, steps, hits, ...(notice ? { notice } : {}) };
+}
+
+type SnippetSource = { kind: "fts"; query: string } | { kind: "phrase"; phrase: string } | { kind: "none" };
+
+/** Content, metadata, snippet with highlights and source count for the final hits, in order. */
+async function hydrate(db: Db, ctx: BranchContext, candidates: Candidate[], alt: Map<string, number>, snip: SnippetSource): Promise<SearchHit[]> {
+  if (candidates.length === 0) return [];
+  const params = new Params();
+  const ids = params.add(candidates.map((c) => c.id), "text[]");
+  const ws = params.add(ctx.workspaceId);
+  const headline =
+    snip.kind === "fts"
+      ? `ts_headline('english', left(r.content, 20000), websearch_to_tsquery('english', ${params.add(snip.query)}), ${params.add(
+          `StartSel=${HL_START}, StopSel=${HL_STOP}, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`,
+        )})`
+      : `NULL::text`;
+  const rows = await db.$queryRawUnsafe<
+    Array<{ id: string; step: string; scope: string; content: string; metadata: unknown; createdAt: Date; headline: string | null; sources: number }>
+  >(
+    `SELECT r.id, r.step, r.scope, r.content, r.metadata, r."createdAt", ${headline} AS headline,
+            (SELECT count(*)::int FROM "RecordEdge" e WHERE e."childId" = r.id) AS sources
+     FROM "Record" r WHERE r.id = ANY(${ids}) AND r."workspaceId" = ${ws}`,
+    ...params.values,
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return candidates
+    .filter((c) => byId.has(c.id))
+    .map((c) => {
+      const r = byId.get(c.id)!;
+      const s =
+        snip.kind === "fts" && r.headline
+          ? parseHighlights(r.headline)
+          : snip.kind === "phrase"
+            ? phraseSnippet(r.content, snip.phrase)
+            : { snippet: r.content.slice(0, 240) + (r.content.length > 240 ? "…" : ""), highlights: [] as Array<[number, number]> };
+      return {
+        id: r.id,
+        step: r.step,
+        altitude: alt.get(r.step) ?? 0,
+        scope: r.scope,
+        content: r.content,
+        metadata: parseJson<Record<string, unknown>>(r.metadata),
+        createdAt: new Date(r.createdAt),
+        snippet: s.snippet,
+        highlights: s.highlights,
+        score: { fts: c.fts, semantic: c.semantic, fused: 0 },
+        sourceCount: r.sources,
+        lowerHits: [],
+      };
+    });
+}
+
+/** For benchmarks and EXPLAIN: the semantic candidate query's plan choice. */
+export const __internal = { semanticCandidates, ftsCandidates, resolveBranch };

@@ -1,0 +1,150 @@
+/**
+ * Importing a file into a pipeline source: detect the format, stream the importer's items in
+ * batches into `appendSourceRecords`, and record the attempt as a `SourceImport` row
+ * (running → completed | failed). Memory stays flat: at most one batch (~500 items, or ~2 M characters of
+ * content) is held at a time. Idempotent through content fingerprints: re-importing the same file
+ * adds nothing; a newer export adds only new or changed conversations.
+ */
+import path from "node:path";
+import type { Prisma } from "../generated/prisma/client";
+import { detectFormat, ImportError, isImportFormat, readImport, type ImportFormat, type ImportWarning } from "../importers";
+import type { Db } from "./db-types";
+import { badRequest, notFound } from "./errors";
+import { appendSourceRecords, getBranch, type SourceItem } from "./pipelines";
+
+export interface ImportFileInput {
+  workspaceId: string;
+  pipelineId: string;
+  /** Source name in the pipeline spec. */
+  source: string;
+  /** A file, a zip, or (format "folder") a directory. */
+  path: string;
+  /** Overrides detection. */
+  format?: ImportFormat;
+  /** Items per `appendSourceRecords` call. Default 500. */
+  batchSize?: number;
+  /** Called after every batch (for progress bars). */
+  onProgress?: (p: { received: number; added: number; skipped: number; warnings: number }) => void;
+  /** Per-message character limit (longer messages are truncated with a marker and a warning). */
+  maxMessageChars?: number;
+}
+
+export interface ImportFileResult {
+  importId: string;
+  format: ImportFormat;
+  status: "completed";
+  /** Items read from the file (conversations, lines, files). */
+  received: number;
+  /** New source records (new or changed items). */
+  added: number;
+  /** Items read that were already imported, unchanged. */
+  unchanged: number;
+  /** Conversations / lines / files left out because of bad data (each has a warning). */
+  skipped: number;
+  /** At most MAX_WARNINGS, in file order; `warningCount` is the full count. */
+  warnings: ImportWarning[];
+  warningCount: number;
+  durationMs: number;
+}
+
+/** Thrown (after the SourceImport row is marked failed) when the file cannot be imported. Earlier batches stay imported. */
+export class ImportFailedError extends ImportError {
+  constructor(
+    message: string,
+    file: string,
+    readonly importId: string,
+    readonly stats: { received: number; added: number; skipped: number },
+    conversation?: string,
+  ) {
+    super(message, file, conversation);
+    this.name = "ImportFailedError";
+  }
+}
+
+export const MAX_WARNINGS = 1000;
+/**
+ * A batch is also cut at this much content: appendSourceRecords commits a batch in one interactive
+ * transaction (Prisma's default 5 s timeout), and the embedded database indexes ~3 MB/s of text.
+ */
+const BATCH_CONTENT_CHARS = 2 * 1024 * 1024;
+
+export async function importFile(db: Db, input: ImportFileInput): Promise<ImportFileResult> {
+  const started = Date.now();
+  const pipeline = await db.pipeline.findFirst({ where: { id: input.pipelineId, workspaceId: input.workspaceId } });
+  if (!pipeline) throw notFound(`Pipeline ${input.pipelineId} not found in this workspace.`);
+  const { spec } = await getBranch(db, pipeline.id, "main");
+  const def = spec.sources.find((s) => s.name === input.source);
+  if (!def) throw notFound(`Source "${input.source}" is not in pipeline "${pipeline.name}". Sources: ${spec.sources.map((s) => s.name).join(", ") || "none"}.`);
+  if (input.format && !isImportFormat(input.format)) throw badRequest(`Unknown import format "${String(input.format)}".`);
+
+  const file = path.resolve(input.path);
+  const fileName = path.basename(file);
+  const row = await db.sourceImport.create({
+    data: { workspaceId: input.workspaceId, pipelineId: pipeline.id, source: def.name, fileName, format: input.format ?? "detecting", status: "running" },
+  });
+
+  const warnings: ImportWarning[] = [];
+  let warningCount = 0;
+  let received = 0;
+  let added = 0;
+  let skipped = 0;
+  let committed = 0;
+  let format: ImportFormat | null = input.format ?? null;
+  const stats = () => ({ received, added, unchanged: received - added, skipped, warnings: warningCount });
+  const stored = () => warnings as unknown as Prisma.InputJsonValue;
+
+  let batch: SourceItem[] = [];
+  let batchChars = 0;
+  const flush = async () => {
+    if (!batch.length) return;
+    const items = batch;
+    batch = [];
+    batchChars = 0;
+    const res = await appendSourceRecords(db, pipeline.id, def.name, items);
+    added += res.added;
+    committed += items.length;
+    input.onProgress?.({ received, added, skipped, warnings: warningCount });
+  };
+
+  try {
+    format ??= await detectFormat(file);
+    if (!input.format) await db.sourceImport.update({ where: { id: row.id }, data: { format } });
+    const batchSize = input.batchSize ?? 500;
+    for await (const ev of readImport(file, format, { displayPath: input.path, maxMessageChars: input.maxMessageChars })) {
+      if ("warning" in ev) {
+        warningCount++;
+        if (ev.warning.skipped) skipped++;
+        if (warnings.length < MAX_WARNINGS) warnings.push(ev.warning);
+        continue;
+      }
+      received++;
+      batch.push(ev.item);
+      batchChars += ev.item.content.length;
+      if (batch.length >= batchSize || batchChars >= BATCH_CONTENT_CHARS) await flush();
+    }
+    await flush();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    await db.sourceImport
+      .update({
+        where: { id: row.id },
+        data: { status: "failed", error: message, stats: stats(), warnings: stored(), finishedAt: new Date(), ...(format ? { format } : {}) },
+      })
+      .catch(() => {});
+    const partial = committed > 0 ? ` ${added} new record(s) from the ${committed} item(s) before it were imported and stay; re-importing is safe.` : "";
+    if (err instanceof ImportError) throw new ImportFailedError(`${message}${partial}`, err.file, row.id, { received, added, skipped }, err.conversation);
+    if (err instanceof Error && err.name === "DomainError") throw err;
+    throw new ImportFailedError(`Importing ${fileName} failed: ${message}.${partial}`, file, row.id, { received, added, skipped });
+  }
+
+  await db.sourceImport.update({
+    where: { id: row.id },
+    data: { status: "completed", stats: stats(), warnings: stored(), finishedAt: new Date() },
+  });
+  return { importId: row.id, format, status: "completed", ...stats(), warnings, warningCount, durationMs: Date.now() - started };
+}
+
+/** Recent imports of a pipeline, newest first. */
+export async function listImports(db: Db, workspaceId: string, pipelineId: string, take = 20) {
+  return db.sourceImport.findMany({ where: { workspaceId, pipelineId }, orderBy: { createdAt: "desc" }, take });
+}

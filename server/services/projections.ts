@@ -1,0 +1,165 @@
+/**
+ * Projection outputs: the current record(s) of a step for a scope, rendered through the output's
+ * optional Liquid template as a context block (what an agent puts in its system prompt).
+ * After a run, `detectProjectionChanges` compares the projected record per scope with
+ * ProjectionState and enqueues one webhook delivery per change.
+ */
+import type { Prisma } from "../generated/prisma/client";
+import { fromList, type OutputSpec } from "../pipeline/spec";
+import { renderTemplate, TemplateError } from "../pipeline/templates";
+import { filterConditions, Params, parseJson, resolveBranch, type BranchContext } from "../search/context";
+import type { Db } from "./db-types";
+import { badRequest } from "./errors";
+
+export interface ProjectedRecord {
+  id: string;
+  step: string;
+  scope: string;
+  content: string;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface ProjectionBlock {
+  scope: string;
+  /** The latest record for this scope. */
+  record: ProjectedRecord;
+  /** The rendered context block (template output, or the record's content). */
+  text: string;
+}
+
+export interface ProjectionResult {
+  output: string;
+  steps: string[];
+  blocks: ProjectionBlock[];
+  /** All blocks, joined. Empty when nothing has been produced yet. */
+  text: string;
+}
+
+function projectionOutput(ctx: BranchContext, name: string): OutputSpec {
+  const out = ctx.spec.outputs.find((o) => o.name === name);
+  const projections = ctx.spec.outputs.filter((o) => o.surface === "projection").map((o) => o.name);
+  if (!out) throw badRequest(`Unknown output "${name}". Projections: ${projections.join(", ") || "(none)"}.`);
+  if (out.surface !== "projection") throw badRequest(`Output "${name}" is a ${out.surface} index, not a projection.`);
+  return out;
+}
+
+/**
+ * The latest record per exact scope among the output's step(s) on the branch, newest by
+ * meta.time.period, then meta.time.created_at, then creation. `all` returns every record per scope.
+ */
+async function projectedRecords(db: Db, ctx: BranchContext, steps: string[], scope?: string) {
+  const params = new Params();
+  const where = [
+    `p."branchId" = ${params.add(ctx.branchId)}`,
+    `p.step = ANY(${params.add(steps, "text[]")})`,
+    `r."workspaceId" = ${params.add(ctx.workspaceId)}`,
+    ...filterConditions(params, { scope }),
+  ];
+  const rows = await db.$queryRawUnsafe<Array<ProjectedRecord & { metadata: unknown }>>(
+    `SELECT DISTINCT ON (r.scope) r.id, r.step, r.scope, r.content, r.metadata, r."createdAt"
+     FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+     WHERE ${where.join(" AND ")}
+     ORDER BY r.scope, r.metadata #>> '{time,period}' DESC NULLS LAST, r.metadata #>> '{time,created_at}' DESC NULLS LAST,
+              r."createdAt" DESC, r.id DESC
+     LIMIT 1000`,
+    ...params.values,
+  );
+  return rows.map((r) => ({ ...r, metadata: parseJson<Record<string, unknown>>(r.metadata), createdAt: new Date(r.createdAt) }));
+}
+
+function render(output: OutputSpec, record: ProjectedRecord, now: string): string {
+  if (!output.template) return record.content;
+  try {
+    return renderTemplate(output.template, {
+      record: { id: record.id, content: record.content, scope: record.scope, metadata: record.metadata },
+      records: [{ id: record.id, content: record.content, scope: record.scope, metadata: record.metadata }],
+      scope: record.scope,
+      now,
+    });
+  } catch (err) {
+    if (err instanceof TemplateError) throw badRequest(`Template of output "${output.name}" failed: ${err.message}`);
+    throw err;
+  }
+}
+
+export async function projection(
+  db: Db,
+  pipelineId: string,
+  branch: string,
+  output: string,
+  scope?: string,
+  options: { workspaceId?: string; now?: Date } = {},
+): Promise<ProjectionResult> {
+  const workspaceId = options.workspaceId ?? (await db.pipeline.findUnique({ where: { id: pipelineId }, select: { workspaceId: true } }))?.workspaceId;
+  if (!workspaceId) throw badRequest(`Pipeline "${pipelineId}" not found.`);
+  const ctx = await resolveBranch(db, workspaceId, pipelineId, branch);
+  const out = projectionOutput(ctx, output);
+  const steps = fromList(out);
+  const now = (options.now ?? new Date()).toISOString();
+  const records = await projectedRecords(db, ctx, steps, scope);
+  const blocks = records.map((record) => ({ scope: record.scope, record, text: render(out, record, now) }));
+  const text =
+    blocks.length <= 1 ? (blocks[0]?.text ?? "") : blocks.map((b) => `## ${b.scope || "(no scope)"}\n\n${b.text}`).join("\n\n");
+  return { output: out.name, steps, blocks, text };
+}
+
+/**
+ * For each projection with a webhook: the scopes whose projected record changed since the last
+ * time (ProjectionState, swapped atomically so a change is enqueued exactly once).
+ */
+export async function detectProjectionChanges(db: Db, pipelineId: string, branch = "main"): Promise<{ enqueued: number }> {
+  const pipeline = await db.pipeline.findUnique({ where: { id: pipelineId }, select: { workspaceId: true } });
+  if (!pipeline) return { enqueued: 0 };
+  const ctx = await resolveBranch(db, pipeline.workspaceId, pipelineId, branch);
+  let enqueued = 0;
+  for (const out of ctx.spec.outputs) {
+    if (out.surface !== "projection" || !out.webhook) continue;
+    const records = await projectedRecords(db, ctx, fromList(out));
+    if (records.length === 0) continue;
+    const now = new Date();
+    await db.$transaction(async (tx) => {
+      const previous = await tx.projectionState.findMany({ where: { branchId: ctx.branchId, output: out.name } });
+      const prevOf = new Map(previous.map((p) => [p.scope, p.recordId]));
+      const changed = await tx.$queryRawUnsafe<Array<{ scope: string; recordId: string }>>(
+        `INSERT INTO "ProjectionState" ("workspaceId", "branchId", output, scope, "recordId", "updatedAt")
+         SELECT $1, $2, $3, s, r, now() FROM unnest($4::text[], $5::text[]) AS t(s, r)
+         ON CONFLICT ("branchId", output, scope) DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()
+           WHERE "ProjectionState"."recordId" <> EXCLUDED."recordId"
+         RETURNING scope, "recordId"`,
+        ctx.workspaceId,
+        ctx.branchId,
+        out.name,
+        records.map((r) => r.scope),
+        records.map((r) => r.id),
+      );
+      const byScope = new Map(records.map((r) => [r.scope, r]));
+      for (const c of changed) {
+        const record = byScope.get(c.scope)!;
+        const payload = {
+          event: "projection.updated",
+          pipelineId,
+          branch: ctx.branchName,
+          output: out.name,
+          scope: c.scope,
+          recordId: record.id,
+          previousRecordId: prevOf.get(c.scope) ?? null,
+          text: render(out, record, now.toISOString()),
+          updatedAt: now.toISOString(),
+        };
+        await tx.webhookDelivery.create({
+          data: {
+            workspaceId: ctx.workspaceId,
+            pipelineId,
+            output: out.name,
+            url: out.webhook!.url,
+            payload: payload as unknown as Prisma.InputJsonValue,
+            status: "pending",
+          },
+        });
+        enqueued++;
+      }
+    });
+  }
+  return { enqueued };
+}
