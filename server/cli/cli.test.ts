@@ -67,7 +67,7 @@ describe("the hello world, end to end through the CLI", () => {
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/: completed\. /);
 
-    const atSummaries = synthex("search", "zebra-striped kayak", "--step", "summaries", "--json");
+    const atSummaries = synthex("search", "zebra-striped kayak", "--step", "summaries", "--mode", "fts", "--json");
     expect(atSummaries.code).toBe(0);
     const hits = JSON.parse(atSummaries.out).hits as Array<{ step: string; content: string }>;
     expect(hits.length).toBeGreaterThan(0);

@@ -77,7 +77,7 @@ async function newPipeline(spec: PipelineSpec, items: SourceItem[]) {
   const created = await createPipeline(db, workspaceId, { name: `search${n}`, spec });
   const id = created.pipeline.id;
   await appendSourceRecords(db, id, "chats", items);
-  const run = await runPipeline(db, { workspaceId, pipelineId: id }, { model: new MemoryModel(), runOptions: { retryBaseMs: 1 } });
+  const run = await runPipeline(db, { workspaceId, pipelineId: id }, { model: new MemoryModel(), runOptions: { retryBaseMs: 1 }, afterRun: false });
   expect(run.status).toBe("completed");
   return { id, run };
 }
@@ -369,7 +369,7 @@ describe("projection", () => {
 
       // A change (a new month) fires exactly once more.
       await appendSourceRecords(db, id, "chats", [chat(3, "acme:ops", "2024-02")]);
-      const run2 = await runPipeline(db, { workspaceId, pipelineId: id }, { model: new MemoryModel(), runOptions: { retryBaseMs: 1 } });
+      const run2 = await runPipeline(db, { workspaceId, pipelineId: id }, { model: new MemoryModel(), runOptions: { retryBaseMs: 1 }, afterRun: false });
       expect((await afterRun(db, run2, { deliver: "await" })).enqueued).toBe(1);
       expect(received).toHaveLength(3);
       expect(JSON.parse(received[2]!.body).previousRecordId).toBeTruthy();

@@ -36,7 +36,14 @@ export async function createRun(
 export async function executeRunRow(
   db: Db,
   runId: string,
-  deps: { model?: ModelProvider; onEvent?: RunOptions["onEvent"]; signal?: AbortSignal; runOptions?: Partial<RunOptions> } = {},
+  deps: {
+    model?: ModelProvider;
+    onEvent?: RunOptions["onEvent"];
+    signal?: AbortSignal;
+    runOptions?: Partial<RunOptions>;
+    /** Index for search and notify webhooks after the run (default true). */
+    afterRun?: boolean;
+  } = {},
 ) {
   const run = await db.run.findUnique({ where: { id: runId } });
   if (!run) throw notFound(`Run ${runId} not found.`);
@@ -82,7 +89,7 @@ export async function executeRunRow(
     },
   });
   // Index what the run made for search and notify projection webhooks (never throws).
-  await afterRun(db, finished);
+  if (deps.afterRun !== false) await afterRun(db, finished);
   return finished;
 }
 
