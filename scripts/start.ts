@@ -5,6 +5,8 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { startWebhookWorker } from "../server/services/webhooks";
+import { getDb } from "../server/store/db";
 import { prepareRuntimeEnv } from "../server/store/runtime-env";
 
 const dev = process.argv.includes("--dev");
@@ -12,6 +14,8 @@ const port = process.env.PORT ?? "3000";
 
 async function main() {
   const runtime = await prepareRuntimeEnv();
+  // Projection webhooks that failed are retried from here, the long-lived process next to the app.
+  const stopWebhooks = startWebhookWorker(await getDb());
   process.env.NEXTAUTH_URL ??= `http://localhost:${port}`;
   const nextBin = "node_modules/next/dist/bin/next";
   if (!dev && (!existsSync(".next/BUILD_ID") || process.env.SYNTHEX_REBUILD === "1")) {
@@ -27,6 +31,7 @@ async function main() {
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
   child.on("exit", async (code) => {
+    stopWebhooks();
     await runtime.close();
     process.exit(code ?? 0);
   });

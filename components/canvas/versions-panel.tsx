@@ -6,27 +6,9 @@ import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import { Skeleton } from "@/components/ui/skeleton";
 import { errorMessage, useTRPC } from "@/lib/trpc";
-import type { ChangeReason, NodeDiff } from "@/server/pipeline/diff";
+import type { NodeDiff } from "@/server/pipeline/diff";
+import { formatReason } from "@/server/pipeline/diff-reasons";
 
-/** Same wording as the engine's `formatReason` (server/pipeline/diff.ts, which pulls node:crypto, so not imported here). */
-export function reasonText(reason: ChangeReason): string {
-  switch (reason.kind) {
-    case "template":
-      return "template changed";
-    case "model":
-      return `model changed: ${reason.from ?? "none"} → ${reason.to ?? "none"}`;
-    case "temperature":
-      return `temperature changed: ${reason.from ?? "none"} → ${reason.to ?? "none"}`;
-    case "config":
-      return `config changed: ${reason.keys.join(", ")}`;
-    case "output-schema":
-      return "output schema changed";
-    case "upstream":
-      return `upstream ${reason.names.join(", ")} changed`;
-    case "description":
-      return "description changed";
-  }
-}
 
 const STATUS_VARIANT = { added: "success", removed: "destructive", changed: "warning", unchanged: "secondary" } as const;
 
@@ -141,7 +123,7 @@ export function VersionsPanel({
                         <span className="text-muted-foreground">{n.kind === "step" ? n.type : n.kind}</span>
                         {n.rerun && n.kind === "step" ? <Badge variant="outline" className="ml-auto">re-run</Badge> : null}
                       </div>
-                      {n.reasons.length ? <div className="mt-0.5 text-muted-foreground">{n.reasons.map(reasonText).join("; ")}</div> : null}
+                      {n.reasons.length ? <div className="mt-0.5 text-muted-foreground">{n.reasons.map(formatReason).join("; ")}</div> : null}
                     </li>
                   ))}
               </ul>

@@ -1,3 +1,4 @@
+import type { StepStats } from "@/server/engine/runner";
 /** Small formatting helpers shared by the overview, runs and explorer screens. */
 export function fmtInt(n: number | null | undefined): string {
   return (n ?? 0).toLocaleString("en-US");
@@ -25,21 +26,8 @@ export function fmtDate(d: Date | string | null | undefined): string {
   return date.toLocaleString("en-US", { dateStyle: "medium", timeStyle: "short" });
 }
 
-export interface RunStepStats {
-  step: string;
-  type: string;
-  input: number;
-  output: number;
-  skipped: number;
-  errors: number;
-  modelCalls: number;
-  retries: number;
-  tokensIn: number;
-  tokensOut: number;
-  costUsd: number;
-  durationMs: number;
-  status: "pending" | "running" | "completed" | "failed" | "cancelled";
-}
+/** The engine's per-step run stats, as stored on the Run row. */
+export type RunStepStats = StepStats;
 
 export function runSteps(stats: unknown): RunStepStats[] {
   const steps = (stats as { steps?: unknown } | null)?.steps;

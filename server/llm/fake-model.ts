@@ -5,6 +5,7 @@
  */
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from "../engine/model";
 import { OfflineModel } from "./offline-model";
+import { abortableSleep } from "./abortable-sleep";
 
 export interface ScriptedModelOptions {
   /** Artificial latency per call, in ms (default 0: no timer at all). */
@@ -16,20 +17,7 @@ interface FailureRule {
   error: () => Error;
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+const sleep = abortableSleep;
 
 export class ScriptedModel implements ModelProvider {
   /** Every request received, in order (including the ones that were made to fail). */

@@ -1,23 +1,11 @@
+import { abortableSleep } from "./abortable-sleep";
 /**
  * Per-provider limits: at most `maxConcurrency` requests in flight and at most `requestsPerMinute`
  * request starts in any sliding 60-second window. One limiter per (workspace, provider) per
  * process, shared by every run that uses it.
  */
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+const sleep = abortableSleep;
 
 export interface LimiterOptions {
   maxConcurrency: number;

@@ -17,6 +17,7 @@ import { redact } from "../auth/encryption";
 import { limiterFor, ProviderLimiter } from "./limiter";
 import { costOf, type PriceTable } from "./pricing";
 import { countTokens } from "./tokens";
+import { abortableSleep } from "./abortable-sleep";
 
 export type ProviderKind = "openai" | "anthropic" | "openai-compatible";
 export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "openai-compatible"];
@@ -49,20 +50,7 @@ export interface AiSdkModelOptions {
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+const sleep = abortableSleep;
 
 /** Split `provider/model`; a bare name is routed by its family (gpt/o-series → openai, claude → anthropic). */
 export function parseModelId(model: string): { provider: string; name: string } {

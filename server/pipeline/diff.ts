@@ -5,21 +5,13 @@
 import { canonicalJson, stepConfig, stepVersionHashes } from "./hashing";
 import { fromList, normalizeSpec, type OutputSpec, type PipelineSpec, type PipelineSpecInput, type SourceSpec, type StepSpec } from "./spec";
 import { topologicalOrder } from "./validate";
+import { formatReason, type ChangeReason } from "./diff-reasons";
+
+export { formatReason, type ChangeReason };
 
 export type DiffStatus = "added" | "removed" | "changed" | "unchanged";
 export type NodeKind = "source" | "step" | "output";
 
-export type ChangeReason =
-  | { kind: "template" }
-  | { kind: "model"; from: string | null; to: string | null }
-  | { kind: "temperature"; from: number | null; to: number | null }
-  /** Other settings that changed, by key (`from` when the inputs were rewired, `type` when the step type changed). */
-  | { kind: "config"; keys: string[] }
-  | { kind: "output-schema" }
-  /** The direct inputs whose version hash changed (steps only: an output's status is about its own definition). */
-  | { kind: "upstream"; names: string[] }
-  /** Documentation only: no re-run. */
-  | { kind: "description" };
 
 export interface NodeDiff {
   kind: NodeKind;
@@ -175,24 +167,7 @@ export function diffSpecs(before: PipelineSpecInput | PipelineSpec, after: Pipel
 }
 
 /** "template changed", "upstream summaries changed", "model changed: a → b", ... */
-export function formatReason(reason: ChangeReason): string {
-  switch (reason.kind) {
-    case "template":
-      return "template changed";
-    case "model":
-      return `model changed: ${reason.from ?? "none"} → ${reason.to ?? "none"}`;
-    case "temperature":
-      return `temperature changed: ${reason.from ?? "none"} → ${reason.to ?? "none"}`;
-    case "config":
-      return `config changed: ${reason.keys.join(", ")}`;
-    case "output-schema":
-      return "output schema changed";
-    case "upstream":
-      return `upstream ${reason.names.join(", ")} changed`;
-    case "description":
-      return "description changed";
-  }
-}
+
 
 const KIND_LABEL: Record<NodeKind, string> = { source: "source", step: "step", output: "output" };
 
