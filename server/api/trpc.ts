@@ -77,6 +77,13 @@ export const userProcedure = authedProcedure.use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, user: ctx.actor } });
 });
 
+/** The actor's role in a workspace: an API key's own role in its workspace, a user's membership role; else null. */
+export async function roleIn(db: Db, actor: Actor, workspaceId: string): Promise<Role | null> {
+  if (actor.kind === "apiKey") return actor.workspaceId === workspaceId ? actor.role : null;
+  const membership = await db.membership.findUnique({ where: { workspaceId_userId: { workspaceId, userId: actor.userId } } });
+  return (membership?.role as Role | undefined) ?? null;
+}
+
 /**
  * The permission is part of the procedure's definition, so no handler can forget it.
  * Input must carry `workspaceId`; the workspace and the caller's role land in the context.
@@ -84,15 +91,7 @@ export const userProcedure = authedProcedure.use(({ ctx, next }) => {
 export function workspaceProcedure(permission: Permission) {
   return authedProcedure.input(z.object({ workspaceId: z.string().min(1) })).use(async ({ ctx, input, next }) => {
     const workspace = await ctx.db.workspace.findUnique({ where: { id: input.workspaceId } });
-    let role: Role | null = null;
-    if (workspace && ctx.actor.kind === "apiKey") {
-      role = ctx.actor.workspaceId === workspace.id ? ctx.actor.role : null;
-    } else if (workspace && ctx.actor.kind === "user") {
-      const membership = await ctx.db.membership.findUnique({
-        where: { workspaceId_userId: { workspaceId: workspace.id, userId: ctx.actor.userId } },
-      });
-      role = (membership?.role as Role | undefined) ?? null;
-    }
+    const role = workspace ? await roleIn(ctx.db, ctx.actor, workspace.id) : null;
     // Same answer for "does not exist" and "not yours": ids of other teams are not probeable.
     if (!workspace || !role) throw new TRPCError({ code: "NOT_FOUND", message: "Workspace not found, or you are not a member of it." });
     if (!can(role, permission)) {

@@ -12,8 +12,8 @@ import { Readable } from "node:stream";
 import { pipeline as pump } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { TRPCError } from "@trpc/server";
-import { createContext, type Context } from "@/server/api/trpc";
-import { can, type Role } from "@/server/auth/permissions";
+import { createContext, roleIn, type Context } from "@/server/api/trpc";
+import { can } from "@/server/auth/permissions";
 import { getSessionUser } from "@/server/auth/session";
 import { DomainError } from "@/server/services/errors";
 import { importFile } from "@/server/services/imports";
@@ -42,15 +42,7 @@ async function authorize(ctx: Context, pipelineRef: string, workspaceHint: strin
   const pipeline =
     (await ctx.db.pipeline.findFirst({ where: { id: pipelineRef, ...(workspaceId ? { workspaceId } : {}) } })) ??
     (workspaceId ? await ctx.db.pipeline.findFirst({ where: { name: pipelineRef, workspaceId } }) : null);
-  let role: Role | null = null;
-  if (pipeline && ctx.actor.kind === "apiKey") {
-    role = ctx.actor.workspaceId === pipeline.workspaceId ? ctx.actor.role : null;
-  } else if (pipeline && ctx.actor.kind === "user") {
-    const membership = await ctx.db.membership.findUnique({
-      where: { workspaceId_userId: { workspaceId: pipeline.workspaceId, userId: ctx.actor.userId } },
-    });
-    role = (membership?.role as Role | undefined) ?? null;
-  }
+  const role = pipeline ? await roleIn(ctx.db, ctx.actor, pipeline.workspaceId) : null;
   // Same answer for "does not exist" and "not yours".
   if (!pipeline || !role) throw new TRPCError({ code: "NOT_FOUND", message: "Pipeline not found, or you are not a member of its workspace." });
   if (!can(role, "pipelines:write")) throw new TRPCError({ code: "FORBIDDEN", message: `Your role (${role}) does not allow pipelines:write.` });
