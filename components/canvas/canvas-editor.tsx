@@ -27,7 +27,9 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { Input } from "@/components/ui/input";
 import { Skeleton } from "@/components/ui/skeleton";
 import { toast } from "@/components/ui/sonner";
+import type { inferRouterOutputs } from "@trpc/server";
 import { errorMessage, useTRPC } from "@/lib/trpc";
+import type { AppRouter } from "@/server/api/root";
 import { formatPath, parseSpec, type Problem } from "@/server/pipeline/spec";
 import { NodePanel } from "./node-panel";
 import { nodeTypes } from "./nodes";
@@ -47,6 +49,8 @@ import {
   problemsByNode,
   refOf,
   removeNode,
+  renameInLayout,
+  renameNode,
   specToGraph,
   toDraft,
   updateNode,
@@ -70,6 +74,44 @@ interface History {
 
 const HISTORY_LIMIT = 200;
 
+/** Unsaved canvas edits, kept in localStorage per pipeline+branch so leaving the page loses nothing. */
+interface CanvasDraft {
+  spec: DraftSpec;
+  layout: CanvasLayout;
+  /** The saved version the edits started from. */
+  baseVersionId: string;
+  savedAt: string;
+  stale?: boolean;
+}
+
+const draftStorageKey = (pipelineId: string, branch: string) => `synthex:canvas-draft:${pipelineId}:${branch}`;
+
+function readDraft(key: string): CanvasDraft | null {
+  try {
+    const raw = window.localStorage.getItem(key);
+    const d = raw ? (JSON.parse(raw) as CanvasDraft) : null;
+    return d && d.spec && Array.isArray(d.spec.steps) && d.layout?.positions ? { ...d, spec: toDraft(d.spec) } : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeDraft(key: string, draft: CanvasDraft) {
+  try {
+    window.localStorage.setItem(key, JSON.stringify(draft));
+  } catch {
+    // Storage full or disabled: the beforeunload warning still guards the edits.
+  }
+}
+
+function removeDraft(key: string) {
+  try {
+    window.localStorage.removeItem(key);
+  } catch {
+    // ignore
+  }
+}
+
 function isTextTarget(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
   if (!el) return false;
@@ -84,48 +126,104 @@ export function CanvasEditor({ pipelineId }: { pipelineId: string }) {
   );
 }
 
+type LoadedPipeline = inferRouterOutputs<AppRouter>["pipeline"]["get"];
+
+/** Loads the branch's version; the editor below starts from it (and from a kept draft) once loaded. */
 function Editor({ pipelineId }: { pipelineId: string }) {
   const { workspace } = useWorkspace();
-  const canWrite = useCan("pipelines:write");
   const branch = useSearchParams().get("branch") ?? "main";
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const loaded = useQuery(trpc.pipeline.get.queryOptions({ workspaceId: workspace.id, pipelineId, branch }, { staleTime: Infinity, refetchOnWindowFocus: false }));
+  // Bumped to start over from the saved version (discarding a draft).
+  const [generation, setGeneration] = useState(0);
+  if (loaded.isPending) {
+    return (
+      <div className="space-y-3">
+        <Skeleton className="h-9 w-80" />
+        <Skeleton className="h-[60vh] w-full" />
+      </div>
+    );
+  }
+  if (loaded.isError) {
+    return (
+      <EmptyState
+        title="Could not open this pipeline"
+        description={errorMessage(loaded.error)}
+        action={
+          <Button asChild variant="outline">
+            <Link href={`/w/${workspace.slug}/pipelines`}>Back to pipelines</Link>
+          </Button>
+        }
+      />
+    );
+  }
+  return <LoadedEditor key={`${branch}:${generation}`} pipelineId={pipelineId} branch={branch} data={loaded.data} onReload={() => setGeneration((g) => g + 1)} />;
+}
+
+interface InitialState {
+  history: History;
+  layout: CanvasLayout;
+  saved: string;
+  restored: CanvasDraft | null;
+}
+
+/** The saved version, or the unsaved draft left on this pipeline+branch (tab click, back, closed tab). */
+function initialState(data: LoadedPipeline, draftKey: string): InitialState {
+  const spec = toDraft(data.version.spec);
+  const stored = data.version.layout as CanvasLayout | null | undefined;
+  const saved = JSON.stringify(spec);
+  const draft = readDraft(draftKey);
+  if (draft && JSON.stringify(draft.spec) !== saved) {
+    return {
+      // Undo goes back to the saved version.
+      history: { past: [spec], present: draft.spec, future: [] },
+      layout: needsLayout(draft.spec, draft.layout) ? autoLayout(draft.spec) : { positions: { ...draft.layout.positions } },
+      saved,
+      restored: { ...draft, stale: draft.baseVersionId !== data.version.id },
+    };
+  }
+  return {
+    history: { past: [], present: spec, future: [] },
+    layout: needsLayout(spec, stored) ? autoLayout(spec) : { positions: { ...stored!.positions } },
+    saved,
+    restored: null,
+  };
+}
+
+function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: string; branch: string; data: LoadedPipeline; onReload: () => void }) {
+  const { workspace } = useWorkspace();
+  const canWrite = useCan("pipelines:write");
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const providers = useQuery({ ...trpc.provider.list.queryOptions({ workspaceId: workspace.id }), retry: false, staleTime: 60_000 });
   const { resolvedTheme } = useTheme();
   const rf = useReactFlow();
+  const draftKey = draftStorageKey(pipelineId, branch);
 
-  const [history, setHistory] = useState<History | null>(null);
-  const [saved, setSaved] = useState<string>("");
-  const [layout, setLayout] = useState<CanvasLayout>({ positions: {} });
-  const [selected, setSelected] = useState<NodeRef | null>(null);
+  const [initial] = useState(() => initialState(data, draftKey));
+  const [history, setHistory] = useState<History>(initial.history);
+  const [saved, setSaved] = useState<string>(initial.saved);
+  const [layout, setLayout] = useState<CanvasLayout>(initial.layout);
+  const [restored] = useState<CanvasDraft | null>(initial.restored);
+  const [selection, setSelected] = useState<NodeRef | null>(null);
   const [selectedEdge, setSelectedEdge] = useState<string | null>(null);
   const [tab, setTab] = useState<"node" | "versions">("node");
   const [compare, setCompare] = useState<{ from: string; to: string } | null>(null);
   const [sample, setSample] = useState(SAMPLE_CONTENT);
   const [saveOpen, setSaveOpen] = useState(false);
   const [message, setMessage] = useState("");
-  const measured = useRef(new Map<string, { width: number; height: number }>());
+  const [measured, setMeasured] = useState<Record<string, { width: number; height: number }>>({});
   const clipboard = useRef<{ kind: NodeKind; node: DraftNode } | null>(null);
 
-  // Load once per pipeline/branch.
-  useEffect(() => {
-    if (!loaded.data || history) return;
-    const spec = toDraft(loaded.data.version.spec);
-    const stored = loaded.data.version.layout as CanvasLayout | null | undefined;
-    setHistory({ past: [], present: spec, future: [] });
-    setSaved(JSON.stringify(spec));
-    setLayout(needsLayout(spec, stored) ? autoLayout(spec) : { positions: { ...stored!.positions } });
-  }, [loaded.data, history]);
-
-  const spec = history?.present ?? null;
+  const spec = history.present;
+  // A selection that undo/redo/removal made invalid is no selection.
+  const selected = selection && getNode(spec, selection) ? selection : null;
   const parsed = useMemo(() => (spec ? parseSpec(spec) : null), [spec]);
   const problems: Problem[] = useMemo(() => (parsed && !parsed.ok ? parsed.problems : []), [parsed]);
   const dirty = spec ? JSON.stringify(spec) !== saved : false;
 
   const commit = useCallback((fn: (s: DraftSpec) => DraftSpec, coalesceKey?: string) => {
     setHistory((h) => {
-      if (!h) return h;
       const next = fn(h.present);
       if (next === h.present) return h;
       const now = Date.now();
@@ -140,11 +238,23 @@ function Editor({ pipelineId }: { pipelineId: string }) {
     });
   }, []);
   const undo = useCallback(() => {
-    setHistory((h) => (h && h.past.length ? { past: h.past.slice(0, -1), present: h.past.at(-1)!, future: [h.present, ...h.future] } : h));
+    setHistory((h) => (h.past.length ? { past: h.past.slice(0, -1), present: h.past.at(-1)!, future: [h.present, ...h.future] } : h));
   }, []);
   const redo = useCallback(() => {
-    setHistory((h) => (h && h.future.length ? { past: [...h.past, h.present], present: h.future[0]!, future: h.future.slice(1) } : h));
+    setHistory((h) => (h.future.length ? { past: [...h.past, h.present], present: h.future[0]!, future: h.future.slice(1) } : h));
   }, []);
+
+  // Unsaved edits are kept as a draft per pipeline+branch until saved or discarded.
+  const baseVersionId = data.version.id;
+  useEffect(() => {
+    if (dirty) writeDraft(draftKey, { spec, layout, baseVersionId, savedAt: new Date().toISOString() });
+    else removeDraft(draftKey);
+  }, [spec, layout, dirty, draftKey, baseVersionId]);
+
+  const discardDraft = () => {
+    removeDraft(draftKey);
+    onReload();
+  };
 
   // Unsaved edits: the browser asks before leaving the page.
   useEffect(() => {
@@ -153,11 +263,6 @@ function Editor({ pipelineId }: { pipelineId: string }) {
     window.addEventListener("beforeunload", warn);
     return () => window.removeEventListener("beforeunload", warn);
   }, [dirty]);
-
-  // Keep the selection valid after undo/redo/removal.
-  useEffect(() => {
-    if (spec && selected && !getNode(spec, selected)) setSelected(null);
-  }, [spec, selected]);
 
   const graph = useMemo(() => (spec ? specToGraph(spec, layout, problems) : { nodes: [], edges: [] }), [spec, layout, problems]);
   const selectedId = spec && selected ? idOf(spec, selected) : undefined;
@@ -168,10 +273,10 @@ function Editor({ pipelineId }: { pipelineId: string }) {
         // Own type names: React Flow styles its built-in "output" type.
         type: `spec-${n.type}`,
         selected: n.id === selectedId,
-        measured: measured.current.get(n.id),
+        measured: measured[n.id],
         deletable: false,
       })),
-    [graph.nodes, selectedId],
+    [graph.nodes, selectedId, measured],
   );
   const edges: Edge[] = useMemo(
     () =>
@@ -195,7 +300,8 @@ function Editor({ pipelineId }: { pipelineId: string }) {
           const pos = c.position;
           setLayout((l) => ({ positions: { ...l.positions, [c.id]: { x: Math.round(pos.x), y: Math.round(pos.y) } } }));
         } else if (c.type === "dimensions" && c.dimensions) {
-          measured.current.set(c.id, c.dimensions);
+          const dims = c.dimensions;
+          setMeasured((m) => (m[c.id]?.width === dims.width && m[c.id]?.height === dims.height ? m : { ...m, [c.id]: dims }));
         } else if (c.type === "select" && c.selected && spec) {
           const ref = refOf(spec, c.id);
           if (ref) {
@@ -297,7 +403,7 @@ function Editor({ pipelineId }: { pipelineId: string }) {
     trpc.pipeline.saveVersion.mutationOptions({
       onSuccess: async (res) => {
         toast.success("Version saved");
-        setSaved(JSON.stringify(history?.present));
+        setSaved(JSON.stringify(history.present));
         setSaveOpen(false);
         setMessage("");
         await queryClient.invalidateQueries({ queryKey: trpc.pipeline.versions.queryKey() });
@@ -331,29 +437,7 @@ function Editor({ pipelineId }: { pipelineId: string }) {
     return out;
   }, [providers.data]);
 
-  if (loaded.isPending || (loaded.data && !history)) {
-    return (
-      <div className="space-y-3">
-        <Skeleton className="h-9 w-80" />
-        <Skeleton className="h-[60vh] w-full" />
-      </div>
-    );
-  }
-  if (loaded.isError || !spec || !history) {
-    return (
-      <EmptyState
-        title="Could not open this pipeline"
-        description={loaded.error ? errorMessage(loaded.error) : "Unknown error"}
-        action={
-          <Button asChild variant="outline">
-            <Link href={`/w/${workspace.slug}/pipelines`}>Back to pipelines</Link>
-          </Button>
-        }
-      />
-    );
-  }
-
-  const pipeline = loaded.data!.pipeline;
+  const pipeline = data.pipeline;
   const selectedNode = selected ? getNode(spec, selected) : undefined;
   const byNode = problemsByNode(spec, problems);
   const inputNames = [...spec.sources, ...spec.steps].map((n) => String(n.name ?? "")).filter(Boolean);
@@ -370,7 +454,16 @@ function Editor({ pipelineId }: { pipelineId: string }) {
         </Button>
         <div className="font-semibold">{pipeline.name}</div>
         <Badge variant="outline">branch: {branch}</Badge>
-        {dirty ? <Badge variant="warning">unsaved changes</Badge> : null}
+        {dirty ? <Badge variant="warning" data-testid="unsaved-badge">unsaved changes</Badge> : null}
+        {restored && dirty ? (
+          <span data-testid="draft-restored" className="flex items-center gap-2 rounded-md border border-warning/50 bg-warning/10 px-2 py-0.5 text-xs">
+            Restored your unsaved edits from {new Date(restored.savedAt).toLocaleString()}
+            {restored.stale ? " (made on an older version of this branch)" : ""}
+            <button type="button" className="font-medium underline" onClick={discardDraft} data-testid="discard-draft">
+              Discard
+            </button>
+          </span>
+        ) : null}
         <div className="ml-4 flex items-center gap-1">
           <Button size="icon" variant="ghost" onClick={undo} disabled={!history.past.length || !canWrite} title="Undo (Ctrl+Z)" data-testid="undo">
             <Undo2 />
@@ -491,17 +584,15 @@ function Editor({ pipelineId }: { pipelineId: string }) {
                   sample={sample}
                   onSampleChange={setSample}
                   onDelete={removeSelected}
-                  onPatch={(patch, key) => {
-                    const oldId = selectedId;
-                    commit((s) => updateNode(s, selected, patch), key ? `${selected.kind}:${selected.index}:${key}` : undefined);
-                    if ("name" in patch && oldId) {
-                      const newId = `${selected.kind}:${String(patch.name ?? "")}`;
-                      setLayout((l) => {
-                        if (!l.positions[oldId] || l.positions[newId]) return l;
-                        const { [oldId]: pos, ...rest } = l.positions;
-                        return { positions: { ...rest, [newId]: pos! } };
-                      });
+                  onPatch={(patch, key) => commit((s) => updateNode(s, selected, patch), key ? `${selected.kind}:${selected.index}:${key}` : undefined)}
+                  onRename={(name) => {
+                    const res = renameNode(spec, selected, name);
+                    if (!res.ok) return res.error;
+                    if (res.spec !== spec) {
+                      commit(() => res.spec);
+                      setLayout((l) => renameInLayout(l, res.oldId, res.newId));
                     }
+                    return null;
                   }}
                 />
               ) : (

@@ -1,5 +1,5 @@
 "use client";
-import type { ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/input";
@@ -68,10 +68,56 @@ export interface NodePanelProps {
   sample: string;
   onSampleChange: (v: string) => void;
   onPatch: (patch: Patch, coalesceKey?: string) => void;
+  /** Commit a new name (blur / Enter); returns an error when the rename is refused. */
+  onRename: (name: string) => string | null;
   onDelete: () => void;
 }
 
-export function NodePanel({ kind, node, problems, inputs, modelSuggestions, readOnly, sample, onSampleChange, onPatch, onDelete }: NodePanelProps) {
+/**
+ * The name is edited locally and applied on commit (blur or Enter; Escape reverts): a name typed
+ * halfway never matches another node's, so readers are rewritten once, to the final name.
+ */
+function NameField({ name, readOnly, problem, onRename }: { name: string; readOnly: boolean; problem?: string; onRename: (name: string) => string | null }) {
+  const [draft, setDraft] = useState(name);
+  const [seen, setSeen] = useState(name);
+  const [error, setError] = useState<string | null>(null);
+  if (seen !== name) {
+    // Undo/redo or another edit changed the name: show it.
+    setSeen(name);
+    setDraft(name);
+    setError(null);
+  }
+  const commit = () => {
+    if (draft === name) return setError(null);
+    const refused = onRename(draft);
+    setError(refused);
+  };
+  return (
+    <Field label="Name" htmlFor="node-name" problem={error ?? problem} hint="Lowercase slug; applied on Enter or when you leave the field, and every step that reads it follows.">
+      <Input
+        id="node-name"
+        data-testid="node-name"
+        className="h-8"
+        value={draft}
+        disabled={readOnly}
+        aria-invalid={error ? true : undefined}
+        onChange={(e) => setDraft(e.target.value)}
+        onBlur={commit}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") {
+            e.preventDefault();
+            commit();
+          } else if (e.key === "Escape") {
+            setDraft(name);
+            setError(null);
+          }
+        }}
+      />
+    </Field>
+  );
+}
+
+export function NodePanel({ kind, node, problems, inputs, modelSuggestions, readOnly, sample, onSampleChange, onPatch, onRename, onDelete }: NodePanelProps) {
   const type = kind === "step" ? str(node.type) : kind === "source" ? str(node.format) : str(node.surface);
   const problemAt = (...path: (string | number)[]) => {
     const hit = problems.find((p) => path.every((seg, i) => p.path[2 + i] === seg));
@@ -97,9 +143,7 @@ export function NodePanel({ kind, node, problems, inputs, modelSuggestions, read
         </Button>
       </div>
 
-      <Field label="Name" htmlFor="node-name" problem={problemAt("name")} hint="Lowercase slug; renaming updates every step that reads it.">
-        <Input id="node-name" data-testid="node-name" className="h-8" value={str(node.name)} disabled={readOnly} onChange={(e) => onPatch({ name: e.target.value }, "name")} />
-      </Field>
+      <NameField name={str(node.name)} readOnly={readOnly} problem={problemAt("name")} onRename={onRename} />
       <Field label="Description" htmlFor="node-description" problem={problemAt("description")}>
         <Textarea id="node-description" className="min-h-12 text-sm" value={str(node.description)} disabled={readOnly} onChange={(e) => set("description")(e.target.value || undefined)} />
       </Field>

@@ -11,6 +11,7 @@ import {
   pasteNode,
   refOf,
   removeNode,
+  renameNode,
   specToGraph,
   toDraft,
   updateNode,
@@ -101,10 +102,34 @@ describe("edits round-trip to the spec", () => {
   });
 
   it("renaming a step rewrites every from that read it", () => {
-    const spec = updateNode(base(), { kind: "step", index: 1 }, { name: "digests" });
+    const res = renameNode(base(), { kind: "step", index: 1 }, "digests");
+    if (!res.ok) throw new Error(res.error);
+    const spec = res.spec;
     expect(spec.steps[2]!.from).toBe("digests");
     expect(spec.outputs[1]!.from).toEqual(["transcripts", "digests", "monthly"]);
+    expect(res).toMatchObject({ oldId: "step:summaries", newId: "step:digests" });
     expect(parseSpec(spec).ok).toBe(true);
+  });
+
+  it("a rename refuses a name another node has, and field edits never touch names or readers", () => {
+    // A `facts` step beside `summaries`; `monthly` reads `summaries`.
+    const withFacts = addNode(base(), "step", { type: "transform", name: "facts", from: "transcripts", prompt: "{{ record.content }}" });
+    const facts = withFacts.ref;
+    // What typing "summaries-v2" letter by letter used to do: every keystroke renamed and cascaded.
+    let typed = withFacts.spec;
+    for (let i = 1; i <= "summaries-v2".length; i++) typed = updateNode(typed, facts, { name: "summaries-v2".slice(0, i) });
+    expect(typed).toEqual(withFacts.spec);
+    // Committing an existing name is refused; nothing changes.
+    const clash = renameNode(withFacts.spec, facts, "summaries");
+    expect(clash.ok).toBe(false);
+    if (!clash.ok) expect(clash.error).toMatch(/"summaries" is already the name of the step at steps\[1\]/);
+    // Committing the final name renames facts only: monthly still reads summaries.
+    const done = renameNode(withFacts.spec, facts, "summaries-v2");
+    if (!done.ok) throw new Error(done.error);
+    expect(done.spec.steps.map((s) => s.name)).toEqual(["transcripts", "summaries", "monthly", "world-model", "summaries-v2"]);
+    expect(done.spec.steps[2]!.from).toBe("summaries");
+    expect(done.spec.outputs[1]!.from).toEqual(["transcripts", "summaries", "monthly"]);
+    expect(renameNode(withFacts.spec, facts, "  ").ok).toBe(false);
   });
 });
 

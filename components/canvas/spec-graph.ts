@@ -250,27 +250,49 @@ function removeInput(node: DraftNode, name: string): DraftNode {
 
 /**
  * Set fields of a node. `undefined` removes the field (the strict schema rejects nulls and unknown
- * keys, so unset fields are left out). Renaming also rewrites every `from` that referred to it.
+ * keys, so unset fields are left out). A name is never set here: renames go through `renameNode`,
+ * which checks collisions and rewrites the readers once, on commit.
  */
 export function updateNode(spec: DraftSpec, ref: NodeRef, patch: Record<string, unknown>): DraftSpec {
   const node = getNode(spec, ref);
   if (!node) return spec;
   const updated: DraftNode = { ...node };
   for (const [k, v] of Object.entries(patch)) {
+    if (k === "name") continue;
     if (v === undefined) delete updated[k];
     else updated[k] = v;
   }
-  let next = withList(spec, ref.kind, (l) => l.map((n, i) => (i === ref.index ? updated : n)));
+  return withList(spec, ref.kind, (l) => l.map((n, i) => (i === ref.index ? updated : n)));
+}
+
+export type RenameResult = { ok: true; spec: DraftSpec; oldId: string; newId: string } | { ok: false; error: string };
+
+/**
+ * Rename a node and rewrite every `from` that read its old name, as one edit. Refuses a name
+ * another source, step or output already has (a rename must never merge two nodes' readers) and
+ * an empty name. Called when the user commits the name (blur / Enter), never per keystroke.
+ */
+export function renameNode(spec: DraftSpec, ref: NodeRef, rawName: string): RenameResult {
+  const node = getNode(spec, ref);
+  if (!node) return { ok: false, error: "That node no longer exists." };
+  const newName = rawName.trim();
   const oldName = str(node.name);
-  const newName = str(updated.name);
-  if (ref.kind !== "output" && "name" in patch && oldName && newName && oldName !== newName) {
+  const oldId = idOf(spec, ref)!;
+  if (!newName) return { ok: false, error: "A name is required." };
+  if (newName === oldName) return { ok: true, spec, oldId, newId: oldId };
+  for (const kind of ["source", "step", "output"] as const) {
+    const i = nodeList(spec, kind).findIndex((n, index) => str(n.name) === newName && !(kind === ref.kind && index === ref.index));
+    if (i >= 0) return { ok: false, error: `"${newName}" is already the name of the ${kind} at ${SECTION[kind]}[${i}]; pick another name.` };
+  }
+  let next = withList(spec, ref.kind, (l) => l.map((n, i) => (i === ref.index ? { ...n, name: newName } : n)));
+  if (ref.kind !== "output" && oldName) {
     next = mapReaders(next, (n) => {
       if (typeof n.from === "string") return n.from === oldName ? { ...n, from: newName } : n;
       if (Array.isArray(n.from)) return { ...n, from: n.from.map((f) => (f === oldName ? newName : f)) };
       return n;
     });
   }
-  return next;
+  return { ok: true, spec: next, oldId, newId: idOf(next, ref)! };
 }
 
 /** Whether `target` reads a list of inputs (merge steps and outputs). */

@@ -127,7 +127,7 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
   const statusBy = useMemo(() => new Map((status.data ?? []).map((s) => [s.name, s])), [status.data]);
   const planRows: PlanRow[] | undefined = planCost.data?.steps ?? planBasic.data;
   const planBy = useMemo(() => new Map((planRows ?? []).map((p) => [p.step, p])), [planRows]);
-  const lastRun = runs.data?.[0];
+  // Only this branch's runs: another branch's last run is not this branch's state.
   const branchRuns = runs.data?.filter((r) => r.branchId === pipeline.data?.branch.id);
   const lastBranchRun = branchRuns?.[0];
   const lastRunSteps = useMemo(() => {
@@ -230,9 +230,13 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
           <CardHeader>
             <CardTitle className="flex items-center gap-2">
               Graph
-              {lastRun ? (
+              {lastBranchRun ? (
                 <span className="flex items-center gap-1 text-xs font-normal text-muted-foreground">
-                  last run <RunStatusBadge status={lastRun.status} testId="last-run-status" /> {fmtDate(lastRun.createdAt)}
+                  last run on {branch} <RunStatusBadge status={lastBranchRun.status} testId="last-run-status" /> {fmtDate(lastBranchRun.createdAt)}
+                </span>
+              ) : runs.data && pipeline.data ? (
+                <span className="text-xs font-normal text-muted-foreground" data-testid="no-branch-runs">
+                  no run on {branch} yet
                 </span>
               ) : null}
             </CardTitle>

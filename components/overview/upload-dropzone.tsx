@@ -4,6 +4,16 @@ import { useRef, useState } from "react";
 import { useCan, useWorkspace } from "@/components/shell/workspace-context";
 import { cn } from "@/components/ui/cn";
 import { toast } from "@/components/ui/sonner";
+import type { ImportFormat } from "@/server/importers/types";
+
+/** Formats a browser upload can be (a folder cannot); "" = auto-detect. Typed so a new format shows up here. */
+export const UPLOAD_FORMAT_LABELS: Record<Exclude<ImportFormat, "folder">, string> = {
+  "chatgpt-export": "ChatGPT export",
+  "claude-export": "Claude export",
+  jsonl: "JSONL (one message or conversation per line)",
+  markdown: "Markdown transcript",
+  text: "Plain text transcript",
+};
 
 interface Report {
   fileName: string;
@@ -26,6 +36,7 @@ export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId:
   const [over, setOver] = useState(false);
   const [busy, setBusy] = useState<string | null>(null);
   const [reports, setReports] = useState<Report[]>([]);
+  const [format, setFormat] = useState<string>("");
 
   async function upload(files: File[]) {
     for (const file of files) {
@@ -33,6 +44,7 @@ export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId:
       const body = new FormData();
       body.set("file", file, file.name);
       body.set("workspaceId", workspace.id);
+      if (format) body.set("format", format);
       let report: Report;
       try {
         const res = await fetch(`/api/v1/pipelines/${encodeURIComponent(pipelineId)}/sources/${encodeURIComponent(source)}/upload`, {
@@ -96,6 +108,22 @@ export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId:
           }}
         />
       </div>
+      <label className="flex items-center gap-2 text-xs text-muted-foreground">
+        Format
+        <select
+          data-testid={`upload-format-${source}`}
+          value={format}
+          onChange={(e) => setFormat(e.target.value)}
+          className="h-7 flex-1 rounded-md border border-input bg-transparent px-2 text-xs text-foreground"
+        >
+          <option value="">Auto-detect</option>
+          {Object.entries(UPLOAD_FORMAT_LABELS).map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
       {reports.map((r, i) => (
         <div
           key={`${r.fileName}-${i}`}

@@ -18,9 +18,10 @@ const { POST } = await import("@/app/api/v1/pipelines/[pipelineId]/sources/[sour
 
 const fixture = readFileSync(path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json"));
 
-function upload(pipelineId: string, source = "chats", name = "conversations.json") {
+function upload(pipelineId: string, source = "chats", name = "conversations.json", content: BlobPart = fixture, format?: string) {
   const body = new FormData();
-  body.set("file", new Blob([fixture]), name);
+  body.set("file", new Blob([content]), name);
+  if (format) body.set("format", format);
   const req = new Request(`http://localhost/api/v1/pipelines/${pipelineId}/sources/${source}/upload`, { method: "POST", body });
   return POST(req, { params: Promise.resolve({ pipelineId, source }) });
 }
@@ -79,5 +80,39 @@ describe("upload route", () => {
     const res = await upload(pipelineId, "nope");
     expect(res.status).toBe(404);
     expect((await res.json()).error).toMatch(/Sources: chats/);
+  });
+
+  it("labels untitled conversations and errors with the uploaded file's name, never the server temp path", async () => {
+    session.user = users.owner!;
+    const untitled = [
+      { id: "untitled-1", title: "", create_time: 1718000000, current_node: "m1", mapping: { m1: { id: "m1", parent: null, children: [], message: { author: { role: "user" }, content: { content_type: "text", parts: ["no title here"] } } } } },
+    ];
+    const res = await upload(pipelineId, "chats", "my-export.json", JSON.stringify(untitled));
+    expect(res.status).toBe(200);
+    const record = await t.db.record.findFirstOrThrow({ where: { pipelineId, content: { contains: "no title here" } } });
+    expect((record.metadata as { source: { path: string } }).source.path).toBe("my-export.json");
+    expect(JSON.stringify(record)).not.toMatch(/synthex-upload|\/tmp\//);
+
+    const bad = await upload(pipelineId, "chats", "broken.json", '[{"mapping": {}, "id": "x"');
+    expect(bad.status).toBe(400);
+    const { error } = (await bad.json()) as { error: string };
+    expect(error).toMatch(/^broken\.json /);
+    expect(error).not.toMatch(/synthex-upload|\/tmp\//);
+    const row = await t.db.sourceImport.findFirstOrThrow({ where: { pipelineId, fileName: "broken.json" } });
+    expect(row.error).not.toMatch(/synthex-upload|\/tmp\//);
+  });
+
+  it("reports an empty .json as empty, not as markdown, and honours a chosen format", async () => {
+    session.user = users.owner!;
+    const empty = await upload(pipelineId, "chats", "conversations.json", "");
+    expect(empty.status).toBe(400);
+    expect((await empty.json()).error).toMatch(/conversations\.json is empty: expected a ChatGPT or Claude export/);
+    const notJson = await upload(pipelineId, "chats", "notes.json", "# just markdown");
+    expect(notJson.status).toBe(400);
+    expect((await notJson.json()).error).toMatch(/notes\.json is named \.json but is not JSON.*Format menu/);
+    // The format picker's choice overrides detection.
+    const chosen = await upload(pipelineId, "chats", "notes.json", "# A note\n\nuser: hello from a picked format", "markdown");
+    expect(chosen.status).toBe(200);
+    expect(await chosen.json()).toMatchObject({ format: "markdown", added: 1 });
   });
 });

@@ -19,6 +19,9 @@ export function isImportFormat(v: string): v is ImportFormat {
   return (IMPORT_FORMATS as readonly string[]).includes(v);
 }
 
+/** How to override detection, wherever the file came from. */
+const CHOOSE_FORMAT = "choose its format (the Format menu of the upload box, or --format on the CLI)";
+
 /** Which conversation export a JSON head looks like. */
 function shapeOf(head: string): "chatgpt-export" | "claude-export" | "jsonl" | null {
   const text = head.replace(/^\uFEFF/, "").trimStart();
@@ -51,7 +54,7 @@ export async function detectFormat(file: string): Promise<ImportFormat> {
     }
     if (names.some((n) => /(^|\/)(users|projects|memories)\.json$/.test(n))) return "claude-export";
     if (names.some((n) => /(^|\/)(user|message_feedback|chat)\.(json|html)$/.test(n))) return "chatgpt-export";
-    throw new ImportError(`${file}: cannot tell whether its conversations.json is a ChatGPT or a Claude export; pass the format.`, file);
+    throw new ImportError(`${file}: cannot tell whether its conversations.json is a ChatGPT or a Claude export; ${CHOOSE_FORMAT}.`, file);
   }
   if (ext === ".jsonl" || ext === ".ndjson") return "jsonl";
   if (ext === ".md" || ext === ".markdown") return "markdown";
@@ -62,7 +65,12 @@ export async function detectFormat(file: string): Promise<ImportFormat> {
   if (shape) return shape;
   const trimmed = head.replace(/^\uFEFF/, "").trimStart();
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
-    throw new ImportError(`${file} is JSON but neither a ChatGPT export (mapping) nor a Claude export (chat_messages) nor chat JSONL; pass the format.`, file);
+    throw new ImportError(`${file} is JSON but neither a ChatGPT export (mapping) nor a Claude export (chat_messages) nor chat JSONL; ${CHOOSE_FORMAT}.`, file);
+  }
+  // A .json name promises JSON: never fall through to Markdown for it.
+  if (ext === ".json") {
+    if (!trimmed) throw new ImportError(`${file} is empty: expected a ChatGPT or Claude export (a JSON array of conversations).`, file);
+    throw new ImportError(`${file} is named .json but is not JSON (it starts with ${JSON.stringify(trimmed.slice(0, 20))}); ${CHOOSE_FORMAT}.`, file);
   }
   if (head.includes("\u0000")) throw new ImportError(`${file} looks binary: not a conversation export, JSONL or text transcript.`, file);
   return ext === "" || ext === ".text" ? "text" : "markdown";

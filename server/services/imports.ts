@@ -21,6 +21,12 @@ export interface ImportFileInput {
   path: string;
   /** Overrides detection. */
   format?: ImportFormat;
+  /**
+   * The name the user knows the file by (an upload's original file name). It labels the records
+   * (`metadata.source.path`, so untitled conversations) and every message, instead of `path` —
+   * which for an upload is a server temp path that must not leak. Default: `path`.
+   */
+  displayName?: string;
   /** Items per `appendSourceRecords` call. Default 500. */
   batchSize?: number;
   /** Called after every batch (for progress bars). */
@@ -78,7 +84,10 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
   if (input.format && !isImportFormat(input.format)) throw badRequest(`Unknown import format "${String(input.format)}".`);
 
   const file = path.resolve(input.path);
-  const fileName = path.basename(file);
+  const display = input.displayName ?? input.path;
+  const fileName = path.basename(display);
+  /** Messages name the file as the user knows it, never the temp path it was written to. */
+  const shown = (message: string) => (input.displayName ? hidePath(message, [file, input.path], input.displayName) : message);
   const row = await db.sourceImport.create({
     data: { workspaceId: input.workspaceId, pipelineId: pipeline.id, source: def.name, fileName, format: input.format ?? "detecting", status: "running" },
   });
@@ -110,7 +119,7 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
     format ??= await detectFormat(file);
     if (!input.format) await db.sourceImport.update({ where: { id: row.id }, data: { format } });
     const batchSize = input.batchSize ?? 500;
-    for await (const ev of readImport(file, format, { displayPath: input.path, maxMessageChars: input.maxMessageChars })) {
+    for await (const ev of readImport(file, format, { displayPath: display, maxMessageChars: input.maxMessageChars })) {
       if ("warning" in ev) {
         warningCount++;
         if (ev.warning.skipped) skipped++;
@@ -124,7 +133,7 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
     }
     await flush();
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = shown(err instanceof Error ? err.message : String(err));
     await db.sourceImport
       .update({
         where: { id: row.id },
@@ -132,9 +141,9 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
       })
       .catch(() => {});
     const partial = committed > 0 ? ` ${added} new record(s) from the ${committed} item(s) before it were imported and stay; re-importing is safe.` : "";
-    if (err instanceof ImportError) throw new ImportFailedError(`${message}${partial}`, err.file, row.id, { received, added, skipped }, err.conversation);
+    if (err instanceof ImportError) throw new ImportFailedError(`${message}${partial}`, shown(err.file), row.id, { received, added, skipped }, err.conversation);
     if (err instanceof Error && err.name === "DomainError") throw err;
-    throw new ImportFailedError(`Importing ${fileName} failed: ${message}.${partial}`, file, row.id, { received, added, skipped });
+    throw new ImportFailedError(`Importing ${fileName} failed: ${message}.${partial}`, display, row.id, { received, added, skipped });
   }
 
   await db.sourceImport.update({
@@ -142,6 +151,13 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
     data: { status: "completed", stats: stats(), warnings: stored(), finishedAt: new Date() },
   });
   return { importId: row.id, format, status: "completed", ...stats(), warnings, warningCount, durationMs: Date.now() - started };
+}
+
+/** `message` with every occurrence of the given paths (longest first) replaced by `name`. */
+function hidePath(message: string, paths: string[], name: string): string {
+  let out = message;
+  for (const p of [...new Set(paths)].sort((a, b) => b.length - a.length)) if (p) out = out.split(p).join(name);
+  return out;
 }
 
 /** Recent imports of a pipeline, newest first. */

@@ -86,6 +86,8 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
       pipelineId: pipeline.id,
       source: decodeURIComponent(source),
       path: file,
+      // Records and messages name the uploaded file, never the temp path.
+      displayName: path.basename(file),
       format: format as never,
     });
     return Response.json({ ...result, fileName: path.basename(file) });
