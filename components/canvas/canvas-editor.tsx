@@ -30,6 +30,7 @@ import { toast } from "@/components/ui/sonner";
 import type { inferRouterOutputs } from "@trpc/server";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import type { AppRouter } from "@/server/api/root";
+import { providerProblems } from "@/server/pipeline/provider-problems";
 import { formatPath, parseSpec, type Problem } from "@/server/pipeline/spec";
 import { NodePanel } from "./node-panel";
 import { nodeTypes } from "./nodes";
@@ -220,6 +221,10 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
   const selected = selection && getNode(spec, selection) ? selection : null;
   const parsed = useMemo(() => (spec ? parseSpec(spec) : null), [spec]);
   const problems: Problem[] = useMemo(() => (parsed && !parsed.ok ? parsed.problems : []), [parsed]);
+  // Models whose provider the workspace lacks: saving is allowed (a provider can be added later), running is not.
+  const available = useQuery({ ...trpc.provider.available.queryOptions({ workspaceId: workspace.id }), staleTime: 30_000 });
+  const missingProviders: Problem[] = useMemo(() => (available.data ? providerProblems(spec, available.data) : []), [spec, available.data]);
+  const shownProblems = useMemo(() => [...problems, ...missingProviders], [problems, missingProviders]);
   const dirty = spec ? JSON.stringify(spec) !== saved : false;
 
   const commit = useCallback((fn: (s: DraftSpec) => DraftSpec, coalesceKey?: string) => {
@@ -264,7 +269,7 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
     return () => window.removeEventListener("beforeunload", warn);
   }, [dirty]);
 
-  const graph = useMemo(() => (spec ? specToGraph(spec, layout, problems) : { nodes: [], edges: [] }), [spec, layout, problems]);
+  const graph = useMemo(() => specToGraph(spec, layout, shownProblems), [spec, layout, shownProblems]);
   const selectedId = spec && selected ? idOf(spec, selected) : undefined;
   const nodes: Node[] = useMemo(
     () =>
@@ -439,7 +444,7 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
 
   const pipeline = data.pipeline;
   const selectedNode = selected ? getNode(spec, selected) : undefined;
-  const byNode = problemsByNode(spec, problems);
+  const byNode = problemsByNode(spec, shownProblems);
   const inputNames = [...spec.sources, ...spec.steps].map((n) => String(n.name ?? "")).filter(Boolean);
   const base = `/w/${workspace.slug}/pipelines/${pipeline.id}`;
 
@@ -478,10 +483,18 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
         <div className="ml-auto flex items-center gap-3">
           <span
             data-testid="validity"
-            className={cn("text-xs", problems.length ? "text-destructive" : "text-muted-foreground")}
+            className={cn("text-xs", problems.length || missingProviders.length ? "text-destructive" : "text-muted-foreground")}
             title={saveBlocker ?? undefined}
           >
-            {problems.length ? `${problems.length} problem${problems.length === 1 ? "" : "s"} · saving disabled` : !canWrite ? "Read-only" : dirty ? "Valid spec" : "Valid spec · saved"}
+            {problems.length
+              ? `${problems.length} problem${problems.length === 1 ? "" : "s"} · saving disabled`
+              : missingProviders.length
+                ? `Cannot run: ${missingProviders[0]!.message.replace(/ \(model .*\)$/, "")}`
+                : !canWrite
+                  ? "Read-only"
+                  : dirty
+                    ? "Valid spec"
+                    : "Valid spec · saved"}
           </span>
           <Button size="sm" onClick={() => setSaveOpen(true)} disabled={Boolean(saveBlocker)} title={saveBlocker ?? "Save a new version"} data-testid="save-version">
             <Save /> Save version…
@@ -549,9 +562,27 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
                   ))}
                 </ul>
               </>
-            ) : (
+            ) : missingProviders.length ? null : (
               <span className="text-muted-foreground">No problems: the spec is valid.</span>
             )}
+            {missingProviders.length ? (
+              <div data-testid="provider-problems" className={cn("text-destructive", problems.length && "mt-2")}>
+                <div className="mb-1 font-medium">
+                  Runs will not start until these models have a provider (saving is allowed):{" "}
+                  <Link className="underline" href={`/w/${workspace.slug}/settings/models`}>
+                    Settings → Models
+                  </Link>
+                </div>
+                <ul className="space-y-0.5">
+                  {missingProviders.map((p) => (
+                    <li key={formatPath(p.path)}>
+                      <code className="text-muted-foreground">{formatPath(p.path)}</code>
+                      {p.node ? <span className="font-medium"> ({p.node})</span> : null}: {p.message}
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            ) : null}
           </div>
         </div>
 

@@ -209,6 +209,7 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
   const totalPending = (planRows ?? []).reduce((a, r) => a + r.pending, 0);
   const estCost = planCost.data?.totals.estimatedCostUsd ?? 0;
   const sourceRecords = spec.sources.reduce((a, s) => a + (statusBy.get(s.name)?.records ?? 0), 0);
+  const missingProviders = planCost.data?.providerProblems ?? [];
   const doRun = () => start.mutate(ref);
   const onRunClick = () => (estCost > RUN_CONFIRM_THRESHOLD_USD ? setConfirm(true) : doRun());
 
@@ -289,6 +290,21 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
               description="Upload a chat export (or any file) to a source above; the plan then shows what a run would make."
             />
           ) : null}
+          {missingProviders.length ? (
+            <div data-testid="provider-problems" className="mb-4 rounded-md border border-destructive/50 bg-destructive/5 px-3 py-2 text-sm text-destructive">
+              <div className="font-medium">A run cannot start until every model has a provider:</div>
+              <ul className="mt-1 list-disc pl-5">
+                {missingProviders.map((m) => (
+                  <li key={`${m.step}:${m.message}`}>
+                    <b>{m.step}</b>: {m.message}
+                  </li>
+                ))}
+              </ul>
+              <Link className="mt-1 inline-block font-medium underline" href={`/w/${workspace.slug}/settings/models`}>
+                Open Settings → Models
+              </Link>
+            </div>
+          ) : null}
           {planCost.isPending && planBasic.isPending && !planRows ? (
             <Skeleton className="h-40 w-full" />
           ) : planRows ? (
@@ -363,7 +379,12 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
                 <Link href={`${base}/canvas?branch=${encodeURIComponent(branch)}`}>Canvas</Link>
               </Button>
               {canRun ? (
-                <Button data-testid="run-button" onClick={onRunClick} disabled={start.isPending || active}>
+                <Button
+                  data-testid="run-button"
+                  onClick={onRunClick}
+                  disabled={start.isPending || active || missingProviders.length > 0}
+                  title={missingProviders.length ? missingProviders[0]!.message : undefined}
+                >
                   {start.isPending || active ? <Loader2 className="animate-spin" /> : <Play />}
                   {active ? "Running…" : totalPending === 0 ? "Run (nothing pending)" : "Run"}
                 </Button>

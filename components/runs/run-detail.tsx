@@ -8,6 +8,7 @@ import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxi
 import { PipelineTabs } from "@/components/overview/pipeline-tabs";
 import { PageHeader } from "@/components/shell/page-header";
 import { useCan, useWorkspace } from "@/components/shell/workspace-context";
+import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
@@ -29,14 +30,18 @@ export function RunDetail({ pipelineId, runId }: { pipelineId: string; runId: st
     ...trpc.run.get.queryOptions({ workspaceId: workspace.id, runId }),
     refetchInterval: (q) => (!q.state.data || ACTIVE_RUN_STATUSES.includes(q.state.data.status) ? 1000 : false),
   });
+  const running = !run.data || ACTIVE_RUN_STATUSES.includes(run.data.status);
+  const groups = useQuery({ ...trpc.run.failureGroups.queryOptions({ workspaceId: workspace.id, runId }), refetchInterval: running ? 2000 : false });
   const invalidate = () => {
     void queryClient.invalidateQueries({ queryKey: trpc.run.get.queryKey() });
+    void queryClient.invalidateQueries({ queryKey: trpc.run.failureGroups.queryKey() });
     void queryClient.invalidateQueries({ queryKey: trpc.run.list.queryKey() });
   };
   const finished = !!run.data && !ACTIVE_RUN_STATUSES.includes(run.data.status);
   useEffect(() => {
     // A finished run changes record counts, staleness and the next plan.
     if (!finished) return;
+    void queryClient.invalidateQueries({ queryKey: trpc.run.failureGroups.queryKey() });
     void queryClient.invalidateQueries({ queryKey: trpc.pipeline.status.queryKey() });
     void queryClient.invalidateQueries({ queryKey: trpc.provider.planCost.queryKey() });
     void queryClient.invalidateQueries({ queryKey: trpc.run.plan.queryKey() });
@@ -205,22 +210,31 @@ export function RunDetail({ pipelineId, runId }: { pipelineId: string; runId: st
 
       <Card className="mt-6">
         <CardHeader>
-          <CardTitle>Failures ({fmtInt(r.failures.length)})</CardTitle>
-          <CardDescription>Each failed work item with its input, the error and the model’s raw response. “Retry failed” starts a new run that redoes only these.</CardDescription>
+          <CardTitle>
+            Failures ({fmtInt(groups.data?.total ?? r.failures.length)}
+            {groups.data && groups.data.groups.length > 0 ? ` in ${fmtInt(groups.data.groups.length)} group${groups.data.groups.length === 1 ? "" : "s"}` : ""})
+          </CardTitle>
+          <CardDescription>
+            Identical failures are grouped: the count, the error, and one example with its input and the model’s raw response. “Retry failed” starts a new run that redoes only these.
+          </CardDescription>
         </CardHeader>
         <CardContent className="space-y-3">
-          {r.failures.length === 0 ? <p className="text-sm text-muted-foreground">No failures.</p> : null}
-          {r.failures.map((f) => (
-            <details key={f.id} className="rounded-md border p-3 text-sm" data-testid="run-failure">
+          {(groups.data?.total ?? r.failures.length) === 0 ? <p className="text-sm text-muted-foreground">No failures.</p> : null}
+          {groups.data?.groups.map((g) => (
+            <details key={`${g.step}:${g.error}`} className="rounded-md border p-3 text-sm" data-testid="run-failure-group">
               <summary className="cursor-pointer">
-                <b>{f.step}</b> · {f.error} <span className="text-xs text-muted-foreground">({f.attempts} attempts)</span>
+                <Badge variant="destructive" data-testid="failure-count">
+                  {fmtInt(g.count)}×
+                </Badge>{" "}
+                <b>{g.step}</b> · {g.error} <span className="text-xs text-muted-foreground">({fmtInt(g.attempts)} attempts in all)</span>
               </summary>
-              <div className="mt-2 space-y-2 text-xs">
+              <div className="mt-2 space-y-2 text-xs" data-testid="run-failure">
+                <div className="text-muted-foreground">{g.count > 1 ? `One example of ${fmtInt(g.count)}:` : "The failure:"}</div>
                 <div>
-                  <span className="text-muted-foreground">Input:</span> <code className="break-all">{f.inputKey}</code>
+                  <span className="text-muted-foreground">Input:</span> <code className="break-all">{g.example.inputKey}</code>
                 </div>
-                {f.rawResponse ? (
-                  <pre className="max-h-64 overflow-auto rounded bg-muted p-2 whitespace-pre-wrap">{f.rawResponse}</pre>
+                {g.example.rawResponse ? (
+                  <pre className="max-h-64 overflow-auto rounded bg-muted p-2 whitespace-pre-wrap">{g.example.rawResponse}</pre>
                 ) : (
                   <div className="text-muted-foreground">No raw response (the call failed before the model answered).</div>
                 )}

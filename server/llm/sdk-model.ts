@@ -18,6 +18,9 @@ import { limiterFor, ProviderLimiter } from "./limiter";
 import { costOf, type PriceTable } from "./pricing";
 import { countTokens } from "./tokens";
 import { abortableSleep } from "./abortable-sleep";
+import { parseModelId } from "./model-id";
+
+export { parseModelId };
 
 export type ProviderKind = "openai" | "anthropic" | "openai-compatible";
 export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "openai-compatible"];
@@ -51,16 +54,6 @@ export interface AiSdkModelOptions {
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 const sleep = abortableSleep;
-
-/** Split `provider/model`; a bare name is routed by its family (gpt/o-series → openai, claude → anthropic). */
-export function parseModelId(model: string): { provider: string; name: string } {
-  const slash = model.indexOf("/");
-  if (slash > 0) return { provider: model.slice(0, slash), name: model.slice(slash + 1) };
-  if (/^claude/i.test(model)) return { provider: "anthropic", name: model };
-  if (/^(gpt|o\d|text-embedding|chatgpt)/i.test(model)) return { provider: "openai", name: model };
-  if (model === "offline" || model === "extractive") return { provider: "offline", name: "extractive" };
-  return { provider: model, name: "" };
-}
 
 /** Retry-After (seconds or an HTTP date) or retry-after-ms, in ms. */
 export function retryAfterMs(headers: Record<string, string> | undefined): number | null {

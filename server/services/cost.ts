@@ -16,6 +16,7 @@ import { costOf, priceOf, type PriceTable } from "../llm/pricing";
 import { countTokens } from "../llm/tokens";
 import type { Db } from "./db-types";
 import { getBranch } from "./pipelines";
+import { branchProviderProblems } from "./provider-check";
 import { priceOverrides } from "./providers";
 import { planPipeline, type RunRequest } from "./runs";
 
@@ -60,6 +61,8 @@ export interface PlanWithCost {
   main?: { fullCostUsd: number };
   costRatioVsMain?: number | null;
   warning?: string;
+  /** Steps whose model has no provider in this workspace: a run would refuse to start. */
+  providerProblems: Array<{ step: string; message: string }>;
 }
 
 interface StepRunStat {
@@ -252,7 +255,8 @@ export async function planWithCost(db: Db, pipelineId: string, branch = "main", 
   const pipeline = await db.pipeline.findUniqueOrThrow({ where: { id: pipelineId }, select: { workspaceId: true } });
   const [calibration, prices] = await Promise.all([loadCalibration(db, pipelineId), priceOverrides(db, pipeline.workspaceId)]);
   const plan = await costPlan(db, pipelineId, branch, options, calibration, prices);
-  const out: PlanWithCost = { branch, ...plan };
+  const providerProblems = (await branchProviderProblems(db, pipeline.workspaceId, pipelineId, branch)).map((p) => ({ step: p.node ?? "?", message: p.message }));
+  const out: PlanWithCost = { branch, ...plan, providerProblems };
   if (branch !== "main") {
     const main = await costPlan(db, pipelineId, "main", { ...options, full: true }, calibration, prices);
     const mainFull = main.totals.fullCostUsd;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { planWithCost } from "../../services/cost";
 import { getPipeline } from "../../services/pipelines";
+import { availableProviders } from "../../services/provider-check";
 import * as providers from "../../services/providers";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
 
@@ -22,6 +23,8 @@ export const providerRouter = createTRPCRouter({
   testConnection: workspaceProcedure("providers:manage")
     .input(z.object({ name: z.string(), model: z.string().optional() }))
     .mutation(({ ctx, input }) => providers.testProviderConnection(ctx.db, ctx.workspace.id, input)),
+  /** Provider names runs can call (Settings → Models, env, offline): the canvas checks models against them. */
+  available: workspaceProcedure("pipelines:read").query(({ ctx }) => availableProviders(ctx.db, ctx.workspace.id)),
   prices: workspaceProcedure("workspace:read").query(({ ctx }) => providers.listPrices(ctx.db, ctx.workspace.id)),
   setPrice: workspaceProcedure("providers:manage")
     .input(providers.setPriceInput)

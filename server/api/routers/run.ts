@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { getPipeline } from "../../services/pipelines";
+import { assertProvidersAvailable } from "../../services/provider-check";
+import { failureGroups } from "../../services/run-failures";
 import * as runs from "../../services/runs";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
 
@@ -21,6 +23,8 @@ export const runRouter = createTRPCRouter({
     .input(z.object({ pipelineId: z.string(), branch: z.string().default("main"), options: runOptions.default({}) }))
     .mutation(async ({ ctx, input }) => {
       const pipeline = await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
+      // A model without a provider would fail every item: refuse before starting.
+      await assertProvidersAvailable(ctx.db, ctx.workspace.id, pipeline.id, input.branch);
       return runs.startRun(ctx.db, {
         workspaceId: ctx.workspace.id,
         pipelineId: pipeline.id,
@@ -38,6 +42,10 @@ export const runRouter = createTRPCRouter({
   get: workspaceProcedure("pipelines:read")
     .input(z.object({ runId: z.string() }))
     .query(({ ctx, input }) => runs.getRun(ctx.db, ctx.workspace.id, input.runId)),
+  /** Failures grouped by step and identical error: count, attempts and one example each. */
+  failureGroups: workspaceProcedure("pipelines:read")
+    .input(z.object({ runId: z.string() }))
+    .query(({ ctx, input }) => failureGroups(ctx.db, ctx.workspace.id, input.runId)),
   cancel: workspaceProcedure("runs:write")
     .input(z.object({ runId: z.string() }))
     .mutation(({ ctx, input }) => runs.cancelRun(ctx.db, ctx.workspace.id, input.runId)),

@@ -1,0 +1,180 @@
+import path from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+
+/**
+ * What a first-time user trips on (issue 14), each in the real browser: canvas renames and
+ * drafts, a branch's own last run, uploads (format picker, empty .json, no temp paths), the
+ * favicon and the app's 404. Screenshots of the fixed screens land in test-results/screens/.
+ */
+test.use({ viewport: { width: 1600, height: 1000 } });
+
+const stamp = Date.now();
+const FIXTURE = path.join(import.meta.dirname, "fixtures", "chatgpt-export.json");
+const shot = (page: Page, name: string) => page.screenshot({ path: `test-results/screens/${name}.png`, fullPage: true });
+
+async function signUp(page: Page, who: string) {
+  await page.goto("/signup");
+  await page.getByLabel("Email").fill(`${who}-${stamp}@example.com`);
+  await page.getByLabel("Password").fill(`${who}-password-1`);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page).toHaveURL(/\/w\/[^/]+\/pipelines$/);
+  return new URL(page.url()).pathname.split("/")[2]!;
+}
+
+/** New pipeline from the chat-memory template, through the UI; returns the overview path. */
+async function newPipeline(page: Page, slug: string, name: string) {
+  await page.goto(`/w/${slug}/pipelines/new`);
+  await page.getByTestId("template-chat-memory").click();
+  await page.getByLabel("Name").fill(name);
+  await page.getByTestId("create-pipeline-submit").click();
+  await expect(page).toHaveURL(/\/pipelines\/(?!new)[^/?]+(\?.*)?$/);
+  return new URL(page.url()).pathname;
+}
+
+async function waitForRun(page: Page, status = "completed") {
+  await expect(page).toHaveURL(/\/runs\/[^/?]+/);
+  await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", /^(completed|completed_with_errors|failed|cancelled)$/, { timeout: 120_000 });
+  await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", status);
+}
+
+/** A tRPC call from the page (same session cookie), superjson-encoded: only for setup the UI has no screen for. */
+async function trpc<T>(page: Page, proc: string, input: unknown, kind: "query" | "mutation" = "query"): Promise<T> {
+  return page.evaluate(
+    async ({ proc, input, kind }) => {
+      const res =
+        kind === "query"
+          ? await fetch(`/api/trpc/${proc}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`)
+          : await fetch(`/api/trpc/${proc}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: input }) });
+      const body = await res.json();
+      if (!res.ok) throw new Error(`${proc}: ${JSON.stringify(body)}`);
+      return body.result.data.json;
+    },
+    { proc, input, kind },
+  ) as Promise<T>;
+}
+
+async function workspaceId(page: Page, slug: string) {
+  const workspaces = await trpc<Array<{ id: string; slug: string }>>(page, "workspace.list", undefined);
+  return workspaces.find((w) => w.slug === slug)!.id;
+}
+
+test("canvas: a rename applies on commit, never rewires through a name typed halfway, refuses a collision; unsaved edits survive leaving", async ({ page }) => {
+  const slug = await signUp(page, "rename");
+  const overview = await newPipeline(page, slug, "rename-walk");
+  await page.goto(`${overview}/canvas`);
+  const panel = page.getByTestId("node-panel");
+
+  // Rename world-model to "summaries-v2", letter by letter: on the way it reads "summaries".
+  await page.getByTestId("canvas-node-world-model").click();
+  const name = panel.getByTestId("node-name");
+  await name.fill("");
+  await name.pressSequentially("summaries-v2");
+  // Nothing applied while typing.
+  await expect(page.getByTestId("canvas-node-world-model")).toBeVisible();
+  await name.press("Enter");
+  await expect(page.getByTestId("canvas-node-summaries-v2")).toBeVisible();
+  await expect(page.getByTestId("canvas-node-world-model")).toHaveCount(0);
+  await expect(page.getByTestId("problems-panel")).toContainText("No problems");
+  // monthly still reads summaries; context follows the renamed node.
+  await page.getByTestId("canvas-node-monthly").click();
+  await expect(panel.getByTestId("node-from")).toHaveValue("summaries");
+  await page.getByTestId("canvas-node-context").click();
+  await expect(panel).toContainText("summaries-v2");
+
+  // A collision is refused with a message, and nothing changes.
+  await page.getByTestId("canvas-node-transcripts").click();
+  await name.fill("summaries");
+  await name.press("Enter");
+  await expect(panel).toContainText('"summaries" is already the name of the step at steps[1]');
+  await expect(page.getByTestId("canvas-node-transcripts")).toBeVisible();
+  await shot(page, "01-canvas-rename-collision");
+  await name.press("Escape");
+  await expect(name).toHaveValue("transcripts");
+
+  // Leave through the app's own link: the edit is kept as a draft and restored on return.
+  await expect(page.getByTestId("unsaved-badge")).toBeVisible();
+  await page.getByRole("link", { name: "Overview" }).click();
+  await expect(page).toHaveURL(new RegExp(`${overview}$`));
+  await page.goBack();
+  await expect(page.getByTestId("draft-restored")).toBeVisible();
+  await expect(page.getByTestId("canvas-node-summaries-v2")).toBeVisible();
+  await expect(page.getByTestId("unsaved-badge")).toBeVisible();
+  await shot(page, "02-canvas-draft-restored");
+  // Also after a reload (a closed tab).
+  await page.reload();
+  await expect(page.getByTestId("canvas-node-summaries-v2")).toBeVisible();
+  // Discard goes back to the saved version.
+  await page.getByTestId("discard-draft").click();
+  await expect(page.getByTestId("canvas-node-world-model")).toBeVisible();
+  await expect(page.getByTestId("unsaved-badge")).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId("canvas-node-world-model")).toBeVisible();
+  await expect(page.getByTestId("draft-restored")).toHaveCount(0);
+});
+
+test("overview: a branch that has not run shows no other branch's last run", async ({ page }) => {
+  const slug = await signUp(page, "branch");
+  const overview = await newPipeline(page, slug, "branch-walk");
+  const pipelineId = overview.split("/").pop()!;
+  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
+  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await page.getByTestId("run-button").click();
+  await waitForRun(page);
+
+  // There is no screen for creating a branch yet: make one the way the CLI/API does.
+  await page.goto(`${overview}?branch=main`);
+  await expect(page.getByTestId("last-run-status")).toBeVisible();
+  await trpc(page, "pipeline.createBranch", { workspaceId: await workspaceId(page, slug), pipelineId, name: "experiment" }, "mutation");
+
+  await page.getByTestId("branch-select").selectOption("experiment");
+  await expect(page).toHaveURL(/branch=experiment/);
+  await expect(page.getByTestId("no-branch-runs")).toHaveText("no run on experiment yet");
+  await expect(page.getByTestId("last-run-status")).toHaveCount(0);
+  await shot(page, "03-branch-overview-not-run");
+  await page.getByTestId("branch-select").selectOption("main");
+  await expect(page.getByTestId("last-run-status")).toBeVisible();
+});
+
+test("upload: format picker with auto-detect, an empty .json says empty, names never show a server temp path", async ({ page }) => {
+  const slug = await signUp(page, "upload");
+  const overview = await newPipeline(page, slug, "upload-walk");
+  const input = page.getByTestId("upload-chats").locator('input[type="file"]');
+  const picker = page.getByTestId("upload-format-chats");
+  await expect(picker).toHaveValue("");
+  await expect(picker.locator("option").first()).toHaveText("Auto-detect");
+
+  await input.setInputFiles({ name: "conversations.json", mimeType: "application/json", buffer: Buffer.from("") });
+  const report = page.getByTestId("upload-report-chats").first();
+  await expect(report).toContainText("conversations.json is empty: expected a ChatGPT or Claude export");
+  await expect(report).not.toContainText("markdown");
+  await expect(report).not.toContainText("synthex-upload");
+
+  // An untitled conversation is labelled by the uploaded file's name.
+  const untitled = [{ id: "untitled-1", title: "", create_time: 1718000000, current_node: "m1", mapping: { m1: { id: "m1", parent: null, children: [], message: { author: { role: "user" }, content: { content_type: "text", parts: ["a conversation with no title"] } } } } }];
+  await input.setInputFiles({ name: "my-export.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(untitled)) });
+  await expect(page.getByTestId("upload-report-chats").first()).toContainText("1 added");
+
+  // The picker overrides detection.
+  await picker.selectOption("markdown");
+  await input.setInputFiles({ name: "notes.json", mimeType: "application/json", buffer: Buffer.from("# Notes\n\nuser: picked by hand") });
+  await expect(page.getByTestId("upload-report-chats").first()).toContainText("markdown");
+  await expect(page.getByTestId("upload-report-chats").first()).toContainText("1 added");
+  await shot(page, "04-upload-format-picker");
+
+  await page.goto(`${overview}/records?branch=main&step=chats`);
+  await expect(page.getByTestId("record-row")).toHaveCount(2);
+  await expect(page.getByTestId("records-table")).toContainText("my-export.json");
+  await expect(page.getByTestId("records-table")).not.toContainText("synthex-upload");
+  await shot(page, "05-records-upload-names");
+});
+
+test("favicon and the app's own 404", async ({ page }) => {
+  const icon = await page.request.get("/favicon.ico");
+  expect(icon.status()).toBe(200);
+  expect(icon.headers()["content-type"]).toMatch(/icon/);
+  await page.goto("/no/such/page");
+  await expect(page.getByTestId("not-found")).toBeVisible();
+  await expect(page.getByRole("heading", { name: "This page does not exist" })).toBeVisible();
+  await expect(page.getByRole("link", { name: "Go to your pipelines" })).toBeVisible();
+  await shot(page, "06-not-found");
+});
