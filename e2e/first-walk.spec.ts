@@ -178,3 +178,89 @@ test("favicon and the app's own 404", async ({ page }) => {
   await expect(page.getByRole("link", { name: "Go to your pipelines" })).toBeVisible();
   await shot(page, "06-not-found");
 });
+
+test("a model with no provider: the canvas and the plan say so, the run refuses; after adding one, identical failures are grouped", async ({ page }) => {
+  test.setTimeout(240_000);
+  const slug = await signUp(page, "provider");
+  const overview = await newPipeline(page, slug, "provider-walk");
+  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
+  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+
+  // The canvas: a model whose provider the workspace lacks is not a "Valid spec".
+  await page.goto(`${overview}/canvas`);
+  await page.getByTestId("canvas-node-summaries").click();
+  await page.getByTestId("node-panel").getByTestId("node-model").fill("openai/gpt-4o-mini");
+  await expect(page.getByTestId("validity")).toHaveText("Cannot run: no provider for openai — add one in Settings → Models");
+  await expect(page.getByTestId("provider-problems")).toContainText('no provider for openai — add one in Settings → Models (model "openai/gpt-4o-mini")');
+  await expect(page.getByTestId("canvas-node-summaries")).toHaveAttribute("data-invalid", "true");
+  await shot(page, "07-canvas-no-provider");
+  // Saving is allowed (the provider can be added later).
+  await page.getByTestId("save-version").click();
+  await page.getByTestId("version-message").fill("summaries on gpt-4o-mini");
+  await page.getByTestId("confirm-save").click();
+  await expect(page.getByTestId("version-message")).toBeHidden();
+
+  // The plan says it before running, and the run button refuses.
+  await page.goto(`${overview}?branch=main`);
+  await expect(page.getByTestId("provider-problems")).toContainText("no provider for openai — add one in Settings → Models");
+  await expect(page.getByTestId("run-button")).toBeDisabled();
+  await shot(page, "08-plan-no-provider");
+
+  // Add an openai provider (here one that cannot be reached), then run: every summary fails the same way.
+  await page.goto(`/w/${slug}/settings/models`);
+  await page.getByLabel("Name").fill("openai");
+  await page.getByLabel("Base URL (optional)").fill("http://127.0.0.1:9/v1");
+  await page.getByTestId("provider-key-input").fill("sk-unreachable");
+  await page.getByLabel("Timeout (seconds)").fill("2");
+  await page.getByRole("button", { name: "Add provider" }).click();
+  await expect(page.getByTestId("provider-openai")).toBeVisible();
+
+  await page.goto(`${overview}?branch=main`);
+  await expect(page.getByTestId("provider-problems")).toHaveCount(0);
+  await page.getByTestId("run-button").click();
+  await waitForRun(page, "completed_with_errors");
+  const groups = page.getByTestId("run-failure-group");
+  await expect(groups).toHaveCount(1);
+  await expect(groups.first().getByTestId("failure-count")).toHaveText("5×");
+  await expect(groups.first()).toContainText("summaries");
+  await groups.first().locator("summary").click();
+  await expect(groups.first().getByTestId("run-failure")).toContainText("One example of 5");
+  await shot(page, "09-run-failures-grouped");
+});
+
+test("explorer: quick Altitude then Mode changes both stick; the URL holds the state and every control reads it", async ({ page }) => {
+  const slug = await signUp(page, "explore");
+  const overview = await newPipeline(page, slug, "explore-walk");
+  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
+  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await page.getByTestId("run-button").click();
+  await waitForRun(page);
+
+  await page.goto(`${overview}/explore?branch=main`);
+  await page.getByTestId("search-input").fill("blue ceramic frog");
+  await page.getByTestId("search-input").press("Enter");
+  await expect(page).toHaveURL(/q=blue\+ceramic\+frog/);
+  // Two changes back to back, without waiting in between.
+  await page.getByTestId("search-step").selectOption("monthly");
+  await page.getByTestId("search-mode").selectOption("fts");
+  await page.getByTestId("search-scope").fill("");
+  await expect(page).toHaveURL(/step=monthly/);
+  await expect(page).toHaveURL(/mode=fts/);
+  await expect(page.getByTestId("search-step")).toHaveValue("monthly");
+  await expect(page.getByTestId("search-mode")).toHaveValue("fts");
+  await expect(page.getByTestId("search-result").first()).toHaveAttribute("data-step", "monthly");
+  await shot(page, "10-explorer-url-state");
+
+  // A fresh load of the URL restores every control.
+  await page.reload();
+  await expect(page.getByTestId("search-input")).toHaveValue("blue ceramic frog");
+  await expect(page.getByTestId("search-step")).toHaveValue("monthly");
+  await expect(page.getByTestId("search-mode")).toHaveValue("fts");
+  // Selecting a result is a history entry: back returns to the list state.
+  await page.getByTestId("search-result").first().click();
+  await expect(page).toHaveURL(/trail=/);
+  await page.goBack();
+  await expect(page).not.toHaveURL(/trail=/);
+  await expect(page.getByTestId("search-step")).toHaveValue("monthly");
+  await expect(page.getByTestId("search-mode")).toHaveValue("fts");
+});

@@ -2,7 +2,7 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import { ChevronRight, Layers, Search } from "lucide-react";
 import Link from "next/link";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { BranchSelect } from "@/components/overview/pipeline-overview";
 import { PipelineTabs } from "@/components/overview/pipeline-tabs";
@@ -35,19 +35,24 @@ export function indexedSteps(spec: SpecLike | undefined): string[] {
   return order.filter((n) => set.has(n));
 }
 
+/**
+ * Page state lives in the URL, and every control reads it from there. Writes merge onto the URL as
+ * it is at that moment (`window.location`), not as of the last render, so two quick changes
+ * (Altitude, then Mode) both land; the native history API updates `useSearchParams` without a
+ * server round trip, and back/forward restore every control.
+ */
 export function useUrlState() {
-  const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
   const set = (patch: Record<string, string | null | undefined>, replace = false) => {
-    const next = new URLSearchParams(params.toString());
+    const next = new URLSearchParams(window.location.search);
     for (const [k, v] of Object.entries(patch)) {
       if (v == null || v === "") next.delete(k);
       else next.set(k, v);
     }
     const url = `${pathname}?${next.toString()}`;
-    if (replace) router.replace(url, { scroll: false });
-    else router.push(url, { scroll: false });
+    if (replace) window.history.replaceState(null, "", url);
+    else window.history.pushState(null, "", url);
   };
   return { params, set };
 }
@@ -163,7 +168,7 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
           <select
             data-testid="search-mode"
             className="h-9 rounded-md border border-input bg-transparent px-2 text-sm text-foreground"
-            value={mode}
+            value={validMode}
             onChange={(e) => set({ mode: e.target.value }, true)}
           >
             {MODES.map((m) => (
