@@ -112,19 +112,29 @@ test("canvas: a rename applies on commit, never rewires through a name typed hal
   await expect(page.getByTestId("draft-restored")).toHaveCount(0);
 });
 
-test("overview: a branch that has not run shows no other branch's last run", async ({ page }) => {
+test("overview: the first plan estimates groups and shows ranges; a branch that has not run shows no other branch's last run", async ({ page }) => {
   const slug = await signUp(page, "branch");
   const overview = await newPipeline(page, slug, "branch-walk");
   const pipelineId = overview.split("/").pop()!;
   await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
   await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  // The first plan (item 4): monthly groups counted from the conversations' dates (2 months), and
+  // token ranges until a run calibrates them.
+  await expect(page.getByTestId("pending-monthly")).toHaveText("~2");
+  await expect(page.getByTestId("tokens-monthly")).toContainText("–");
+  await expect(page.getByTestId("tokens-world-model")).toContainText("–");
+  await expect(page.getByTestId("plan-totals")).toContainText("a range until the first run calibrates it");
+  await shot(page, "11-first-plan-ranges");
   await page.getByTestId("run-button").click();
   await waitForRun(page);
+  await page.goto(`${overview}?branch=main`);
+  await expect(page.getByTestId("plan-totals")).not.toContainText("a range");
 
   // There is no screen for creating a branch yet: make one the way the CLI/API does.
   await page.goto(`${overview}?branch=main`);
   await expect(page.getByTestId("last-run-status")).toBeVisible();
   await trpc(page, "pipeline.createBranch", { workspaceId: await workspaceId(page, slug), pipelineId, name: "experiment" }, "mutation");
+  await page.reload();
 
   await page.getByTestId("branch-select").selectOption("experiment");
   await expect(page).toHaveURL(/branch=experiment/);
@@ -243,7 +253,6 @@ test("explorer: quick Altitude then Mode changes both stick; the URL holds the s
   // Two changes back to back, without waiting in between.
   await page.getByTestId("search-step").selectOption("monthly");
   await page.getByTestId("search-mode").selectOption("fts");
-  await page.getByTestId("search-scope").fill("");
   await expect(page).toHaveURL(/step=monthly/);
   await expect(page).toHaveURL(/mode=fts/);
   await expect(page.getByTestId("search-step")).toHaveValue("monthly");

@@ -49,7 +49,15 @@ interface PlanRow {
   estimatedTokensIn?: number;
   estimatedTokensOut?: number;
   estimatedCostUsd?: number;
+  estimatedTokensRange?: [number, number] | null;
+  estimatedCostRange?: [number, number] | null;
 }
+
+/** "1.2k–4.8k" for an uncalibrated range, the point estimate once a run calibrated it. */
+function rangeText(point: number, range: [number, number] | null | undefined, fmt: (n: number) => string) {
+  return range ? `${fmt(range[0])}–${fmt(range[1])}` : fmt(point);
+}
+const fmtTokens = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)}k` : fmtInt(Math.round(n)));
 
 export function BranchSelect({ branches, value }: { branches: Array<{ id: string; name: string }>; value: string }) {
   const router = useRouter();
@@ -331,14 +339,18 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
                         {r.model ? <span className="ml-1 text-xs">· {r.model}</span> : null}
                       </TableCell>
                       <TableCell className="text-right tabular-nums">{fmtInt(st?.records)}</TableCell>
-                      <TableCell className="text-right tabular-nums" data-testid={`pending-${r.step}`}>
-                        {r.estimated ? "≤ " : ""}
+                      <TableCell className="text-right tabular-nums" data-testid={`pending-${r.step}`} title={r.estimated ? "estimated: upstream work is pending" : undefined}>
+                        {r.estimated ? "~" : ""}
                         {fmtInt(r.pending)}
                       </TableCell>
-                      <TableCell className="text-right tabular-nums">
-                        {r.estimatedTokensIn != null ? fmtInt((r.estimatedTokensIn ?? 0) + (r.estimatedTokensOut ?? 0)) : "—"}
+                      <TableCell
+                        className="text-right tabular-nums"
+                        data-testid={`tokens-${r.step}`}
+                        title={r.estimatedTokensRange ? "a range until a run calibrates this step" : undefined}
+                      >
+                        {r.estimatedTokensIn != null ? rangeText((r.estimatedTokensIn ?? 0) + (r.estimatedTokensOut ?? 0), r.estimatedTokensRange, fmtTokens) : "—"}
                       </TableCell>
-                      <TableCell className="text-right tabular-nums">{r.estimatedCostUsd != null ? fmtUsd(r.estimatedCostUsd) : "—"}</TableCell>
+                      <TableCell className="text-right tabular-nums">{r.estimatedCostUsd != null ? rangeText(r.estimatedCostUsd, r.estimatedCostRange, fmtUsd) : "—"}</TableCell>
                       <TableCell>
                         {(st?.stale ?? 0) > 0 ? (
                           <Badge variant="warning" data-testid={`state-${r.step}`}>
@@ -364,7 +376,12 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
           )}
           <div className="mt-4 flex flex-wrap items-center justify-between gap-3">
             <div className="text-sm text-muted-foreground">
-              {fmtInt(totalPending)} work items · estimated {fmtUsd(estCost)}
+              <span data-testid="plan-totals">
+                {fmtInt(totalPending)} work items · estimated{" "}
+                {planCost.data?.totals.estimatedTokensRange
+                  ? `${rangeText(0, planCost.data.totals.estimatedTokensRange, fmtTokens)} tokens, ${rangeText(estCost, planCost.data.totals.estimatedCostRange, fmtUsd)} (a range until the first run calibrates it)`
+                  : fmtUsd(estCost)}
+              </span>
               {planCost.data?.warning ? <span className="ml-2 text-warning-foreground">{planCost.data.warning}</span> : null}
               {planCost.isError ? <span className="ml-2">(cost estimate unavailable)</span> : null}
             </div>

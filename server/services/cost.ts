@@ -15,6 +15,8 @@ import { isOfflineModel } from "../llm/offline-model";
 import { costOf, priceOf, type PriceTable } from "../llm/pricing";
 import { countTokens } from "../llm/tokens";
 import type { Db } from "./db-types";
+import { scopedGroupKey } from "../engine/keys";
+import { PostgresRecordStore } from "../store/record-store";
 import { getBranch } from "./pipelines";
 import { branchProviderProblems } from "./provider-check";
 import { priceOverrides } from "./providers";
@@ -24,12 +26,18 @@ import { planPipeline, type RunRequest } from "./runs";
 export const OUTPUT_RATIO: Record<StepSpec["type"], number> = {
   transform: 0.3,
   split: 0.5,
-  aggregate: 0.2,
+  aggregate: 0.3,
   fold: 0.5,
   merge: 0,
   consolidate: 0.1,
 };
 const MIN_OUTPUT_TOKENS = 8;
+/** Share of each folded record the state keeps (it accumulates until maxStateTokens). */
+const FOLD_STATE_GROWTH = 0.8;
+/** Records a split makes per input, before a run shows the real ratio. */
+const SPLIT_FACTOR = 3;
+/** An uncalibrated estimate is shown as [estimate ÷ this, estimate × this]. */
+export const UNCALIBRATED_SPREAD = 2;
 const SAMPLE = 200;
 /** Ratios above this (or below 1/this) get a warning. */
 export const COST_WARNING_RATIO = 1.5;
@@ -51,12 +59,27 @@ export interface StepCost extends StepPlan {
   /** Runs the calibration averaged over (0 for tokenizer estimates). */
   calibrationRuns: number;
   priceKnown: boolean;
+  /**
+   * Until a run calibrates the step, a likely range [low, high] of its tokens (in + out) and cost:
+   * before any run, counts and sizes downstream are themselves estimates. Null once calibrated.
+   */
+  estimatedTokensRange: [number, number] | null;
+  estimatedCostRange: [number, number] | null;
 }
 
 export interface PlanWithCost {
   branch: string;
   steps: StepCost[];
-  totals: { pending: number; estimatedTokensIn: number; estimatedTokensOut: number; estimatedCostUsd: number; fullCostUsd: number };
+  totals: {
+    pending: number;
+    estimatedTokensIn: number;
+    estimatedTokensOut: number;
+    estimatedCostUsd: number;
+    fullCostUsd: number;
+    /** Null when every model step is calibrated by an earlier run. */
+    estimatedTokensRange: [number, number] | null;
+    estimatedCostRange: [number, number] | null;
+  };
   /** Only on branches other than main. */
   main?: { fullCostUsd: number };
   costRatioVsMain?: number | null;
@@ -139,6 +162,111 @@ interface Estimator {
   spec: PipelineSpec;
   calibration: Calibration;
   prices: PriceTable;
+  expected: Map<string, Expected>;
+}
+
+/** What a step will hold once the run is done: work items and records (estimated while upstream is pending). */
+interface Expected {
+  items: number;
+  records: number;
+  /** Model calls for all items (a fold calls once per record folded). */
+  calls: number;
+  /** Work items to compute, when known better than the engine's upper bound. */
+  pending?: number;
+}
+
+/** Sources per group record an aggregate step has on the branch, by its pointer's group key. */
+async function groupSizes(db: Db, branchId: string, step: string): Promise<Map<string, number>> {
+  const rows = await db.$queryRawUnsafe<Array<{ groupKey: string; size: number }>>(
+    `SELECT p."groupKey", (SELECT count(*)::int FROM "RecordEdge" e WHERE e."childId" = p."recordId") AS size
+     FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
+    branchId,
+    step,
+  );
+  return new Map(rows.map((r) => [r.groupKey, r.size]));
+}
+
+/** Records of `name` on the branch, or (a step) the records it is expected to hold after the run. */
+function expectedRecords(expected: Map<string, Expected>, sourceCounts: Map<string, number>, name: string): number {
+  return expected.get(name)?.records ?? sourceCounts.get(name) ?? 0;
+}
+
+/**
+ * The source an aggregate's records descend from through 1:1 steps (transform, split), which
+ * carry their input's metadata (time, keys) along: its groups are the aggregate's groups.
+ */
+function rootSource(spec: PipelineSpec, name: string): string | null {
+  for (let hop = 0; hop < 50; hop++) {
+    if (spec.sources.some((s) => s.name === name)) return name;
+    const step = spec.steps.find((s) => s.name === name);
+    if (!step || (step.type !== "transform" && step.type !== "split")) return null;
+    name = fromList(step)[0]!;
+  }
+  return null;
+}
+
+/**
+ * Work items and records per step after the run, in plan order. Steps whose inputs are up to date
+ * take the engine's exact numbers; downstream of pending work, an aggregate's groups come from the
+ * times (or keys) of the source records it descends from, and 1:1 steps follow their inputs.
+ */
+async function expectedCounts(db: Db, branchId: string, spec: PipelineSpec, plans: StepPlan[]): Promise<{ expected: Map<string, Expected>; sourceCounts: Map<string, number> }> {
+  const sourceCounts = new Map<string, number>();
+  for (const s of spec.sources) sourceCounts.set(s.name, await db.branchPointer.count({ where: { branchId, step: s.name } }));
+  const store = new PostgresRecordStore(db);
+  const expected = new Map<string, Expected>();
+  for (const plan of plans) {
+    const step = spec.steps.find((s) => s.name === plan.step);
+    if (!step) continue;
+    const upstream = fromList(step);
+    const upRecords = upstream.reduce((n, u) => n + expectedRecords(expected, sourceCounts, u), 0);
+    const current = await db.branchPointer.count({ where: { branchId, step: step.name } });
+    let items = plan.total;
+    let records = plan.estimated ? items : current;
+    let calls = items;
+    let changed: number | undefined;
+    switch (step.type) {
+      case "transform":
+        items = plan.estimated ? Math.max(plan.total, upRecords) : plan.total;
+        records = items;
+        calls = items;
+        break;
+      case "split":
+        items = plan.estimated ? Math.max(plan.total, upRecords) : plan.total;
+        records = plan.estimated || current === 0 ? Math.round(items * (current > 0 && plan.total > 0 ? current / plan.total : SPLIT_FACTOR)) : current;
+        calls = items;
+        break;
+      case "aggregate": {
+        if (plan.estimated) {
+          const root = rootSource(spec, upstream[0]!);
+          if ("every" in step.groupBy) items = Math.max(plan.total, Math.ceil(upRecords / step.groupBy.every));
+          else if (root) {
+            const groups = await store.planGroups({ workspaceId: "", pipelineId: "", branchId, step: step.name, stepVersionHash: "" }, root, step.groupBy, "time.created_at");
+            items = Math.max(1, groups.length);
+            // A group is pending when it is new or its member count differs from the record made for it.
+            const made = await groupSizes(db, branchId, step.name);
+            changed = groups.filter((g) => made.get(scopedGroupKey(g.scope, g.groupKey)) !== g.size).length;
+          }
+        }
+        records = items;
+        calls = items;
+        break;
+      }
+      case "fold":
+        // One record (the state) per scope; the model is called once per record folded.
+        items = Math.max(1, plan.total);
+        records = items;
+        calls = Math.max(items, upRecords);
+        break;
+      case "merge":
+        items = plan.estimated ? Math.max(plan.total, upRecords) : plan.total;
+        records = plan.estimated ? items : current;
+        calls = 0;
+        break;
+    }
+    expected.set(step.name, { items, records, calls, ...(changed !== undefined ? { pending: changed } : {}) });
+  }
+  return { expected, sourceCounts };
 }
 
 /** Per-item token estimates for every step of `spec` (topological order as in the plan). */
@@ -146,7 +274,7 @@ async function perItemEstimates(est: Estimator, plans: StepPlan[]) {
   const hashes = stepVersionHashes(est.spec);
   /** Estimated output tokens per record of a step (to size inputs of downstream steps that have no records yet). */
   const outPerRecord = new Map<string, number>();
-  const result = new Map<string, Omit<StepCost, keyof StepPlan | "estimatedTokensIn" | "estimatedTokensOut" | "estimatedCostUsd" | "fullCostUsd" | "calls">>();
+  const result = new Map<string, Omit<StepCost, keyof StepPlan | "estimatedTokensIn" | "estimatedTokensOut" | "estimatedCostUsd" | "fullCostUsd" | "calls" | "estimatedTokensRange" | "estimatedCostRange">>();
   for (const plan of plans) {
     const step = est.spec.steps.find((s) => s.name === plan.step);
     if (!step) continue;
@@ -158,8 +286,9 @@ async function perItemEstimates(est: Estimator, plans: StepPlan[]) {
     let upstreamRecords = 0;
     for (const u of upstream) {
       const { avg, count } = await averageContentTokens(est.db, est.branchId, u);
+      // Records that exist tell their size; records a pending upstream step will make are estimated.
       contentPerRecord += count > 0 ? avg : (outPerRecord.get(u) ?? 0);
-      upstreamRecords += count;
+      upstreamRecords += Math.max(count, est.expected.get(u)?.records ?? 0);
     }
     contentPerRecord /= Math.max(1, upstream.length);
     if (!llm) {
@@ -179,15 +308,27 @@ async function perItemEstimates(est: Estimator, plans: StepPlan[]) {
       tokensOutPerItem = cal.tokensOut / cal.input;
       basis = exact ? "calibrated" : "calibrated-prompt";
     } else {
-      // Records folded into one item: 1 for transform/split, records per group for aggregate.
-      const perItem = step.type === "aggregate" ? Math.max(1, upstreamRecords / Math.max(1, plan.total)) : 1;
+      // Records folded into one item: 1 for transform/split/fold, records per group for aggregate.
+      const groups = est.expected.get(step.name)?.items ?? plan.total;
+      const perItem = step.type === "aggregate" ? Math.max(1, upstreamRecords / Math.max(1, groups)) : 1;
       const content = contentPerRecord * perItem;
-      tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, content * OUTPUT_RATIO[step.type]);
-      // A fold's prompt also carries the state (about one output's worth).
-      tokensInPerItem = templateTokens(prompt) + content + (step.type === "fold" ? tokensOutPerItem : 0);
+      if (step.type === "fold") {
+        // The state keeps most of each record folded (up to maxStateTokens): after call k it is
+        // about k × record × FOLD_STATE_GROWTH. Each call reads template + record + the state before
+        // it and writes the state after it; averaged over the calls.
+        const calls = Math.max(1, est.expected.get(step.name)?.calls ?? 1);
+        const maxState = (step as { maxStateTokens?: number }).maxStateTokens ?? 8000;
+        const stateAfter = Math.min(maxState, ((calls + 1) / 2) * content * FOLD_STATE_GROWTH);
+        const stateBefore = Math.min(maxState, ((calls - 1) / 2) * content * FOLD_STATE_GROWTH);
+        tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, stateAfter);
+        tokensInPerItem = templateTokens(prompt) + content + stateBefore;
+      } else {
+        tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, content * OUTPUT_RATIO[step.type]);
+        tokensInPerItem = templateTokens(prompt) + content;
+      }
       basis = "tokenizer";
     }
-    const perRecordOut = step.type === "split" ? tokensOutPerItem / 3 : tokensOutPerItem;
+    const perRecordOut = step.type === "split" ? tokensOutPerItem / SPLIT_FACTOR : tokensOutPerItem;
     outPerRecord.set(step.name, perRecordOut);
     result.set(step.name, {
       model,
@@ -202,39 +343,62 @@ async function perItemEstimates(est: Estimator, plans: StepPlan[]) {
   return result;
 }
 
-/** Model calls for `items` work items: a fold calls the model once per record folded, not per scope. */
-async function callsFor(db: Db, branchId: string, step: StepSpec, items: number, total: number) {
-  if (step.type !== "fold" || items === 0) return items;
-  const records = await db.branchPointer.count({ where: { branchId, step: fromList(step)[0]! } });
-  return Math.max(items, Math.round((records * items) / Math.max(1, total)));
+/** Model calls for `pending` of `items` work items (a fold calls once per record folded, not per scope). */
+function callsFor(e: Expected | undefined, pending: number, items: number): number {
+  if (!e || pending === 0) return pending;
+  return Math.round((e.calls * pending) / Math.max(1, items));
 }
+
+/** [x ÷ f, x × f]: f grows with the uncalibrated model steps upstream, whose errors compound. */
+const spread = (x: number, calibrated: boolean, depth: number): [number, number] | null => {
+  const f = UNCALIBRATED_SPREAD * 1.25 ** depth;
+  return calibrated ? null : [x / f, x * f];
+};
 
 async function costPlan(db: Db, pipelineId: string, branchName: string, options: RunRequest, calibration: Calibration, prices: PriceTable) {
   const { branch, spec } = await getBranch(db, pipelineId, branchName);
   const plans = await planPipeline(db, pipelineId, branchName, options);
-  const per = await perItemEstimates({ db, branchId: branch.id, spec, calibration, prices }, plans);
+  const { expected } = await expectedCounts(db, branch.id, spec, plans);
+  const per = await perItemEstimates({ db, branchId: branch.id, spec, calibration, prices, expected }, plans);
   const steps: StepCost[] = [];
+  /** Uncalibrated model steps upstream of each step (sources: 0). */
+  const depth = new Map<string, number>();
   for (const plan of plans) {
-    const step = spec.steps.find((s) => s.name === plan.step)!;
     const e = per.get(plan.step)!;
-    const calls = e.usesModel ? await callsFor(db, branch.id, step, plan.pending, plan.total) : 0;
-    const allCalls = e.usesModel ? await callsFor(db, branch.id, step, plan.total, plan.total) : 0;
+    const exp = expected.get(plan.step);
+    const stepSpec = spec.steps.find((s) => s.name === plan.step)!;
+    const upstreamDepth = Math.max(0, ...fromList(stepSpec).map((u) => depth.get(u) ?? 0));
+    // Downstream of pending work the engine only bounds the count: use the estimate from the inputs.
+    const items = plan.estimated && exp ? Math.max(exp.items, plan.total) : plan.total;
+    const pending = plan.estimated && exp ? (exp.pending ?? Math.max(plan.pending, Math.min(items, exp.items))) : plan.pending;
+    const calls = e.usesModel ? callsFor(exp, pending, items) : 0;
+    const allCalls = e.usesModel ? callsFor(exp, items, items) : 0;
     const estimatedTokensIn = Math.round(calls * e.tokensInPerItem);
     const estimatedTokensOut = Math.round(calls * e.tokensOutPerItem);
     const free = !e.model || isOfflineModel(e.model);
+    const estimatedCostUsd = free ? 0 : costOf(e.model!, estimatedTokensIn, estimatedTokensOut, prices);
+    const calibrated = !e.usesModel || e.basis === "calibrated" || e.basis === "calibrated-prompt";
+    depth.set(plan.step, upstreamDepth + (calibrated ? 0 : 1));
     steps.push({
       ...plan,
+      pending,
+      total: items,
       ...e,
       calls,
       tokensInPerItem: Math.round(e.tokensInPerItem * 10) / 10,
       tokensOutPerItem: Math.round(e.tokensOutPerItem * 10) / 10,
       estimatedTokensIn,
       estimatedTokensOut,
-      estimatedCostUsd: free ? 0 : costOf(e.model!, estimatedTokensIn, estimatedTokensOut, prices),
+      estimatedCostUsd,
       fullCostUsd: free ? 0 : costOf(e.model!, allCalls * e.tokensInPerItem, allCalls * e.tokensOutPerItem, prices),
+      estimatedTokensRange: (spread(estimatedTokensIn + estimatedTokensOut, calibrated, upstreamDepth)?.map(Math.round) as [number, number] | undefined) ?? null,
+      estimatedCostRange: spread(estimatedCostUsd, calibrated, upstreamDepth),
     });
   }
   const sum = (f: (s: StepCost) => number) => steps.reduce((n, s) => n + f(s), 0);
+  const uncalibrated = steps.some((s) => s.estimatedTokensRange !== null && s.calls > 0);
+  const rangeSum = (f: (s: StepCost) => [number, number] | null, point: (s: StepCost) => number): [number, number] | null =>
+    uncalibrated ? [sum((s) => f(s)?.[0] ?? point(s)), sum((s) => f(s)?.[1] ?? point(s))] : null;
   return {
     steps,
     totals: {
@@ -243,6 +407,8 @@ async function costPlan(db: Db, pipelineId: string, branchName: string, options:
       estimatedTokensOut: sum((s) => s.estimatedTokensOut),
       estimatedCostUsd: sum((s) => s.estimatedCostUsd),
       fullCostUsd: sum((s) => s.fullCostUsd),
+      estimatedTokensRange: rangeSum((s) => s.estimatedTokensRange, (s) => s.estimatedTokensIn + s.estimatedTokensOut),
+      estimatedCostRange: rangeSum((s) => s.estimatedCostRange, (s) => s.estimatedCostUsd),
     },
   };
 }
