@@ -273,3 +273,62 @@ test("explorer: quick Altitude then Mode changes both stick; the URL holds the s
   await expect(page.getByTestId("search-step")).toHaveValue("monthly");
   await expect(page.getByTestId("search-mode")).toHaveValue("fts");
 });
+
+/** A ChatGPT export of `n` one-message conversations, all in May 2024. */
+function bigExport(n: number) {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `big-${i}`,
+    title: `Conversation ${i}`,
+    create_time: 1714600000 + i * 60,
+    current_node: `m${i}`,
+    mapping: { [`m${i}`]: { id: `m${i}`, parent: null, children: [], message: { author: { role: "user" }, content: { content_type: "text", parts: [`Note ${i}: the tomato bed ${i} needs water on day ${i % 7}.`] } } } },
+  }));
+}
+
+test("lineage: a 1,000-source record opens on its neighbourhood grouped by step and expands on click", async ({ page }) => {
+  test.setTimeout(600_000);
+  const slug = await signUp(page, "lineage");
+  const overview = await newPipeline(page, slug, "lineage-walk");
+  await page
+    .getByTestId("upload-chats")
+    .locator('input[type="file"]')
+    .setInputFiles({ name: "conversations.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(bigExport(1000))) });
+  await expect(page.getByTestId("upload-report-chats")).toContainText("1000 added", { timeout: 120_000 });
+  await page.getByTestId("run-button").click();
+  await expect(page).toHaveURL(/\/runs\/[^/?]+/);
+  await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", "completed", { timeout: 480_000 });
+
+  // The one monthly record has 1,000 summaries as sources (and 3,000 records beneath it).
+  await page.goto(`${overview}/records?branch=main&step=monthly`);
+  await expect(page.getByTestId("record-row")).toHaveCount(1);
+  await page.getByTestId("record-row").getByRole("link").click();
+  const graph = page.getByTestId("lineage-graph");
+  await expect(graph).toBeVisible();
+  const group = graph.locator('[data-testid="lineage-group"][data-step="summaries"]');
+  await expect(group).toContainText("1,000 records");
+  await expect(graph.locator('[data-testid="lineage-ancestors"][data-step="transcripts"]')).toContainText("1,000 records");
+  await expect(graph.locator('[data-testid="lineage-ancestors"][data-step="chats"]')).toContainText("1,000 records");
+  await expect(graph.getByTestId("lineage-node-world-model")).toBeVisible();
+  const nodes = graph.locator(".react-flow__node");
+  expect(await nodes.count()).toBeLessThanOrEqual(6);
+  await shot(page, "12-lineage-neighbourhood");
+
+  // Open the group: one page of records and a "next" node, never 1,000 nodes.
+  await group.click();
+  await expect(graph.getByTestId("lineage-more")).toContainText("summaries: 1–25 of 1,000");
+  await expect(graph.getByTestId("lineage-node-summaries")).toHaveCount(25);
+  await shot(page, "13-lineage-group-open");
+  await graph.getByTestId("lineage-more").click();
+  await expect(graph.getByTestId("lineage-more")).toContainText("summaries: 26–50 of 1,000");
+  await expect(graph.getByTestId("lineage-node-summaries")).toHaveCount(25);
+
+  // A record opens its own neighbourhood: the transcript it came from appears, and a link to it.
+  await graph.getByTestId("lineage-node-summaries").first().click();
+  await expect(graph.getByTestId("lineage-node-transcripts")).toHaveCount(1);
+  await expect(page.getByTestId("lineage-selected")).toContainText("summaries");
+  expect(await nodes.count()).toBeLessThanOrEqual(35);
+  await shot(page, "14-lineage-expanded");
+  await page.getByTestId("lineage-open-record").click();
+  await expect(page).toHaveURL(/\/records\/[^/?]+\?branch=main/);
+  await expect(page.getByTestId("lineage-graph")).toBeVisible();
+});

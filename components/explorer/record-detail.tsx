@@ -3,7 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import { AlertTriangle } from "lucide-react";
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
-import { LineageGraph } from "@/components/lineage/lineage-graph";
+import { LineageExplorer } from "@/components/lineage/lineage-explorer";
 import { PipelineTabs } from "@/components/overview/pipeline-tabs";
 import { fmtDate, fmtDuration, fmtInt, fmtUsd } from "@/components/runs/format";
 import { PageHeader } from "@/components/shell/page-header";
@@ -33,7 +33,6 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
   // Without pipelineId the record is shown even when this branch no longer points at it (old versions).
   const ref = { workspaceId: workspace.id, id: recordId };
   const record = useQuery(trpc.record.get.queryOptions(ref));
-  const lineage = useQuery(trpc.record.lineage.queryOptions({ ...ref, pipelineId, branch, maxNodes: 200 }));
   const sources = useQuery(trpc.record.sources.queryOptions(ref));
 
   if (record.isPending) return <Skeleton className="h-64 w-full" />;
@@ -146,18 +145,16 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
       <Card className="mt-6">
         <CardHeader>
           <CardTitle>Lineage</CardTitle>
-          <CardDescription>Where this record came from, down to the raw sources. Click a node to open it.</CardDescription>
+          <CardDescription>Where this record came from and what was made from it, grouped by step with counts. Click to expand.</CardDescription>
         </CardHeader>
         <CardContent>
-          {lineage.isPending ? (
-            <Skeleton className="h-64 w-full" />
-          ) : lineage.isError ? (
-            <p className="text-sm text-destructive">{errorMessage(lineage.error)}</p>
-          ) : lineage.data.nodes.length <= 1 ? (
-            <p className="text-sm text-muted-foreground">A leaf: raw source data with no sources of its own.</p>
-          ) : (
-            <LineageGraph data={lineage.data} hrefFor={(id) => `${base}/records/${id}?branch=${encodeURIComponent(branch)}`} />
-          )}
+          <LineageExplorer
+            key={r.id}
+            pipelineId={pipelineId}
+            branch={branch}
+            recordId={r.id}
+            hrefFor={(id) => `${base}/records/${id}?branch=${encodeURIComponent(branch)}`}
+          />
         </CardContent>
       </Card>
 

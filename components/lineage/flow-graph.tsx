@@ -121,7 +121,9 @@ export function FlowGraph({
         elementsSelectable={!!onNodeClick}
         onNodeClick={onNodeClick ? (_, node) => onNodeClick(node.id) : undefined}
         proOptions={{ hideAttribution: true }}
-        minZoom={0.2}
+        // Large graphs: only nodes in view are rendered.
+        onlyRenderVisibleElements={laid.nodes.length > 100}
+        minZoom={0.1}
       >
         <Background gap={16} size={1} />
         <Controls showInteractive={false} />

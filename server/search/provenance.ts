@@ -45,8 +45,8 @@ function toSummary(r: Row): RecordSummary {
   };
 }
 
-/** Workspace check, plus (with a branch) that the record belongs to that pipeline and is shown by the branch. */
-async function start(db: Db, workspaceId: string, id: string, ref?: BranchRef): Promise<string | null> {
+/** Workspace check, plus (with a branch) that the record belongs to that pipeline and is shown by the branch. Returns the branch id. */
+export async function startAt(db: Db, workspaceId: string, id: string, ref?: BranchRef): Promise<string | null> {
   if (typeof id !== "string" || !id || id.length > 200) throw badRequest("A record id is required.");
   const rec = await requireRecord(db, workspaceId, id);
   if (!ref) return null;
@@ -59,7 +59,7 @@ async function start(db: Db, workspaceId: string, id: string, ref?: BranchRef): 
 
 /** Direct parents (one hop down the DAG), in their input order. */
 export async function sources(db: Db, workspaceId: string, id: string, ref?: BranchRef): Promise<RecordSummary[]> {
-  const branchId = await start(db, workspaceId, id, ref);
+  const branchId = await startAt(db, workspaceId, id, ref);
   const params = new Params();
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT ${SUMMARY_COLUMNS(params, branchId)}
@@ -88,7 +88,7 @@ export interface LeavesResult {
 export async function leaves(db: Db, workspaceId: string, id: string, options: LeavesOptions = {}, ref?: BranchRef): Promise<LeavesResult> {
   const maxDepth = Math.min(50, Math.max(1, Math.floor(options.maxDepth ?? 10)));
   const maxCount = Math.min(10_000, Math.max(1, Math.floor(options.maxCount ?? 100)));
-  const branchId = await start(db, workspaceId, id, ref);
+  const branchId = await startAt(db, workspaceId, id, ref);
   const params = new Params();
   const pId = params.add(id);
   const pWs = params.add(workspaceId);
@@ -155,7 +155,7 @@ export async function lineage(
 ): Promise<LineageResult> {
   const maxDepth = Math.min(50, Math.max(1, Math.floor(options.maxDepth ?? 10)));
   const maxNodes = Math.min(5000, Math.max(1, Math.floor(options.maxNodes ?? 500)));
-  const branchId = await start(db, workspaceId, id, ref);
+  const branchId = await startAt(db, workspaceId, id, ref);
   const edgeRows = await db.$queryRawUnsafe<Array<{ parent: string; child: string; position: number; depth: number }>>(
     `WITH RECURSIVE walk(parent, child, position, depth) AS (
        SELECT e."parentId", e."childId", e.position, 1 FROM "RecordEdge" e WHERE e."childId" = $1 AND e."workspaceId" = $2
@@ -214,7 +214,7 @@ export interface RecordDetail extends RecordSummary {
 
 /** One record with metadata, audit, provenance counts and embedding models. */
 export async function getRecord(db: Db, workspaceId: string, id: string, ref?: BranchRef): Promise<RecordDetail> {
-  const branchId = await start(db, workspaceId, id, ref);
+  const branchId = await startAt(db, workspaceId, id, ref);
   const params = new Params();
   const cols = SUMMARY_COLUMNS(params, branchId);
   const [row] = await db.$queryRawUnsafe<Array<Row & Record<string, unknown>>>(

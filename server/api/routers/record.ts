@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
 
@@ -19,6 +20,19 @@ export const recordRouter = createTRPCRouter({
   lineage: workspaceProcedure("pipelines:read")
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxNodes: z.number().int().min(1).max(5000).default(500) }))
     .query(({ ctx, input }) => lineage(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxNodes: input.maxNodes }, ref(input))),
+  /** Parents and children grouped by step with counts (a page of one group with direction + step + offset). */
+  neighbourhood: workspaceProcedure("pipelines:read")
+    .input(
+      recordRef.extend({
+        limit: z.number().int().min(1).max(200).default(25),
+        direction: z.enum(["parents", "children"]).optional(),
+        step: z.string().min(1).max(200).optional(),
+        offset: z.number().int().min(0).max(10_000_000).default(0),
+      }),
+    )
+    .query(({ ctx, input }) =>
+      neighbourhood(ctx.db, ctx.workspace.id, input.id, { limit: input.limit, direction: input.direction, step: input.step, offset: input.offset }, ref(input)),
+    ),
   listByStep: workspaceProcedure("pipelines:read")
     .input(
       z.object({
