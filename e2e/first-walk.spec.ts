@@ -303,7 +303,8 @@ test("lineage: a 1,000-source record opens on its neighbourhood grouped by step 
   await expect(page.getByTestId("record-row")).toHaveCount(1);
   await page.getByTestId("record-row").getByRole("link").click();
   const graph = page.getByTestId("lineage-graph");
-  await expect(graph).toBeVisible();
+  // Right after a run the embedded database is still busy indexing the 3,000 new records for search.
+  await expect(graph).toBeVisible({ timeout: 120_000 });
   const group = graph.locator('[data-testid="lineage-group"][data-step="summaries"]');
   await expect(group).toContainText("1,000 records");
   await expect(graph.locator('[data-testid="lineage-ancestors"][data-step="transcripts"]')).toContainText("1,000 records");

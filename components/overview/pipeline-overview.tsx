@@ -55,7 +55,7 @@ interface PlanRow {
 
 /** "1.2k–4.8k" for an uncalibrated range, the point estimate once a run calibrated it. */
 function rangeText(point: number, range: [number, number] | null | undefined, fmt: (n: number) => string) {
-  return range ? `${fmt(range[0])}–${fmt(range[1])}` : fmt(point);
+  return range && fmt(range[0]) !== fmt(range[1]) ? `${fmt(range[0])}–${fmt(range[1])}` : fmt(point);
 }
 const fmtTokens = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)}k` : fmtInt(Math.round(n)));
 

@@ -93,14 +93,15 @@ export async function neighbourhood(db: Db, workspaceId: string, id: string, opt
       ...params.values,
     );
     if (counts.length === 0) continue;
-    const cols = RECORD_COLUMNS(params, branchId);
+    // Rank ids first, then read columns (content, counts) for the page only, not for all 1,000.
     const rows = await db.$queryRawUnsafe<Array<Row & { n: number }>>(
-      `SELECT * FROM (
-         SELECT ${cols}, row_number() OVER (PARTITION BY r.step ORDER BY ${order}) AS n
+      `WITH ranked AS (
+         SELECT r.id, r.step, row_number() OVER (PARTITION BY r.step ORDER BY ${order}) AS n
          FROM "RecordEdge" e JOIN "Record" r ON r.id = e.${other} AND r."workspaceId" = e."workspaceId"
-         WHERE e.${mine} = ${pId} AND e."workspaceId" = ${pWs} ${stepFilter}) ranked
-       WHERE n > ${params.add(offset, "int")} AND n <= ${params.add(offset + limit, "int")}
-       ORDER BY step, n`,
+         WHERE e.${mine} = ${pId} AND e."workspaceId" = ${pWs} ${stepFilter}),
+       page AS (SELECT id, n FROM ranked WHERE n > ${params.add(offset, "int")} AND n <= ${params.add(offset + limit, "int")})
+       SELECT ${RECORD_COLUMNS(params, branchId)}, page.n FROM page JOIN "Record" r ON r.id = page.id
+       ORDER BY r.step, page.n`,
       ...params.values,
     );
     for (const c of counts) {
