@@ -46,6 +46,8 @@ export function LineageExplorer({ pipelineId, branch, recordId, hrefFor }: { pip
   const [selected, setSelected] = useState<LineageRecord | null>(null);
 
   const root = useQuery(trpc.record.neighbourhood.queryOptions({ ...ref, id: recordId, limit: GROUP_PAGE }));
+  // The rest of the path down (a walk over every ancestor) arrives after the graph has opened.
+  const ancestry = useQuery({ ...trpc.record.ancestry.queryOptions({ ...ref, id: recordId }), staleTime: 60_000 });
   const more = useQueries({
     queries: expanded.map((id) => ({ ...trpc.record.neighbourhood.queryOptions({ ...ref, id, limit: GROUP_PAGE }), staleTime: 60_000 })),
   });
@@ -147,7 +149,7 @@ export function LineageExplorer({ pipelineId, branch, recordId, hrefFor }: { pip
 
     // The rest of the path to the raw sources, as counts per step, chained by depth.
     const byDepth = new Map<number, string[]>();
-    for (const a of root.data.ancestors) {
+    for (const a of ancestry.data ?? []) {
       const id = `a:${a.step}`;
       nodes.set(id, {
         id,
@@ -169,11 +171,11 @@ export function LineageExplorer({ pipelineId, branch, recordId, hrefFor }: { pip
       for (const id of ids) for (const b of below) addEdge(id, b);
     }
     return { nodes: [...nodes.values()], edges: [...edges.values()], actions };
-  }, [root.data, more, pages, expanded, opened, recordId, selected]);
+  }, [root.data, ancestry.data, more, pages, expanded, opened, recordId, selected]);
 
   if (root.isPending) return <Skeleton className="h-64 w-full" />;
   if (root.isError) return <p className="text-sm text-destructive">{errorMessage(root.error)}</p>;
-  if (!model || (root.data.groups.length === 0 && root.data.ancestors.length === 0)) {
+  if (!model || root.data.groups.length === 0) {
     return <p className="text-sm text-muted-foreground">A leaf with nothing made from it yet: raw source data with no sources of its own.</p>;
   }
 

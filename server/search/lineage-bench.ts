@@ -2,8 +2,8 @@
  * npm run bench:lineage — what the record page's lineage graph costs for a record with N sources
  * (default 1,000, each with its own chain to a raw record: 2N+2 records), on embedded PGlite.
  *
- * Prints p50/p95 of: the neighbourhood the graph opens on (grouped parents/children + ancestry
- * counts), one page of a group (what a click loads), and, for comparison, the whole lineage tree
+ * Prints p50/p95 of: the neighbourhood the graph opens on (grouped parents/children), the ancestry
+ * counts per step it loads next, one page of a group (what a click loads), and, for comparison, the whole lineage tree
  * (`lineage`, what a full graph would have to load and lay out) with its node count. Asserts nothing.
  *
  * Usage: npm run bench:lineage -- [sources=1000] [iterations=30]
@@ -14,7 +14,7 @@ import { appendSourceRecords, createPipeline, getBranch } from "../services/pipe
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
-import { neighbourhood } from "./neighbourhood";
+import { ancestorsByStep, neighbourhood } from "./neighbourhood";
 import { lineage } from "./provenance";
 
 const sources = Number(process.argv[2] ?? 1000);
@@ -56,8 +56,10 @@ try {
   const ref = { pipelineId: pipeline.id, branch: "main" };
 
   const hood = await neighbourhood(db, workspace.id, root, {}, ref);
-  console.log(`neighbourhood: ${hood.groups.map((g) => `${g.direction} ${g.step} ×${g.count}`).join(", ")}; ancestors ${hood.ancestors.map((a) => `${a.step} ×${a.count}`).join(", ")}`);
+  const ancestors = await ancestorsByStep(db, workspace.id, root, ref);
+  console.log(`neighbourhood: ${hood.groups.map((g) => `${g.direction} ${g.step} ×${g.count}`).join(", ")}; ancestors ${ancestors.map((a) => `${a.step} ×${a.count}`).join(", ")}`);
   await time("neighbourhood (the graph opens on it)", () => neighbourhood(db, workspace.id, root, {}, ref));
+  await time("ancestry counts per step (loaded after)", () => ancestorsByStep(db, workspace.id, root, ref));
   await time("one group page of 25 (a click)", () => neighbourhood(db, workspace.id, root, { direction: "parents", step: "summaries", offset: 500, limit: 25 }, ref));
   const full = await lineage(db, workspace.id, root, { maxNodes: 5000 }, ref);
   await time(`whole lineage tree (${full.nodes.length} nodes, for comparison)`, () => lineage(db, workspace.id, root, { maxNodes: 5000 }, ref));

@@ -12,7 +12,7 @@ import { appendSourceRecords, createPipeline, getBranch } from "../services/pipe
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
-import { neighbourhood } from "./neighbourhood";
+import { ancestorsByStep, neighbourhood } from "./neighbourhood";
 
 let db: Db;
 let close: () => Promise<void>;
@@ -63,14 +63,13 @@ describe("neighbourhood", () => {
     // Parents in input order; each says how far it goes on.
     expect(hood.groups[0]!.records[0]).toMatchObject({ step: "summaries", parentCount: 1, childCount: 1, onBranch: true });
     // Beyond the parents: 1,000 chats two hops down, as one count.
-    expect(hood.ancestors).toEqual([{ step: "chats", depth: 2, count: 1000 }]);
+    expect(await ancestorsByStep(db, workspaceId, allId, { pipelineId, branch: "main" })).toEqual([{ step: "chats", depth: 2, count: 1000 }]);
   });
 
   it("pages through one group without repeats, and a parent's own neighbourhood walks down", async () => {
     const first = await neighbourhood(db, workspaceId, allId, { direction: "parents", step: "summaries", limit: 200 });
     const second = await neighbourhood(db, workspaceId, allId, { direction: "parents", step: "summaries", offset: 200, limit: 200 });
     expect(first.groups).toHaveLength(1);
-    expect(first.ancestors).toEqual([]);
     const ids = [...first.groups[0]!.records, ...second.groups[0]!.records].map((r) => r.id);
     expect(new Set(ids).size).toBe(400);
     const last = await neighbourhood(db, workspaceId, allId, { direction: "parents", step: "summaries", offset: 975, limit: 200 });
@@ -89,6 +88,7 @@ describe("neighbourhood", () => {
     const caller = createCaller(await createContext({ db, session: { userId, email: "lineage@example.com" } }));
     const hood = await caller.record.neighbourhood({ workspaceId, id: allId, pipelineId, branch: "main" });
     expect(hood.groups[0]!.count).toBe(1000);
+    expect(await caller.record.ancestry({ workspaceId, id: allId, pipelineId, branch: "main" })).toEqual([{ step: "chats", depth: 2, count: 1000 }]);
     const other = await signUp(db, { email: "stranger@example.com", password: "stranger-password-1" });
     const stranger = createCaller(await createContext({ db, session: { userId: other.user.id, email: "stranger@example.com" } }));
     await expect(stranger.record.neighbourhood({ workspaceId: other.workspace.id, id: allId })).rejects.toThrow();

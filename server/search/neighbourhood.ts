@@ -42,8 +42,6 @@ export interface NeighbourhoodOptions {
 export interface Neighbourhood {
   record: LineageRecord;
   groups: NeighbourGroup[];
-  /** Ancestors beyond the parents, counted per step (not when paging one group). */
-  ancestors: AncestorGroup[];
 }
 
 type Row = { id: string; step: string; scope: string; preview: string; on_branch: boolean | null; parents: number; children: number };
@@ -108,8 +106,7 @@ export async function neighbourhood(db: Db, workspaceId: string, id: string, opt
       groups.push({ direction, step: c.step, count: c.count, records: rows.filter((r) => r.step === c.step).map(toRecord) });
     }
   }
-  const ancestors = options.direction ? [] : await ancestorsByStep(db, workspaceId, id);
-  return { record: toRecord(me!), groups, ancestors };
+  return { record: toRecord(me!), groups };
 }
 
 export interface AncestorGroup {
@@ -121,9 +118,12 @@ export interface AncestorGroup {
 
 /**
  * Ancestors beyond the parents, as counts per step (distinct records, nearest depth): the rest of
- * the path down to the raw sources, without listing thousands of records.
+ * the path down to the raw sources, without listing thousands of records. A walk over every
+ * ancestor (seconds for thousands on the embedded database), so the graph loads it after the
+ * neighbourhood it opens on.
  */
-export async function ancestorsByStep(db: Db, workspaceId: string, id: string, maxDepth = 10): Promise<AncestorGroup[]> {
+export async function ancestorsByStep(db: Db, workspaceId: string, id: string, ref?: BranchRef, maxDepth = 10): Promise<AncestorGroup[]> {
+  await startAt(db, workspaceId, id, ref);
   return db.$queryRawUnsafe<AncestorGroup[]>(
     `WITH RECURSIVE walk(id, depth) AS (
        SELECT $1::text, 0

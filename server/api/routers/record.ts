@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { neighbourhood } from "../../search/neighbourhood";
+import { ancestorsByStep, neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
 
@@ -33,6 +33,10 @@ export const recordRouter = createTRPCRouter({
     .query(({ ctx, input }) =>
       neighbourhood(ctx.db, ctx.workspace.id, input.id, { limit: input.limit, direction: input.direction, step: input.step, offset: input.offset }, ref(input)),
     ),
+  /** Ancestors beyond the parents, counted per step. */
+  ancestry: workspaceProcedure("pipelines:read")
+    .input(recordRef)
+    .query(({ ctx, input }) => ancestorsByStep(ctx.db, ctx.workspace.id, input.id, ref(input))),
   listByStep: workspaceProcedure("pipelines:read")
     .input(
       z.object({
