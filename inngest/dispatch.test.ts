@@ -6,7 +6,7 @@ import { InngestTestEngine } from "@inngest/test";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Pipeline } from "../server/pipeline/sdk";
 import type { Db } from "../server/services/db-types";
-import { dispatchRun, executorKind, providerKeyOf } from "../server/services/executor";
+import { executorKind, inngestExecutor, providerKeyOf } from "../server/services/executor";
 import { appendSourceRecords, createPipeline } from "../server/services/pipelines";
 import { startRun } from "../server/services/runs";
 import { signUp } from "../server/services/users";
@@ -99,7 +99,7 @@ describe("executor", () => {
     const { createRun } = await import("../server/services/runs");
     const run = await createRun(db, { workspaceId, pipelineId });
     vi.spyOn(inngest, "send").mockRejectedValue(new Error("connect ECONNREFUSED 127.0.0.1:8288"));
-    await expect(dispatchRun(db, run, { SYNTHEX_EXECUTOR: "inngest" })).rejects.toThrow(/Could not hand the run to Inngest/);
+    await expect(inngestExecutor.dispatch(db, run)).rejects.toThrow(/Could not hand the run to Inngest/);
     expect(await db.run.findUniqueOrThrow({ where: { id: run.id } })).toMatchObject({
       status: "failed",
       error: expect.stringContaining("ECONNREFUSED"),

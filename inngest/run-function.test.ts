@@ -171,7 +171,7 @@ describe("run function", () => {
     const run = await createRun(db, { workspaceId, pipelineId });
     const model = new ScriptedModel().failWhen(
       () => true,
-      () => new ModelError("openai/gpt-4o-mini: authentication failed (HTTP 401): check the provider's API key", { raw: '{"error":"invalid key"}' }),
+      () => new ModelError("openai/gpt-4o-mini: authentication failed (HTTP 401): check the provider's API key", { raw: '{"error":"invalid key"}', kind: "permanent" }),
     );
     const fn = createRunFunction({ getDb: () => db, getModel: () => model, batchSize: 10 });
     const { error, ctx } = await new InngestTestEngine({ function: fn, events: [requested(run.id)] }).execute();
