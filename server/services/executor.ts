@@ -4,9 +4,11 @@
  * - `SYNTHEX_EXECUTOR=local` (default): the in-process runner, fire-and-forget in this server
  *   process (bounded concurrency, engine retries with backoff).
  * - `SYNTHEX_EXECUTOR=inngest`: send `synthex/run.requested`; the Inngest run function
- *   (inngest/functions/run.ts) executes the same engine in durable, memoized batches.
+ *   (inngest/functions/run.ts) drives the same run lifecycle in durable, memoized batches.
  *
- * Either way progress, stats, failures and the final status land on the same Run row.
+ * Either way the run lifecycle of services/runs.ts runs (which hands this module the local
+ * runner, so the two do not import each other), and progress, stats, failures, the final status
+ * and afterRun (search index, webhooks) are the same.
  */
 import type { PipelineSpec } from "../pipeline/spec";
 import { DEFAULT_MODEL, LLM_STEP_TYPES } from "../pipeline/spec";

@@ -133,6 +133,11 @@ export type BeginResult =
   | { state: "finished"; status: string }
   | { state: "cancelled" };
 
+/** Without its undefined fields (so a spread does not erase a value, and Inngest stores plain JSON). */
+function defined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
 /** Start: validate the spec, select and plan the steps, mark the run running. Permanent problems fail it. */
 export async function beginRun(db: Db, runId: string, defaults: BatchOptions = {}): Promise<BeginResult> {
   const run = await loadRun(db, runId);
@@ -157,9 +162,8 @@ export async function beginRun(db: Db, runId: string, defaults: BatchOptions = {
   }
   await db.run.update({ where: { id: runId }, data: { status: "running", startedAt: run.startedAt ?? new Date() } });
   // The executor's settings win over the run's request (a test's batch size, Inngest's attempts).
-  const options: BatchOptions = { concurrency: request.concurrency, batchSize: request.batchSize, ...defaults };
+  const options = defined({ concurrency: request.concurrency, batchSize: request.batchSize, ...defined(defaults) });
   if (request.replay) options.replay = true;
-  for (const key of Object.keys(options) as (keyof BatchOptions)[]) if (options[key] === undefined) delete options[key];
   return { state: "ready", steps, full: Boolean(request.full), options };
 }
 
@@ -287,7 +291,8 @@ export async function executeRunRow(
 ) {
   const finishOptions: FinishOptions = { afterRun: deps.afterRun };
   const run = await loadRun(db, runId);
-  const { steps: _steps, from: _from, full: _full, onEvent: _onEvent, signal: _signal, ...overrides } = deps.runOptions ?? {};
+  const { replay, concurrency, batchSize, maxAttempts, retryBaseMs } = deps.runOptions ?? {};
+  const overrides: BatchOptions = { replay, concurrency, batchSize, maxAttempts, retryBaseMs };
   let begun: BeginResult;
   try {
     begun = await beginRun(db, runId, overrides);
