@@ -75,6 +75,7 @@ describe("retrieval metrics on hand-built cases", () => {
       scoreCase({ evidence, evidenceSessions, hits: contents.map((c, i) => hit(String(i), ["1"], [], 10, true, c)), freshness: { current: "Lisbon", stale: "Porto" } }).freshness;
     expect(fresh(["unrelated", "She now lives in Lisbon.", "She lived in Porto."])).toBe(1);
     expect(fresh(["She lives in Porto.", "She moved to Lisbon."])).toBe(0);
+    expect(fresh(["Lisbonne is in French; Porto was home.", "She moved to Lisbon."])).toBe(0); // whole words only
   });
 
   it("means leave out metrics no case has; percentiles are nearest-rank", () => {

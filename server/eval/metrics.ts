@@ -148,12 +148,10 @@ export function scoreCase(c: CaseInput): Metrics {
   }
   if (c.freshness) {
     // The first record that mentions either value must mention the current one (and not only the old).
-    const first = c.hits.find((h) => {
-      const text = (h.content ?? "").toLowerCase();
-      return text.includes(c.freshness!.current.toLowerCase()) || text.includes(c.freshness!.stale.toLowerCase());
-    });
-    const text = (first?.content ?? "").toLowerCase();
-    m.freshness = first && text.includes(c.freshness.current.toLowerCase()) && !text.includes(c.freshness.stale.toLowerCase()) ? 1 : 0;
+    const says = (text: string, value: string) => new RegExp(`(^|[^\\p{L}\\p{N}])${value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\p{L}\\p{N}])`, "iu").test(text);
+    const { current, stale } = c.freshness;
+    const first = c.hits.find((h) => says(h.content ?? "", current) || says(h.content ?? "", stale));
+    m.freshness = first && says(first.content ?? "", current) && !says(first.content ?? "", stale) ? 1 : 0;
   }
   return m;
 }

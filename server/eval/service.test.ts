@@ -35,7 +35,7 @@ beforeAll(async () => {
   workspaceId = workspace.id;
   userId = user.id;
   datasetId = (await importDataset(db, workspaceId, { benchmark: "locomo", text, name: "tiny-locomo.json" })).id;
-}, 60_000);
+}, 180_000);
 afterAll(() => close?.());
 
 describe("eval runs", () => {
@@ -123,6 +123,18 @@ describe("eval runs", () => {
     expect(cmp.runs[1]!.deltas["session_hit@5"]).toBeCloseTo((main.metrics as Record<string, number>)["session_hit@5"]! - (raw.metrics as Record<string, number>)["session_hit@5"]!);
     expect((await listEvalRuns(db, workspaceId, { pipelineId: pipeline.id })).map((r) => r.id).sort()).toEqual([main.id, raw.id].sort());
   }, 120_000);
+
+  it("scores SynthexBench: freshness and temporal accuracy, per kind of question", async () => {
+    const ds = await importDataset(db, workspaceId, { benchmark: "synthexbench", seed: 2, size: "tiny" });
+    const run = await runEval(db, { workspaceId, template: "bm25-windows", datasetId: ds.id });
+    expect(run.status).toBe("completed");
+    expect(Object.keys(run.perCategory as object).sort()).toEqual(["emergent", "freshness", "planted", "temporal"]);
+    const metrics = run.metrics as Record<string, number>;
+    expect(metrics.freshness).toBeGreaterThanOrEqual(0);
+    expect(metrics.temporal_accuracy).toBeGreaterThanOrEqual(0);
+    // Planted facts are verbatim in one turn: BM25 over windows finds the session.
+    expect((run.perCategory as Record<string, Record<string, number>>).planted!["session_hit@5"]).toBe(1);
+  }, 60_000);
 
   it("a cancelled eval stores nothing and is never shown as finished", async () => {
     const run = await createEvalRun(db, { workspaceId, template: "bm25-sessions", datasetId });

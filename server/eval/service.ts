@@ -188,7 +188,8 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
   if (mode === "bm25" && !step) throw badRequest("Mode bm25 ranks one step: pass --step.");
   const k = Math.floor(input.k ?? DEFAULT_K);
   if (!(k >= 1 && k <= MAX_K)) throw badRequest(`k must be between 1 and ${MAX_K}.`);
-  const running = await db.evalRun.findFirst({ where: { workspaceId: input.workspaceId, pipelineId, template: input.template ?? null, branch: branchName, datasetId: datasetRow.id, status: { in: ["queued", "running"] } } });
+  // One eval at a time per eval copy (its branches share source records and runs).
+  const running = await db.evalRun.findFirst({ where: { workspaceId: input.workspaceId, pipelineId, template: input.template ?? null, datasetId: datasetRow.id, status: { in: ["queued", "running"] } } });
   if (running) throw badRequest(`An eval of ${label} on this dataset is already in progress (${running.id}). Wait for it or cancel it.`);
   const copy = await ensureEvalCopy(db, input.workspaceId, { pipelineId, template: input.template ?? null, label }, datasetRow, branchName, spec);
   return db.evalRun.create({
@@ -601,6 +602,7 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
   questions.sort((a, b) => order[a.status] - order[b.status]);
   return {
     baselineId,
+    benchmark: baseline.benchmark,
     runs: runs.map((r) => ({
       id: r.id,
       label: r.label,
