@@ -43,7 +43,7 @@ const SPEC = {
 };
 
 async function waitForRows(page: Page, completed: number) {
-  await expect(page.locator('[data-testid="eval-run-row"][data-status="completed"]')).toHaveCount(completed, { timeout: 120_000 });
+  await expect(page.locator('[data-testid="eval-run-row"][data-status="completed"]')).toHaveCount(completed, { timeout: 240_000 });
 }
 
 async function runFromForm(page: Page, opts: { branch: string; mode: string; step: string; baseline?: string }) {
@@ -57,7 +57,7 @@ async function runFromForm(page: Page, opts: { branch: string; mode: string; ste
 }
 
 test("run evals from the UI, compare two branches, open a regressed question's lineage", async ({ page }, info) => {
-  test.setTimeout(300_000);
+  test.setTimeout(600_000);
   const shot = (name: string) => page.screenshot({ path: info.outputPath(name), fullPage: true }).then((b) => info.attach(name, { body: b, contentType: "image/png" }));
 
   await page.goto("/signup");
