@@ -490,19 +490,6 @@ async function buildCost(db: Db, run: EvalRunRow, built: { stats: unknown; start
   };
 }
 
-let evalQueue: Promise<unknown> = Promise.resolve();
-
-/**
- * Executes queued evals one at a time in this process (the app's "start" and the CLI): an eval
- * builds a pipeline and runs hundreds of searches, and two at once only contend for the one
- * embedded database session. The run shows `queued` until its turn.
- */
-export function enqueueEvalRun(db: Db, evalRunId: string, deps: Parameters<typeof executeEvalRun>[2] = {}) {
-  const next = evalQueue.then(() => executeEvalRun(db, evalRunId, deps));
-  evalQueue = next.catch(() => undefined);
-  return next;
-}
-
 /** Create and execute in one call (CLI, tests, bench). */
 export async function runEval(db: Db, input: StartEvalInput, deps: Parameters<typeof executeEvalRun>[2] = {}) {
   const run = await createEvalRun(db, input);

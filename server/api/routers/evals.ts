@@ -53,8 +53,8 @@ export const evalsRouter = createTRPCRouter({
         k: input.k,
         triggeredBy: ctx.userId,
       });
-      // Runs in this process, one eval at a time; the row always ends completed, failed or cancelled.
-      void evals.enqueueEvalRun(ctx.db, run.id).catch((err: Error) => console.error(`[synthex eval ${run.id}]`, err.message));
+      // Runs in this process; the row always ends completed, failed or cancelled.
+      void evals.executeEvalRun(ctx.db, run.id).catch((err: Error) => console.error(`[synthex eval ${run.id}]`, err.message));
       return run;
     }),
   cancel: workspaceProcedure("evals:write")
