@@ -16,7 +16,7 @@ import { executeRun, planRun, selectSteps, type RunOptions, type StepPlan, type 
 import type { RecordStore, RunFailureInput } from "../server/engine/types";
 import { stepVersionHashes } from "../server/pipeline/hashing";
 import { parseSpec, type PipelineSpec, type StepSpec } from "../server/pipeline/spec";
-import type { Db } from "../server/services/db-types";
+import type { Db } from "../server/core/db";
 import type { RunRequest } from "../server/services/runs";
 import { PostgresRecordStore } from "../server/store/record-store";
 

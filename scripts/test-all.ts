@@ -4,6 +4,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { z } from "zod";
 
 function run(cmd: string, args: string[], env: Record<string, string> = {}) {
   console.log(`\n$ ${cmd} ${args.join(" ")}`);
@@ -13,8 +14,12 @@ function run(cmd: string, args: string[], env: Record<string, string> = {}) {
   return result.status ?? 1;
 }
 
-function readJson(path: string): any {
-  return existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : null;
+/** The parts of the reporters' JSON files this script reads. */
+const vitestReport = z.object({ numPassedTests: z.number(), numFailedTests: z.number() });
+const playwrightReport = z.object({ stats: z.object({ expected: z.number(), unexpected: z.number(), flaky: z.number().optional() }) });
+
+function readJson<T>(path: string, schema: z.ZodType<T>): T | null {
+  return existsSync(path) ? schema.parse(JSON.parse(readFileSync(path, "utf8"))) : null;
 }
 
 mkdirSync("test-results", { recursive: true });
@@ -25,7 +30,7 @@ let passed = 0;
 let failed = 0;
 
 const vitestStatus = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", "--outputFile.json=test-results/vitest.json"]);
-const vitest = readJson("test-results/vitest.json");
+const vitest = readJson("test-results/vitest.json", vitestReport);
 if (vitest) {
   passed += vitest.numPassedTests;
   failed += vitest.numFailedTests;
@@ -40,7 +45,7 @@ if (!skipE2e) {
   } else {
     rmSync(".synthex-e2e", { recursive: true, force: true });
     const pwStatus = run("npx", ["playwright", "test"], { PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" });
-    const pw = readJson("test-results/playwright.json");
+    const pw = readJson("test-results/playwright.json", playwrightReport);
     if (pw) {
       passed += pw.stats.expected + (pw.stats.flaky ?? 0);
       failed += pw.stats.unexpected;

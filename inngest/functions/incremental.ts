@@ -4,7 +4,7 @@
  * function (so workspace/provider concurrency and throttling apply), and being incremental it
  * computes only the work the new records created.
  */
-import { DomainError } from "../../server/services/errors";
+import { DomainError } from "../../server/core/errors";
 import { createRun } from "../../server/services/runs";
 import { providerKeyOf } from "../../server/services/executor";
 import type { PipelineSpec } from "../../server/pipeline/spec";

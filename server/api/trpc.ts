@@ -3,8 +3,8 @@ import superjson from "superjson";
 import { z, ZodError } from "zod";
 import { can, type Permission, type Role } from "../auth/permissions";
 import { authenticateApiKey } from "../services/api-keys";
-import type { Db } from "../services/db-types";
-import { DomainError } from "../services/errors";
+import type { Db } from "../core/db";
+import { DomainError } from "../core/errors";
 
 export type Actor =
   | { kind: "user"; userId: string; email: string }

@@ -7,7 +7,7 @@ import superjson from "superjson";
 import { appRouter, createCaller, type AppRouter } from "../api/root";
 import { createContext } from "../api/trpc";
 import { ensureLocalWorkspace } from "../services/local-workspace";
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 
 export type Caller = ReturnType<typeof createCaller>;
 
@@ -22,8 +22,9 @@ export interface Connection {
 }
 
 export async function connectLocal(): Promise<Connection> {
-  const { getDb, closeDb } = await import("../store/db");
-  const db = await getDb();
+  const { closeDb } = await import("../store/db");
+  const { openMigratedDb } = await import("../store/runtime-env");
+  const db = await openMigratedDb();
   const { workspace, user } = await ensureLocalWorkspace(db);
   const api = createCaller(await createContext({ db, session: { userId: user.id, email: user.email } }));
   return { api, workspaceId: workspace.id, mode: "local", db, close: closeDb };
@@ -50,9 +51,10 @@ function remoteCaller(url: string, apiKey: string): Caller {
         const key = path.join(".");
         const def = procedures[key];
         if (!def) throw new Error(`Unknown API procedure ${key}`);
-        let target: any = client;
-        for (const part of path) target = target[part];
-        return def._def.type === "mutation" ? target.mutate(args[0]) : target.query(args[0]);
+        let target: unknown = client;
+        for (const part of path) target = (target as Record<string, unknown>)[part];
+        const procedure = target as { query(input: unknown): Promise<unknown>; mutate(input: unknown): Promise<unknown> };
+        return def._def.type === "mutation" ? procedure.mutate(args[0]) : procedure.query(args[0]);
       },
     });
   return build([]) as Caller;

@@ -86,7 +86,7 @@ describe("the hello world, end to end through the CLI", () => {
     const noop = synthex("run", "--json");
     const steps = JSON.parse(noop.out).stats.steps as Array<{ output: number }>;
     expect(steps.every((s) => s.output === 0)).toBe(true);
-  });
+  }, 600_000); // six CLI processes, each starting tsx and the embedded database
 
   it("explains what to do when no pipeline is selected or a file is missing", () => {
     const other = mkdtempSync(path.join(tmpdir(), "synthex-cli-empty-"));

@@ -8,7 +8,7 @@ import { DEFAULT_MODEL, type PipelineSpec, type StepSpec } from "../pipeline/spe
 import { renderTemplate } from "../pipeline/templates";
 import { stepVersionHashes } from "../pipeline/hashing";
 import { downstreamOf, topologicalOrder, upstreamOf } from "../pipeline/validate";
-import { countTokens } from "../llm/tokens";
+import { countTokens } from "../text/tokens";
 import { aggregateKey, foldKey, mergeKey, oneToOneWorkKey, scopedGroupKey, sequenceFingerprint, splitKey, transformKey } from "./keys";
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, type ModelTask } from "./model";
 import { applyAggregateOperator, applySplitOperator, applyTransformOperator } from "./operators";

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SourceItem } from "../services/pipelines";
+import type { SourceItem } from "../core/source-item";
 import { detectFormat, ImportError, readImport, type ImportFormat, type ImportWarning } from "./index";
 import { streamJsonArray } from "./json-array";
 import { writeZip } from "./zip-writer";

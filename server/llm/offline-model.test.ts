@@ -3,8 +3,8 @@ import { z } from "zod";
 import { ModelError, type ModelInput, type ModelRequest } from "../engine/model";
 import { ScriptedModel } from "./fake-model";
 import { OFFLINE_MODEL_ID, OFFLINE_MODEL_LABEL, OfflineModel, isOfflineModel } from "./offline-model";
-import { splitSentences } from "./text-rank";
-import { countTokens } from "./tokens";
+import { splitSentences } from "../text/text-rank";
+import { countTokens } from "../text/tokens";
 
 const model = new OfflineModel();
 

@@ -16,7 +16,7 @@ import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse }
 import { redact } from "../auth/encryption";
 import { limiterFor, ProviderLimiter } from "./limiter";
 import { costOf, type PriceTable } from "./pricing";
-import { countTokens } from "./tokens";
+import { countTokens } from "../text/tokens";
 import { abortableSleep } from "./abortable-sleep";
 
 export type ProviderKind = "openai" | "anthropic" | "openai-compatible";

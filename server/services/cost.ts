@@ -13,8 +13,8 @@ import { DEFAULT_MODEL, fromList, usesModel, type PipelineSpec, type StepSpec } 
 import { sha256 } from "../pipeline/hashing";
 import { isOfflineModel } from "../llm/offline-model";
 import { costOf, priceOf, type PriceTable } from "../llm/pricing";
-import { countTokens } from "../llm/tokens";
-import type { Db } from "./db-types";
+import { countTokens } from "../text/tokens";
+import type { Db } from "../core/db";
 import { getBranch } from "./pipelines";
 import { priceOverrides } from "./providers";
 import { planPipeline, type RunRequest } from "./runs";

@@ -10,7 +10,7 @@
  */
 import type { PipelineSpec } from "../pipeline/spec";
 import { DEFAULT_MODEL } from "../pipeline/spec";
-import type { Db } from "./db-types";
+import type { Db } from "../core/db";
 import { executeRunRow } from "./runs";
 
 export type ExecutorKind = "local" | "inngest";

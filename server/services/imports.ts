@@ -8,9 +8,10 @@
 import path from "node:path";
 import type { Prisma } from "../generated/prisma/client";
 import { detectFormat, ImportError, isImportFormat, readImport, type ImportFormat, type ImportWarning } from "../importers";
-import type { Db } from "./db-types";
-import { badRequest, notFound } from "./errors";
-import { appendSourceRecords, getBranch, type SourceItem } from "./pipelines";
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
+import { appendSourceRecords, getBranch } from "./pipelines";
+import type { SourceItem } from "../core/source-item";
 
 export interface ImportFileInput {
   workspaceId: string;

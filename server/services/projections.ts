@@ -8,8 +8,8 @@ import type { Prisma } from "../generated/prisma/client";
 import { fromList, type OutputSpec } from "../pipeline/spec";
 import { renderTemplate, TemplateError } from "../pipeline/templates";
 import { filterConditions, Params, parseJson, resolveBranch, type BranchContext } from "../search/context";
-import type { Db } from "./db-types";
-import { badRequest } from "./errors";
+import type { Db } from "../core/db";
+import { badRequest } from "../core/errors";
 
 export interface ProjectedRecord {
   id: string;

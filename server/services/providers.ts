@@ -10,8 +10,8 @@ import { BUILTIN_PRICES, priceOf } from "../llm/pricing";
 import { AiSdkModel, PROVIDER_KINDS } from "../llm/sdk-model";
 import { configFromCredential } from "../llm/workspace-model";
 import { ProviderLimiter } from "../llm/limiter";
-import type { DbTx } from "./db-types";
-import { badRequest, notFound } from "./errors";
+import type { DbTx } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
 
 const RESERVED = new Set(["offline"]);
 

@@ -4,9 +4,9 @@ import { executeRun, planRun, type RunOptions, type StepStats } from "../engine/
 import { OfflineModel } from "../llm/offline-model";
 import { workspaceModel } from "../llm/workspace-model";
 import { PostgresRecordStore } from "../store/record-store";
-import type { Db } from "./db-types";
-import { badRequest, notFound } from "./errors";
-import { afterRun } from "../search/indexing";
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
+import { afterRun } from "./after-run";
 import { dispatchRun, requestRunCancellation } from "./executor";
 import { getBranch } from "./pipelines";
 

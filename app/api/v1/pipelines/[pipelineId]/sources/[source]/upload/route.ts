@@ -15,7 +15,7 @@ import { TRPCError } from "@trpc/server";
 import { createContext, roleIn, type Context } from "@/server/api/trpc";
 import { can } from "@/server/auth/permissions";
 import { getSessionUser } from "@/server/auth/session";
-import { DomainError } from "@/server/services/errors";
+import { DomainError } from "@/server/core/errors";
 import { importFile } from "@/server/services/imports";
 import { getDb } from "@/server/store/db";
 

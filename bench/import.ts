@@ -91,7 +91,7 @@ async function generate(file: string) {
 
 /** A zip with conversations.json deflated by streaming (no zip64: keep it under 4 GB). */
 async function zipIt(json: string, zip: string) {
-  const { writeZip } = await import("./zip-writer");
+  const { writeZip } = await import("../server/importers/zip-writer");
   void writeZip;
   // Streamed deflate into a one-entry archive, with the CRC computed on the way.
   const deflated = path.join(dir, "body.deflate");
@@ -141,7 +141,7 @@ async function zipIt(json: string, zip: string) {
 
 /** Child mode: own the embedded database until told to stop, then print this process's peak RSS. */
 async function dbOwner() {
-  const { ensureEmbeddedServer } = await import("../store/embedded-server");
+  const { ensureEmbeddedServer } = await import("../server/store/embedded-server");
   const server = await ensureEmbeddedServer();
   console.log(`ready ${server.url}`);
   const stop = async () => {
@@ -210,11 +210,12 @@ async function main() {
   const baseRss = process.memoryUsage().rss;
 
   const owner = inProcess ? null : await startOwner();
-  const { getDb, closeDb } = await import("../store/db");
-  const { Pipeline } = await import("../pipeline/sdk");
-  const { createPipeline } = await import("../services/pipelines");
-  const { signUp } = await import("../services/users");
-  const { importFile } = await import("../services/imports");
+  const { closeDb } = await import("../server/store/db");
+  const { openMigratedDb: getDb } = await import("../server/store/runtime-env");
+  const { Pipeline } = await import("../server/pipeline/sdk");
+  const { createPipeline } = await import("../server/services/pipelines");
+  const { signUp } = await import("../server/services/users");
+  const { importFile } = await import("../server/services/imports");
   const db = await getDb();
   const { workspace } = await signUp(db, { email: "bench@example.com", password: "bench-password" });
   const spec = new Pipeline("bench-import", {}).source("chats", { format: "chatgpt-export" }).toSpec();
