@@ -14,6 +14,17 @@ function run(cmd: string, args: string[], env: Record<string, string> = {}) {
   return result.status ?? 1;
 }
 
+/** Like `run`, but also returns what the command printed (still shown as it comes). */
+function runCaptured(cmd: string, args: string[]) {
+  console.log(`\n$ ${cmd} ${args.join(" ")}`);
+  const started = Date.now();
+  const result = spawnSync(cmd, args, { stdio: ["inherit", "pipe", "pipe"], env: process.env, maxBuffer: 64 * 1024 * 1024 });
+  process.stdout.write(result.stdout ?? "");
+  process.stderr.write(result.stderr ?? "");
+  console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  return { status: result.status ?? 1, output: `${result.stdout ?? ""}${result.stderr ?? ""}` };
+}
+
 /** The parts of the reporters' JSON files this script reads. */
 const vitestReport = z.object({ numPassedTests: z.number(), numFailedTests: z.number() });
 const playwrightReport = z.object({ stats: z.object({ expected: z.number(), unexpected: z.number(), flaky: z.number().optional() }) });
@@ -39,8 +50,14 @@ if (vitest) {
 
 const skipE2e = process.env.SKIP_E2E === "1";
 if (!skipE2e) {
-  const buildStatus = run("npx", ["next", "build"]);
-  if (buildStatus !== 0) {
+  const build = runCaptured("npx", ["next", "build"]);
+  // A build that traces the whole project (dynamic filesystem access on the request path) is a failure too.
+  const tracing = build.output.match(/causes tracing of the whole project/g)?.length ?? 0;
+  if (tracing > 0) {
+    console.log(`next build: ${tracing} whole-project tracing warning(s) — counted as a failure`);
+    failed += 1;
+  }
+  if (build.status !== 0) {
     failed += 1;
   } else {
     rmSync(".synthex-e2e", { recursive: true, force: true });

@@ -342,7 +342,7 @@ export async function* importFolder(dir: string, opts: ImporterOptions = {}): As
     }
     const res = markdownToItem(text, {
       externalId: rel,
-      path: path.join(opts.displayPath ?? dir, rel),
+      path: path.join(/*turbopackIgnore: true*/ opts.displayPath ?? dir, rel),
       fileName: rel,
       format: /\.txt$/i.test(rel) ? "text" : "markdown",
       mtime,

@@ -63,7 +63,7 @@ export async function createPipeline(
       },
     });
     const main = await tx.branch.create({ data: { workspaceId, pipelineId: pipeline.id, name: "main", versionId: version.id } });
-    return { pipeline, version, branch: main };
+    return { pipeline, version, branch: main, spec };
   });
 }
 

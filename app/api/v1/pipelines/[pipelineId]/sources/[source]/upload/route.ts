@@ -74,11 +74,11 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
     if (form) {
       const entry = form.get("file");
       if (!entry || typeof entry === "string") return fail(400, 'Send the file in a multipart field named "file".');
-      file = path.join(dir, safeName(entry.name));
+      file = path.join(/*turbopackIgnore: true*/ dir, safeName(entry.name));
       await pump(Readable.fromWeb(entry.stream() as unknown as WebReadableStream), createWriteStream(file));
     } else {
       if (!req.body) return fail(400, "The request has no body.");
-      file = path.join(dir, safeName(url.searchParams.get("filename") ?? "upload"));
+      file = path.join(/*turbopackIgnore: true*/ dir, safeName(url.searchParams.get("filename") ?? "upload"));
       await pump(Readable.fromWeb(req.body as unknown as WebReadableStream), createWriteStream(file));
     }
     const result = await importFile(db, {
