@@ -6,12 +6,6 @@ import { analyzeImports, layerOf } from "./import-graph";
 
 const repo = path.resolve(import.meta.dirname, "..");
 
-/**
- * Run-time cycles another change removes (issue 12a: one run lifecycle). Listed here so this test
- * stays green until then, and fails as soon as the cycle is gone so the entry gets deleted.
- */
-const KNOWN_CYCLES: string[][] = [["server/services/executor.ts", "server/services/runs.ts"]];
-
 describe("layers point down (the repository)", () => {
   const report = analyzeImports(repo);
 
@@ -28,11 +22,8 @@ describe("layers point down (the repository)", () => {
     expect(report.folderCycles).toEqual([]);
   });
 
-  it("no run-time import cycle between files", () => {
-    const unexpected = report.cycles.filter((c) => !KNOWN_CYCLES.some((k) => k.join() === c.join()));
-    expect(unexpected).toEqual([]);
-    const gone = KNOWN_CYCLES.filter((k) => !report.cycles.some((c) => k.join() === c.join()));
-    expect(gone, "remove fixed cycles from KNOWN_CYCLES").toEqual([]);
+  it("no run-time import cycle between files (static or dynamic import)", () => {
+    expect(report.cycles).toEqual([]);
   });
 
   it("product code never imports test helpers", () => {
