@@ -219,18 +219,19 @@ function stronglyConnected(nodes: string[], edges: Edge[]): string[][] {
   return out;
 }
 
-/** `as unknown as` and `as never` in product code outside the generated client. */
-export function countCasts(root: string): { asUnknownAs: number; asNever: number } {
+/** `as unknown as` and `as never` outside the generated client: in product code, and in tests (deliberately bad input). */
+export function countCasts(root: string) {
   const files: string[] = [];
-  for (const r of ROOTS) if (existsSync(path.join(root, r))) walk(root, r, files);
-  let asUnknownAs = 0;
-  let asNever = 0;
+  for (const r of [...ROOTS, "bench", "scripts"]) if (existsSync(path.join(root, r))) walk(root, r, files);
+  const count = { product: { asUnknownAs: 0, asNever: 0 }, tests: { asUnknownAs: 0, asNever: 0 } };
   for (const f of files) {
+    if (f === "scripts/import-graph.ts") continue; // its own patterns
     const text = readFileSync(path.join(root, f), "utf8");
-    asUnknownAs += text.match(/\bas unknown as\b/g)?.length ?? 0;
-    asNever += text.match(/\bas never\b/g)?.length ?? 0;
+    const bucket = isTestCode(f) ? count.tests : count.product;
+    bucket.asUnknownAs += text.match(/\bas unknown as\b/g)?.length ?? 0;
+    bucket.asNever += text.match(/\bas never\b/g)?.length ?? 0;
   }
-  return { asUnknownAs, asNever };
+  return count;
 }
 
 if (process.argv[1] && import.meta.url.endsWith(path.basename(process.argv[1]))) {
@@ -248,5 +249,6 @@ if (process.argv[1] && import.meta.url.endsWith(path.basename(process.argv[1])))
   console.log(`folder cycles: ${report.folderCycles.length}`);
   for (const c of report.folderCycles) console.log(`  ${c.join(" <-> ")}`);
   const casts = countCasts(root);
-  console.log(`casts (all code incl. tests, excluding server/generated): as unknown as ${casts.asUnknownAs}, as never ${casts.asNever}`);
+  console.log(`casts in product code: as unknown as ${casts.product.asUnknownAs}, as never ${casts.product.asNever}`);
+  console.log(`casts in tests: as unknown as ${casts.tests.asUnknownAs}, as never ${casts.tests.asNever}`);
 }

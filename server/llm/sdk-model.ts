@@ -21,7 +21,7 @@ import { countTokens } from "../text/tokens";
 import { abortableSleep } from "./abortable-sleep";
 
 export type ProviderKind = "openai" | "anthropic" | "openai-compatible";
-export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "openai-compatible"];
+export const PROVIDER_KINDS = ["openai", "anthropic", "openai-compatible"] as const satisfies readonly ProviderKind[];
 
 export interface ProviderConfig {
   /** The provider prefix in model ids ("openai", "anthropic", or a workspace credential name). */

@@ -11,6 +11,7 @@ import { commitRecords } from "../store/record-store";
 import { randomUUID } from "node:crypto";
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
+import { toJsonColumn } from "../core/json";
 import type { SourceItem } from "../core/source-item";
 
 export const pipelineNameSchema = z
@@ -56,7 +57,7 @@ export async function createPipeline(
         workspaceId,
         pipelineId: pipeline.id,
         hash: specHash(spec),
-        spec: spec as unknown as Prisma.InputJsonValue,
+        spec: toJsonColumn(spec),
         layout: (input.layout ?? undefined) as Prisma.InputJsonValue | undefined,
         message: "Initial version",
         authorId: input.authorId ?? null,
@@ -86,7 +87,7 @@ export async function saveVersion(
       workspaceId: branch.workspaceId,
       pipelineId,
       hash: specHash(spec),
-      spec: spec as unknown as Prisma.InputJsonValue,
+      spec: toJsonColumn(spec),
       layout: (input.layout ?? undefined) as Prisma.InputJsonValue | undefined,
       message: input.message?.trim() || "Update pipeline",
       authorId: input.authorId ?? null,

@@ -24,7 +24,7 @@ export const providerNameSchema = z
 
 export const upsertProviderInput = z.object({
   name: providerNameSchema,
-  kind: z.enum(PROVIDER_KINDS as unknown as ["openai", "anthropic", "openai-compatible"]),
+  kind: z.enum(PROVIDER_KINDS),
   baseUrl: z.string().trim().url().max(500).nullable().optional(),
   /** Write-only. Omitted: keep the stored key. Empty string: remove it. */
   apiKey: z.string().max(500).optional(),

@@ -4,7 +4,6 @@
  * engine adds later reaches the UI without a change here.
  */
 import { z } from "zod";
-import type { Prisma } from "../generated/prisma/client";
 
 export const STEP_STATUSES = ["pending", "running", "completed", "failed", "cancelled"] as const;
 
@@ -31,7 +30,7 @@ export type StepRunStats = z.output<typeof stepStatsSchema>;
 export type RunStats = z.output<typeof runStatsSchema>;
 
 /** `Run.stats` (null before the run starts) as typed stats; a malformed value names the run. */
-export function parseRunStats(run: { id: string; stats: Prisma.JsonValue | null }): RunStats {
+export function parseRunStats(run: { id: string; stats: unknown }): RunStats {
   if (run.stats === null || run.stats === undefined) return { steps: [] };
   const parsed = runStatsSchema.safeParse(run.stats);
   if (!parsed.success) {
@@ -42,6 +41,6 @@ export function parseRunStats(run: { id: string; stats: Prisma.JsonValue | null 
 }
 
 /** A Run row with its stats parsed. */
-export function withRunStats<T extends { id: string; stats: Prisma.JsonValue | null }>(run: T): Omit<T, "stats"> & { stats: RunStats } {
+export function withRunStats<T extends { id: string; stats: unknown }>(run: T): Omit<T, "stats"> & { stats: RunStats } {
   return { ...run, stats: parseRunStats(run) };
 }
