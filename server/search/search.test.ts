@@ -100,7 +100,7 @@ beforeAll(async () => {
   const after = await afterRun(db, run, { deliver: "none" });
   expect(after.errors).toEqual([]);
   expect(after.indexed!.embedded).toBe(24 * 2 + SCOPES.length * 2);
-}, 60_000);
+});
 afterAll(async () => close());
 
 const q = (query: string, extra: Partial<SearchInput> = {}) => search(db, { workspaceId, pipelineId, query, ...extra });
