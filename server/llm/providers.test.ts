@@ -51,7 +51,8 @@ beforeAll(async () => {
   workspaceId = workspace.id;
   userId = user.id;
   mock = await startMockOpenAIServer({ behave, apiKey: SECRET });
-  await upsertProvider(db, workspaceId, { name: "mock", kind: "openai-compatible", baseUrl: mock.baseUrl, apiKey: SECRET, timeoutMs: 1000, maxConcurrency: 4 });
+  // 5 s: long enough that a loaded machine does not time out a normal answer (which adds a retry), short enough for the hang case.
+  await upsertProvider(db, workspaceId, { name: "mock", kind: "openai-compatible", baseUrl: mock.baseUrl, apiKey: SECRET, timeoutMs: 5000, maxConcurrency: 4 });
 });
 afterAll(async () => {
   await mock.close();
