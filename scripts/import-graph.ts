@@ -22,6 +22,7 @@ export const LAYERS: Array<{ name: string; rank: number; paths: string[] }> = [
   { name: "CLI", rank: 10, paths: ["server/cli/"] },
   { name: "entry (tRPC routers, REST helpers, Inngest functions)", rank: 9, paths: ["server/api/", "inngest/"] },
   { name: "next-auth wiring", rank: 8, paths: ["server/auth/options.ts", "server/auth/session.ts"] },
+  { name: "eval (benchmarks, on top of services)", rank: 8, paths: ["server/eval/"] },
   { name: "services", rank: 7, paths: ["server/services/"] },
   { name: "search", rank: 6, paths: ["server/search/"] },
   { name: "importers", rank: 5, paths: ["server/importers/"] },

@@ -13,6 +13,7 @@ import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
 import type { LineageResult } from "../search/provenance";
 import { connectLocal, connectRemote, type Connection } from "./api";
 import { bar, num, ProgressLine, table, usd } from "./output";
+import { registerEvalCommands } from "./eval";
 
 interface GlobalOptions {
   pipeline?: string;
@@ -424,6 +425,14 @@ export function buildCli() {
         else console.log(specToToml(version.spec, { name: pipeline.name, agent: pipeline.agent, description: pipeline.description }));
       }, (_args, opts) => needsPipeline(opts)),
     );
+
+  registerEvalCommands(program, {
+    action,
+    fail: (message, exitCode = 1) => {
+      throw new CliError(message, exitCode);
+    },
+    pipelineName: (opts) => opts.pipeline ?? readConfig().pipeline,
+  });
 
   return program;
 }
