@@ -3,7 +3,7 @@
  * validates as you type with the same rule the plan and run-start use on the server
  * (`server/services/provider-check.ts`).
  */
-import { parseModelId } from "../llm/model-id";
+import { parseModelId } from "./model-id";
 import { DEFAULT_MODEL, type Problem } from "./spec";
 
 type Loose = Record<string, unknown>;

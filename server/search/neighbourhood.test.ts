@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCaller } from "../api/root";
 import { createContext } from "../api/trpc";
 import { Pipeline } from "../pipeline/sdk";
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import { appendSourceRecords, createPipeline, getBranch } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";

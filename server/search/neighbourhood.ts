@@ -5,8 +5,8 @@
  * (another record's neighbourhood, or more records of one group), so a record with 1,000 sources
  * costs one grouped query and a handful of nodes, not a 1,000-node tree.
  */
-import type { Db } from "../services/db-types";
-import { badRequest } from "../services/errors";
+import type { Db } from "../core/db";
+import { badRequest } from "../core/errors";
 import { Params } from "./context";
 import { startAt, type BranchRef } from "./provenance";
 

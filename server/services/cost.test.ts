@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDb } from "../store/test-db";
 import { planWithCost } from "./cost";
-import type { Db } from "./db-types";
-import { appendSourceRecords, createPipeline, templateSpec, type SourceItem } from "./pipelines";
+import type { Db } from "../core/db";
+import type { SourceItem } from "../core/source-item";
+import { appendSourceRecords, createPipeline, templateSpec } from "./pipelines";
 import { runPipeline } from "./runs";
 import { signUp } from "./users";
 

@@ -12,7 +12,7 @@ import { Pipeline } from "../pipeline/sdk";
 import { providerProblems } from "../pipeline/provider-problems";
 import { createTestDb } from "../store/test-db";
 import { planWithCost } from "./cost";
-import type { Db } from "./db-types";
+import type { Db } from "../core/db";
 import { appendSourceRecords, createPipeline } from "./pipelines";
 import { availableProviders } from "./provider-check";
 import { upsertProvider } from "./providers";

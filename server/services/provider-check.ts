@@ -6,8 +6,8 @@
 import { envProviderConfig } from "../llm/workspace-model";
 import { providerProblems } from "../pipeline/provider-problems";
 import type { Problem } from "../pipeline/spec";
-import type { Db, DbTx } from "./db-types";
-import { badRequest } from "./errors";
+import type { Db, DbTx } from "../core/db";
+import { badRequest } from "../core/errors";
 import { getBranch } from "./pipelines";
 
 /** Provider names runs of this workspace can call: its Settings → Models entries, env-configured openai/anthropic, offline. */

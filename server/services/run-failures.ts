@@ -2,8 +2,8 @@
  * A run's failures grouped by step and identical error: a provider outage or a missing key fails
  * every item the same way, and 200 copies of one message hide the one that differs.
  */
-import type { Db } from "./db-types";
-import { notFound } from "./errors";
+import type { Db } from "../core/db";
+import { notFound } from "../core/errors";
 
 export interface FailureGroup {
   step: string;

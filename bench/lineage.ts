@@ -9,13 +9,13 @@
  * Usage: npm run bench:lineage -- [sources=1000] [iterations=30]
  */
 import { performance } from "node:perf_hooks";
-import { Pipeline } from "../pipeline/sdk";
-import { appendSourceRecords, createPipeline, getBranch } from "../services/pipelines";
-import { runPipeline } from "../services/runs";
-import { signUp } from "../services/users";
-import { createTestDb } from "../store/test-db";
-import { ancestorsByStep, neighbourhood } from "./neighbourhood";
-import { lineage } from "./provenance";
+import { Pipeline } from "../server/pipeline/sdk";
+import { appendSourceRecords, createPipeline, getBranch } from "../server/services/pipelines";
+import { runPipeline } from "../server/services/runs";
+import { signUp } from "../server/services/users";
+import { createTestDb } from "../server/store/test-db";
+import { ancestorsByStep, neighbourhood } from "../server/search/neighbourhood";
+import { lineage } from "../server/search/provenance";
 
 const sources = Number(process.argv[2] ?? 1000);
 const iterations = Number(process.argv[3] ?? 30);
