@@ -26,7 +26,13 @@ export async function connectLocal(): Promise<Connection> {
   const db = await getDb();
   const { workspace, user } = await ensureLocalWorkspace(db);
   const api = createCaller(await createContext({ db, session: { userId: user.id, email: user.email } }));
-  return { api, workspaceId: workspace.id, mode: "local", db, close: closeDb };
+  const { settleBackgroundWork } = await import("../services/background");
+  // A run started here indexes and notifies after it finishes: let that end before the pool closes.
+  const close = async () => {
+    await settleBackgroundWork();
+    await closeDb();
+  };
+  return { api, workspaceId: workspace.id, mode: "local", db, close };
 }
 
 type ProcedureDef = { _def: { type: "query" | "mutation" | "subscription" } };

@@ -11,7 +11,7 @@ import { downstreamOf, topologicalOrder, upstreamOf } from "../pipeline/validate
 import { countTokens } from "../llm/tokens";
 import { aggregateKey, foldKey, mergeKey, oneToOneWorkKey, scopedGroupKey, sequenceFingerprint, splitKey, transformKey } from "./keys";
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, type ModelTask } from "./model";
-import { applyAggregateOperator, applySplitOperator, applyTransformOperator } from "./operators";
+import { applyAggregateOperator, applySplitOperator, applyTransformOperator, type SplitPart } from "./operators";
 import type { Audit, EngineRecord, Metadata, NewRecord, RecordStore, StepScope } from "./types";
 
 export interface StepStats {
@@ -351,7 +351,7 @@ class StepRunner {
 
   private async split(input: EngineRecord): Promise<NewRecord[]> {
     const step = this.step as Extract<StepSpec, { type: "split" }>;
-    let parts: string[];
+    let parts: Array<string | SplitPart>;
     let audit: Audit;
     if (step.operator) {
       parts = applySplitOperator(step.operator, input.content);
@@ -366,16 +366,17 @@ class StepRunner {
     }
     const metadata = inheritedMetadata([input]);
     return parts
-      .filter((p) => p.trim())
-      .map((content, index) =>
+      .map((p) => (typeof p === "string" ? { content: p } : p))
+      .filter((p) => p.content.trim())
+      .map((part, index) =>
         this.newRecord({
           workKey: oneToOneWorkKey(this.svh, input.id),
           materializationKey: splitKey(this.svh, input.id, index),
-          content,
+          content: part.content,
           scope: input.scope,
           sources: [input.id],
           groupKey: `${input.id}#${index}`,
-          metadata: { ...metadata, step: { index } },
+          metadata: { ...metadata, step: { index }, ...(part.metadata ? { custom: part.metadata } : {}) },
           audit,
         }),
       );

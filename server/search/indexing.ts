@@ -1,6 +1,7 @@
 /**
- * Incremental indexing. Full text needs nothing: "Record"."searchVector" is a generated column
- * with a GIN index (migration search_fts). Embeddings: for every search output, the records its
+ * Incremental indexing. Full text: "Record"."searchVector" is a generated column with a GIN
+ * index (migration search_fts); the BM25 statistics (document frequencies per step) are
+ * recomputed for steps whose record set changed (server/search/lexical.ts). Embeddings: for every search output, the records its
  * steps show on the branch that have no embedding for the output's embedder yet (anti-join,
  * batched) are embedded and stored, and the embedder's HNSW index is ensured.
  *
@@ -8,16 +9,20 @@
  * changes and deliver their webhooks.
  */
 import { ensureVectorIndex, getEmbedder, storeEmbeddings } from "../store/embedding-store";
+import { trackBackground } from "../services/background";
 import type { Db } from "../services/db-types";
 import { detectProjectionChanges } from "../services/projections";
 import { deliverPending } from "../services/webhooks";
 import { indexedSteps, resolveBranch } from "./context";
+import { refreshLexicalStats } from "./lexical";
 
 const BATCH = 256;
 
 export interface IndexResult {
   embedded: number;
   byModel: Record<string, number>;
+  /** Steps whose BM25 statistics were recomputed (their record set changed). */
+  lexicalStats?: string[];
 }
 
 /** Embeds the records of covered steps on the branch that lack an embedding for their output's embedder. */
@@ -53,6 +58,7 @@ export async function indexPipeline(db: Db, pipelineId: string, branch = "main",
     result.byModel[embedder.id] = count;
     result.embedded += count;
   }
+  result.lexicalStats = await refreshLexicalStats(db, ctx.workspaceId, ctx.branchId, [...indexedSteps(ctx.spec).keys()]);
   return result;
 }
 
@@ -89,7 +95,7 @@ export async function afterRun(db: Db, run: FinishedRun, options: AfterRunOption
       out.errors.push(`projections: ${(err as Error).message}`);
     }
     if (out.enqueued > 0 && options.deliver !== "none") {
-      const delivering = deliverPending(db).catch((err: Error) => console.error("[synthex webhooks]", err.message));
+      const delivering = trackBackground(deliverPending(db).catch((err: Error) => console.error("[synthex webhooks]", err.message)));
       if (options.deliver === "await") await delivering;
     }
   } catch (err) {

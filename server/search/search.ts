@@ -7,6 +7,7 @@
  * (only records the branch points to) and workspace-filtered.
  */
 import { getEmbedder, toVectorLiteral } from "../store/embedding-store";
+import { bm25Candidates, queryTerms, type QueryTerms } from "./lexical";
 import type { Db } from "../services/db-types";
 import { badRequest } from "../services/errors";
 import {
@@ -116,21 +117,11 @@ function baseConditions(params: Params, ctx: BranchContext, steps: string[], fil
 
 const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
 
-/** True when the text has searchable lexemes (not empty, not only stop words). */
-async function hasLexemes(db: Db, query: string): Promise<boolean> {
-  const [row] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT numnode(websearch_to_tsquery('english', $1))::int AS n`, query);
-  return (row?.n ?? 0) > 0;
-}
-
-async function ftsCandidates(db: Db, ctx: BranchContext, steps: string[], query: string, filters: RecordFilters, n: number): Promise<Candidate[]> {
+async function ftsCandidates(db: Db, ctx: BranchContext, steps: string[], terms: QueryTerms, filters: RecordFilters, n: number): Promise<Candidate[]> {
   const params = new Params();
-  const q = params.add(query);
-  const where = [`r."searchVector" @@ websearch_to_tsquery('english', ${q})`, ...baseConditions(params, ctx, steps, filters)];
-  const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, ts_rank_cd(r."searchVector", websearch_to_tsquery('english', ${q}), 32)::float8 AS rank
-     FROM "Record" r WHERE ${where.join(" AND ")}
-     ORDER BY rank DESC, r.id LIMIT ${params.add(n, "int")}`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; rank: number }>>(trace("fts", sql, params.values), ...params.values);
-  return rows.map((r, i) => ({ id: r.id, step: r.step, time: r.t, fts: Number(r.rank), semantic: null, ftsRank: i + 1 }));
+  const where = baseConditions(params, ctx, steps, filters);
+  const hits = await bm25Candidates(db, { branchId: ctx.branchId, steps, terms, n, params, where, timeExpr: TIME_EXPR });
+  return hits.map((h, i) => ({ id: h.id, step: h.step, time: h.time, fts: h.score, semantic: null, ftsRank: i + 1 }));
 }
 
 function sqlString(value: string): string {
@@ -295,9 +286,9 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const pool = unscoped ? Math.min(300, limit * 3) : limit;
 
   const n = mode === "hybrid" ? Math.max(50, pool) : pool;
-  const fts = mode !== "semantic" ? await ftsCandidates(db, ctx, steps, query, input, n) : [];
-  // Only an empty full-text result needs to know why (saves a round trip on the hot path).
-  const lexemes = mode !== "semantic" && (fts.length > 0 || (await hasLexemes(db, query)));
+  const terms = mode !== "semantic" ? await queryTerms(db, query) : { lexemes: [], bigrams: [] };
+  const fts = terms.lexemes.length ? await ftsCandidates(db, ctx, steps, terms, input, n) : [];
+  const lexemes = terms.lexemes.length > 0;
   let notice: string | undefined;
   if (mode === "fts" && !lexemes) {
     return { mode, query, steps, hits: [], notice: "The query has only stop words or punctuation: nothing to match in full text." };
@@ -366,7 +357,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     ctx,
     ranked.map((r) => r.c),
     alt,
-    lexemes ? { kind: "fts", query } : { kind: "none" },
+    lexemes ? { kind: "fts", tsquery: terms.lexemes.map((l) => `'${l.replace(/'/g, "''")}'`).join(" | ") } : { kind: "none" },
   );
   const scoreOf = new Map(ranked.map((r) => [r.c.id, r.score]));
   for (const h of hits) {
@@ -376,7 +367,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   return { mode, query, steps, hits, ...(notice ? { notice } : {}) };
 }
 
-type SnippetSource = { kind: "fts"; query: string } | { kind: "phrase"; phrase: string } | { kind: "none" };
+type SnippetSource = { kind: "fts"; tsquery: string } | { kind: "phrase"; phrase: string } | { kind: "none" };
 
 /** Content, metadata, snippet with highlights and source count for the final hits, in order. */
 async function hydrate(db: Db, ctx: BranchContext, candidates: Candidate[], alt: Map<string, number>, snip: SnippetSource): Promise<SearchHit[]> {
@@ -386,7 +377,7 @@ async function hydrate(db: Db, ctx: BranchContext, candidates: Candidate[], alt:
   const ws = params.add(ctx.workspaceId);
   const headline =
     snip.kind === "fts"
-      ? `ts_headline('english', left(r.content, 20000), websearch_to_tsquery('english', ${params.add(snip.query)}), ${params.add(
+      ? `ts_headline('english', left(r.content, 20000), ${params.add(snip.tsquery, "tsquery")}, ${params.add(
           `StartSel=${HL_START}, StopSel=${HL_STOP}, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`,
         )})`
       : `NULL::text`;

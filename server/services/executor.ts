@@ -11,6 +11,7 @@
 import type { PipelineSpec } from "../pipeline/spec";
 import { DEFAULT_MODEL } from "../pipeline/spec";
 import type { Db } from "./db-types";
+import { trackBackground } from "./background";
 import { executeRunRow } from "./runs";
 
 export type ExecutorKind = "local" | "inngest";
@@ -58,7 +59,7 @@ async function markFailed(db: Db, runId: string, message: string) {
 export async function dispatchRun(db: Db, run: RunRow, env: Env = process.env): Promise<{ executor: ExecutorKind }> {
   const kind = executorKind(env);
   if (kind === "local") {
-    void executeRunRow(db, run.id).catch((err: unknown) => markFailed(db, run.id, err instanceof Error ? err.message : String(err)));
+    void trackBackground(executeRunRow(db, run.id).catch((err: unknown) => markFailed(db, run.id, err instanceof Error ? err.message : String(err))));
     return { executor: kind };
   }
   const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });

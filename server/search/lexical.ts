@@ -1,0 +1,195 @@
+/**
+ * Lexical ranking that works for questions: BM25 over the english `tsvector` of each record, on
+ * plain Postgres (runs on PGlite and any server, no extension beyond what full text already uses).
+ *
+ * - Matching is OR: a record needs one query lexeme, not all of them (`websearch_to_tsquery`
+ *   wanted every word, so a natural-language question matched almost nothing).
+ * - Lexemes are Postgres' english stems with its stop words removed; names and numbers stay
+ *   lexemes (`2023`, `carolin`).
+ * - idf comes from the indexed step on the branch: `SearchTermStat` holds each lexeme's document
+ *   frequency and `SearchStepStat` the record count and mean length, refreshed after every run
+ *   (`refreshLexicalStats`) from `ts_stat`. A step without statistics (not in a search output)
+ *   ranks with idf 1, still length-normalised.
+ * - tf is the lexeme's position count in the record; length is its number of distinct lexemes.
+ * - Phrase boost: each adjacent pair of query words that also appears adjacent in the record
+ *   (`'a' <-> 'b'`) adds PHRASE_BOOST × the pair's mean idf.
+ * Very common lexemes (in more than COMMON_SHARE of a step's records) still score but do not
+ * select candidates on their own, which keeps the candidate set small at 100k records.
+ */
+import type { Db } from "../services/db-types";
+import { Params, trace } from "./context";
+
+/** BM25 term-frequency saturation and length normalisation (the usual defaults). */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+/** Score added per matched query bigram, times the bigram's mean idf. */
+export const PHRASE_BOOST = 0.5;
+/** Lexemes in more than this share of a step's records do not select candidates alone. */
+export const COMMON_SHARE = 0.25;
+/** At most this many candidates are scored per step (the rarest terms' matches first). */
+const MAX_SCORED = 5000;
+
+export interface QueryTerms {
+  /** Distinct english lexemes of the query, in first-seen order. */
+  lexemes: string[];
+  /** Adjacent pairs (by query word position, stop words skipped) as tsquery text: `'a' <-> 'b'`. */
+  bigrams: Array<[string, string]>;
+}
+
+/** The query's lexemes and bigrams, from Postgres' own parser (so they match the index exactly). */
+export async function queryTerms(db: Db, query: string): Promise<QueryTerms> {
+  const rows = await db.$queryRawUnsafe<Array<{ lexeme: string; positions: number[] | null }>>(
+    `SELECT lexeme, positions FROM unnest(to_tsvector('english', $1))`,
+    query,
+  );
+  const byPos: Array<{ pos: number; lexeme: string }> = [];
+  for (const r of rows) for (const p of r.positions ?? []) byPos.push({ pos: Number(p), lexeme: r.lexeme });
+  byPos.sort((a, b) => a.pos - b.pos);
+  const lexemes = [...new Set(byPos.map((b) => b.lexeme))];
+  const bigrams: Array<[string, string]> = [];
+  const seen = new Set<string>();
+  for (let i = 0; i + 1 < byPos.length; i++) {
+    const a = byPos[i]!.lexeme;
+    const b = byPos[i + 1]!.lexeme;
+    if (a === b || seen.has(`${a} ${b}`)) continue;
+    seen.add(`${a} ${b}`);
+    bigrams.push([a, b]);
+  }
+  return { lexemes, bigrams };
+}
+
+/** A lexeme as a tsquery operand. */
+function tsq(lexeme: string): string {
+  return `'${lexeme.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
+}
+
+export interface LexicalHit {
+  id: string;
+  step: string;
+  time: string | null;
+  score: number;
+}
+
+/**
+ * BM25 candidates over `steps` on the branch. `where` holds the caller's conditions on alias `r`
+ * (workspace, steps, branch, scope, time…), with their parameters already in `params`.
+ */
+export async function bm25Candidates(
+  db: Db,
+  args: { branchId: string; steps: string[]; terms: QueryTerms; n: number; params: Params; where: string[]; timeExpr: string },
+): Promise<LexicalHit[]> {
+  const { terms, params } = args;
+  if (terms.lexemes.length === 0) return [];
+  const stats = await db.$queryRawUnsafe<Array<{ step: string; docs: number; avgLength: number; term: string | null; df: number | null }>>(
+    `SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
+     LEFT JOIN "SearchTermStat" t ON t."branchId" = s."branchId" AND t.step = s.step AND t.term = ANY($3::text[])
+     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`,
+    args.branchId,
+    args.steps,
+    terms.lexemes,
+  );
+  // idf per step and lexeme; steps without statistics use idf 1 and the candidates' own mean length.
+  const stepInfo = new Map<string, { docs: number; avg: number; df: Map<string, number> }>();
+  for (const r of stats) {
+    const info = stepInfo.get(r.step) ?? { docs: Number(r.docs), avg: Number(r.avgLength) || 1, df: new Map() };
+    if (r.term) info.df.set(r.term, Number(r.df));
+    stepInfo.set(r.step, info);
+  }
+  const idfRows: Array<{ step: string; lexeme: string; idf: number; avg: number }> = [];
+  const selecting = new Set<string>();
+  for (const step of args.steps) {
+    const info = stepInfo.get(step);
+    for (const lexeme of terms.lexemes) {
+      if (!info) {
+        idfRows.push({ step, lexeme, idf: 1, avg: 0 });
+        selecting.add(lexeme);
+        continue;
+      }
+      const df = info.df.get(lexeme) ?? 0;
+      if (df === 0) continue;
+      idfRows.push({ step, lexeme, idf: Math.log(1 + (info.docs - df + 0.5) / (df + 0.5)), avg: info.avg });
+      if (df <= Math.max(1, info.docs * COMMON_SHARE)) selecting.add(lexeme);
+    }
+  }
+  if (idfRows.length === 0) return [];
+  // Only common lexemes: let them select (the query is all common words).
+  const select = selecting.size ? [...selecting] : [...new Set(idfRows.map((r) => r.lexeme))];
+  const tsquery = params.add(select.map(tsq).join(" | "), "tsquery");
+  const idfJson = params.add(JSON.stringify(idfRows), "jsonb");
+  const bigramSql = terms.bigrams
+    .filter(([a, b]) => idfRows.some((r) => r.lexeme === a) && idfRows.some((r) => r.lexeme === b))
+    .slice(0, 12)
+    .map(([a, b]) => {
+      const q = params.add(`${tsq(a)} <-> ${tsq(b)}`, "tsquery");
+      const la = params.add(a);
+      const lb = params.add(b);
+      return `(CASE WHEN c.sv @@ ${q} THEN ${PHRASE_BOOST} * (COALESCE((SELECT i.idf FROM idf i WHERE i.step = c.step AND i.lexeme = ${la}), 0) + COALESCE((SELECT i.idf FROM idf i WHERE i.step = c.step AND i.lexeme = ${lb}), 0)) / 2 ELSE 0 END)`;
+    });
+  const limit = params.add(args.n, "int");
+  const maxScored = params.add(MAX_SCORED, "int");
+  const sql = `WITH idf AS MATERIALIZED (
+       SELECT x.step, x.lexeme, x.idf, x.avg FROM jsonb_to_recordset(${idfJson}) AS x(step text, lexeme text, idf float8, avg float8)),
+     cand AS MATERIALIZED (
+       SELECT r.id, r.step, ${args.timeExpr} AS t, r."searchVector" AS sv, length(r."searchVector") AS len
+       FROM "Record" r
+       WHERE r."searchVector" @@ ${tsquery} AND ${args.where.join(" AND ")}
+       LIMIT ${maxScored}),
+     avglen AS (SELECT step, GREATEST(avg(len), 1)::float8 AS avg FROM cand GROUP BY step)
+     SELECT c.id, c.step, c.t,
+       (SELECT COALESCE(sum(i.idf * cardinality(u.positions) * ${BM25_K1 + 1}
+                 / (cardinality(u.positions) + ${BM25_K1} * (1 - ${BM25_B} + ${BM25_B} * c.len / COALESCE(NULLIF(i.avg, 0), a.avg)))), 0)
+          FROM unnest(c.sv) u JOIN idf i ON i.lexeme = u.lexeme AND i.step = c.step)
+       ${bigramSql.length ? `+ ${bigramSql.join(" + ")}` : ""} AS score
+     FROM cand c JOIN avglen a ON a.step = c.step
+     ORDER BY score DESC, c.id LIMIT ${limit}`;
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; score: number }>>(trace("bm25", sql, params.values), ...params.values);
+  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, score: Number(r.score) }));
+}
+
+/**
+ * Recompute BM25 statistics for `steps` on a branch where the step's record set changed since the
+ * last computation (signature: count and a hash of the record ids). Returns the steps refreshed.
+ */
+export async function refreshLexicalStats(db: Db, workspaceId: string, branchId: string, steps: string[]): Promise<string[]> {
+  const refreshed: string[] = [];
+  for (const step of steps) {
+    const [sig] = await db.$queryRawUnsafe<Array<{ n: number; h: string | null }>>(
+      `SELECT count(*)::int AS n, md5(string_agg(p."recordId", ',' ORDER BY p."recordId")) AS h
+       FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
+      branchId,
+      step,
+    );
+    const signature = `${sig?.n ?? 0}:${sig?.h ?? ""}`;
+    const [current] = await db.$queryRawUnsafe<Array<{ signature: string }>>(
+      `SELECT signature FROM "SearchStepStat" WHERE "branchId" = $1 AND step = $2`,
+      branchId,
+      step,
+    );
+    if (current?.signature === signature) continue;
+    const source = `SELECT r."searchVector" FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId" WHERE p."branchId" = %L AND p.step = %L`;
+    await db.$transaction([
+      db.$executeRawUnsafe(`DELETE FROM "SearchTermStat" WHERE "branchId" = $1 AND step = $2`, branchId, step),
+      db.$executeRawUnsafe(
+        `INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
+         SELECT $1, $2, $3, word, ndoc FROM ts_stat(format($4, $2::text, $3::text))`,
+        workspaceId,
+        branchId,
+        step,
+        source,
+      ),
+      db.$executeRawUnsafe(
+        `INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
+         SELECT $1, $2, $3, count(*)::int, COALESCE(avg(length(r."searchVector")), 0)::float8, $4, now()
+         FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId" WHERE p."branchId" = $2 AND p.step = $3
+         ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
+           signature = EXCLUDED.signature, "updatedAt" = now()`,
+        workspaceId,
+        branchId,
+        step,
+        signature,
+      ),
+    ]);
+    refreshed.push(step);
+  }
+  return refreshed;
+}
