@@ -32,30 +32,80 @@ const MAX_SCORED = 5000;
 export interface QueryTerms {
   /** Distinct english lexemes of the query, in first-seen order. */
   lexemes: string[];
-  /** Adjacent pairs (by query word position, stop words skipped) as tsquery text: `'a' <-> 'b'`. */
+  /** Adjacent pairs of query lexemes (stop words skipped). */
   bigrams: Array<[string, string]>;
+  /** Each word of the query (lower case) and its lexeme (null for a stop word). */
+  words: Array<{ surface: string; lexeme: string | null }>;
 }
 
 /** The query's lexemes and bigrams, from Postgres' own parser (so they match the index exactly). */
 export async function queryTerms(db: Db, query: string): Promise<QueryTerms> {
-  const rows = await db.$queryRawUnsafe<Array<{ lexeme: string; positions: number[] | null }>>(
-    `SELECT lexeme, positions FROM unnest(to_tsvector('english', $1))`,
+  const rows = await db.$queryRawUnsafe<Array<{ alias: string; token: string; lexemes: string[] | null }>>(
+    `SELECT alias, token, lexemes FROM ts_debug('english', $1) WHERE lexemes IS NOT NULL`,
     query,
   );
-  const byPos: Array<{ pos: number; lexeme: string }> = [];
-  for (const r of rows) for (const p of r.positions ?? []) byPos.push({ pos: Number(p), lexeme: r.lexeme });
-  byPos.sort((a, b) => a.pos - b.pos);
-  const lexemes = [...new Set(byPos.map((b) => b.lexeme))];
+  const words: QueryTerms["words"] = [];
+  const sequence: string[] = [];
+  for (const r of rows) {
+    const lexeme = r.lexemes?.[0] ?? null;
+    // Hyphenated words come whole and then in parts: the parts are the words.
+    if (r.alias !== "asciihword" && r.alias !== "hword" && r.alias !== "numhword") words.push({ surface: r.token.toLowerCase(), lexeme });
+    for (const l of r.lexemes ?? []) sequence.push(l);
+  }
+  const lexemes = [...new Set(sequence)];
   const bigrams: Array<[string, string]> = [];
   const seen = new Set<string>();
-  for (let i = 0; i + 1 < byPos.length; i++) {
-    const a = byPos[i]!.lexeme;
-    const b = byPos[i + 1]!.lexeme;
+  for (let i = 0; i + 1 < sequence.length; i++) {
+    const a = sequence[i]!;
+    const b = sequence[i + 1]!;
     if (a === b || seen.has(`${a} ${b}`)) continue;
     seen.add(`${a} ${b}`);
     bigrams.push([a, b]);
   }
-  return { lexemes, bigrams };
+  return { lexemes, bigrams, words };
+}
+
+export interface StepTermStats {
+  docs: number;
+  avg: number;
+  df: Map<string, number>;
+}
+
+/** BM25 statistics of `steps` on the branch for the given lexemes (steps never indexed are absent). */
+export async function loadTermStats(db: Db, branchId: string, steps: string[], lexemes: string[]): Promise<Map<string, StepTermStats>> {
+  const rows = await db.$queryRawUnsafe<Array<{ step: string; docs: number; avgLength: number; term: string | null; df: number | null }>>(
+    `SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
+     LEFT JOIN "SearchTermStat" t ON t."branchId" = s."branchId" AND t.step = s.step AND t.term = ANY($3::text[])
+     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`,
+    branchId,
+    steps,
+    lexemes,
+  );
+  const out = new Map<string, StepTermStats>();
+  for (const r of rows) {
+    const info = out.get(r.step) ?? { docs: Number(r.docs), avg: Number(r.avgLength) || 1, df: new Map<string, number>() };
+    if (r.term) info.df.set(r.term, Number(r.df));
+    out.set(r.step, info);
+  }
+  return out;
+}
+
+export function idf(docs: number, df: number): number {
+  return Math.log(1 + (docs - df + 0.5) / (df + 0.5));
+}
+
+/**
+ * Per query word, its idf in the largest indexed step (stop words 0; a word no record has gets
+ * the highest idf; 1 when no step has statistics). For weighting query embeddings.
+ */
+export function wordWeights(terms: QueryTerms, stats: Map<string, StepTermStats>): (surface: string) => number {
+  const largest = [...stats.values()].sort((a, b) => b.docs - a.docs)[0];
+  const bySurface = new Map<string, number>();
+  for (const w of terms.words) {
+    const value = !w.lexeme ? 0 : largest ? idf(largest.docs, largest.df.get(w.lexeme) ?? 0) : 1;
+    bySurface.set(w.surface, Math.max(bySurface.get(w.surface) ?? 0, value));
+  }
+  return (surface) => bySurface.get(surface) ?? bySurface.get(surface.replace(/'s$/, "")) ?? (largest ? idf(largest.docs, 0) : 1);
 }
 
 /** A lexeme as a tsquery operand. */
@@ -76,25 +126,11 @@ export interface LexicalHit {
  */
 export async function bm25Candidates(
   db: Db,
-  args: { branchId: string; steps: string[]; terms: QueryTerms; n: number; params: Params; where: string[]; timeExpr: string },
+  args: { steps: string[]; terms: QueryTerms; stats: Map<string, StepTermStats>; n: number; params: Params; where: string[]; timeExpr: string },
 ): Promise<LexicalHit[]> {
   const { terms, params } = args;
   if (terms.lexemes.length === 0) return [];
-  const stats = await db.$queryRawUnsafe<Array<{ step: string; docs: number; avgLength: number; term: string | null; df: number | null }>>(
-    `SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
-     LEFT JOIN "SearchTermStat" t ON t."branchId" = s."branchId" AND t.step = s.step AND t.term = ANY($3::text[])
-     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`,
-    args.branchId,
-    args.steps,
-    terms.lexemes,
-  );
-  // idf per step and lexeme; steps without statistics use idf 1 and the candidates' own mean length.
-  const stepInfo = new Map<string, { docs: number; avg: number; df: Map<string, number> }>();
-  for (const r of stats) {
-    const info = stepInfo.get(r.step) ?? { docs: Number(r.docs), avg: Number(r.avgLength) || 1, df: new Map() };
-    if (r.term) info.df.set(r.term, Number(r.df));
-    stepInfo.set(r.step, info);
-  }
+  const stepInfo = args.stats;
   const idfRows: Array<{ step: string; lexeme: string; idf: number; avg: number }> = [];
   const selecting = new Set<string>();
   for (const step of args.steps) {
@@ -107,15 +143,22 @@ export async function bm25Candidates(
       }
       const df = info.df.get(lexeme) ?? 0;
       if (df === 0) continue;
-      idfRows.push({ step, lexeme, idf: Math.log(1 + (info.docs - df + 0.5) / (df + 0.5)), avg: info.avg });
+      idfRows.push({ step, lexeme, idf: idf(info.docs, df), avg: info.avg });
       if (df <= Math.max(1, info.docs * COMMON_SHARE)) selecting.add(lexeme);
     }
   }
   if (idfRows.length === 0) return [];
+  // Scores are divided by the best a record could get (every query lexeme, tf → ∞, in the step
+  // where that is highest): about "how much of the query, weighted by idf, this record matches",
+  // 0..~1 for every query (phrase matches add a little), one scale for all steps.
+  const best = new Map<string, number>();
+  for (const r of idfRows) best.set(r.step, (best.get(r.step) ?? 0) + r.idf * (BM25_K1 + 1));
+  const norm = Math.max(...best.values());
+  const rowsWithNorm = idfRows.map((r) => ({ ...r, norm }));
   // Only common lexemes: let them select (the query is all common words).
   const select = selecting.size ? [...selecting] : [...new Set(idfRows.map((r) => r.lexeme))];
   const tsquery = params.add(select.map(tsq).join(" | "), "tsquery");
-  const idfJson = params.add(JSON.stringify(idfRows), "jsonb");
+  const idfJson = params.add(JSON.stringify(rowsWithNorm), "jsonb");
   const bigramSql = terms.bigrams
     .filter(([a, b]) => idfRows.some((r) => r.lexeme === a) && idfRows.some((r) => r.lexeme === b))
     .slice(0, 12)
@@ -128,18 +171,17 @@ export async function bm25Candidates(
   const limit = params.add(args.n, "int");
   const maxScored = params.add(MAX_SCORED, "int");
   const sql = `WITH idf AS MATERIALIZED (
-       SELECT x.step, x.lexeme, x.idf, x.avg FROM jsonb_to_recordset(${idfJson}) AS x(step text, lexeme text, idf float8, avg float8)),
+       SELECT x.step, x.lexeme, x.idf, x.avg, x.norm FROM jsonb_to_recordset(${idfJson}) AS x(step text, lexeme text, idf float8, avg float8, norm float8)),
      cand AS MATERIALIZED (
        SELECT r.id, r.step, ${args.timeExpr} AS t, r."searchVector" AS sv, length(r."searchVector") AS len
        FROM "Record" r
        WHERE r."searchVector" @@ ${tsquery} AND ${args.where.join(" AND ")}
        LIMIT ${maxScored}),
      avglen AS (SELECT step, GREATEST(avg(len), 1)::float8 AS avg FROM cand GROUP BY step)
-     SELECT c.id, c.step, c.t,
-       (SELECT COALESCE(sum(i.idf * cardinality(u.positions) * ${BM25_K1 + 1}
+     SELECT c.id, c.step, c.t, ((SELECT COALESCE(sum(i.idf * cardinality(u.positions) * ${BM25_K1 + 1}
                  / (cardinality(u.positions) + ${BM25_K1} * (1 - ${BM25_B} + ${BM25_B} * c.len / COALESCE(NULLIF(i.avg, 0), a.avg)))), 0)
           FROM unnest(c.sv) u JOIN idf i ON i.lexeme = u.lexeme AND i.step = c.step)
-       ${bigramSql.length ? `+ ${bigramSql.join(" + ")}` : ""} AS score
+       ${bigramSql.length ? `+ ${bigramSql.join(" + ")}` : ""}) / (SELECT max(i.norm) FROM idf i WHERE i.step = c.step) AS score
      FROM cand c JOIN avglen a ON a.step = c.step
      ORDER BY score DESC, c.id LIMIT ${limit}`;
   const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; score: number }>>(trace("bm25", sql, params.values), ...params.values);

@@ -7,7 +7,8 @@
  * (only records the branch points to) and workspace-filtered.
  */
 import { getEmbedder, toVectorLiteral } from "../store/embedding-store";
-import { bm25Candidates, queryTerms, type QueryTerms } from "./lexical";
+import { isQueryEmbedder } from "../llm/embedder";
+import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
 import type { Db } from "../services/db-types";
 import { badRequest } from "../services/errors";
 import {
@@ -30,8 +31,28 @@ export type SearchMode = (typeof SEARCH_MODES)[number];
 
 export const MAX_QUERY_LENGTH = 1000;
 export const MAX_LIMIT = 100;
-/** RRF constant (Cormack et al.). */
-const RRF_K = 60;
+/** Hybrid fusion defaults (weighted reciprocal rank fusion), tuned on the LoCoMo dev split. */
+export const FUSION_DEFAULTS = { method: "rrf", k: 20, fts: 1, semantic: 0.5, context: 0.5, semanticFloor: 0.2 } as const satisfies Required<Fusion>;
+
+/**
+ * How hybrid search combines its two lists, and how much a record's own source adds:
+ * - `method` "rrf": fts / (k + fts rank) + semantic / (k + semantic rank) (reciprocal rank fusion);
+ *   "sum": fts × fts score + semantic × cosine (both scores are 0..1, so the sum can be cut on);
+ * - `context`: a candidate whose source record is also a candidate (a window and its transcript)
+ *   gets `context` × the source's score added — evidence that the whole conversation is about
+ *   the question, not just one line;
+ * - `semanticFloor`: the relevance floor. A record found only by meaning (no query word in it)
+ *   must have at least this cosine similarity, so a query that shares neither words nor meaning
+ *   with anything returns nothing instead of the least-bad neighbours.
+ */
+export interface Fusion {
+  method?: "rrf" | "sum";
+  k?: number;
+  fts?: number;
+  semantic?: number;
+  context?: number;
+  semanticFloor?: number;
+}
 /** Below this many candidate records, semantic search computes exact distances over the filtered set. */
 const EXACT_KNN_THRESHOLD = 20_000;
 const HL_START = "\u0002";
@@ -54,6 +75,13 @@ export interface SearchInput extends RecordFilters {
   recency?: { halfLifeDays: number; weight?: number };
   /** Unscoped only: keep the highest altitude (default true). */
   dedupe?: boolean;
+  /** Hybrid: score = fts / (k + fts rank) + semantic / (k + semantic rank). Defaults: FUSION_DEFAULTS. */
+  fusion?: Fusion;
+  /**
+   * Drop hits whose relevance — the larger of `score.fts` (share of the query's idf weight the
+   * record matches, 0..~1) and `score.semantic` (cosine) — is below this.
+   */
+  minScore?: number;
 }
 
 export interface LowerHit {
@@ -117,10 +145,18 @@ function baseConditions(params: Params, ctx: BranchContext, steps: string[], fil
 
 const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
 
-async function ftsCandidates(db: Db, ctx: BranchContext, steps: string[], terms: QueryTerms, filters: RecordFilters, n: number): Promise<Candidate[]> {
+async function ftsCandidates(
+  db: Db,
+  ctx: BranchContext,
+  steps: string[],
+  terms: QueryTerms,
+  stats: Map<string, StepTermStats>,
+  filters: RecordFilters,
+  n: number,
+): Promise<Candidate[]> {
   const params = new Params();
   const where = baseConditions(params, ctx, steps, filters);
-  const hits = await bm25Candidates(db, { branchId: ctx.branchId, steps, terms, n, params, where, timeExpr: TIME_EXPR });
+  const hits = await bm25Candidates(db, { steps, terms, stats, n, params, where, timeExpr: TIME_EXPR });
   return hits.map((h, i) => ({ id: h.id, step: h.step, time: h.time, fts: h.score, semantic: null, ftsRank: i + 1 }));
 }
 
@@ -141,11 +177,12 @@ async function semanticCandidates(
   filters: RecordFilters,
   n: number,
   embedderId: string,
+  weightOf?: (surface: string) => number,
 ): Promise<{ candidates: Candidate[]; plan: "exact" | "hnsw" }> {
   const embedder = await getEmbedder(db, ctx.workspaceId, embedderId).catch((err: Error) => {
     throw badRequest(`Semantic search is unavailable: ${err.message}`);
   });
-  const [vector] = await embedder.embed([query]);
+  const [vector] = weightOf && isQueryEmbedder(embedder) ? [embedder.embedQuery(query, weightOf)] : await embedder.embed([query]);
   const dims = embedder.dimensions;
   const lit = toVectorLiteral(vector!);
   const model = sqlString(embedder.id);
@@ -209,6 +246,17 @@ function recencyFactor(time: string | null, recency: SearchInput["recency"], now
   if (Number.isNaN(t)) return 1 - weight;
   const ageDays = Math.max(0, (now - t) / 86_400_000);
   return 1 - weight + weight * Math.pow(0.5, ageDays / recency.halfLifeDays);
+}
+
+/** child → source, for records whose direct source is also in `ids`. */
+async function directSources(db: Db, workspaceId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length < 2) return new Map();
+  const rows = await db.$queryRawUnsafe<Array<{ childId: string; parentId: string }>>(
+    `SELECT "childId", "parentId" FROM "RecordEdge" WHERE "childId" = ANY($1::text[]) AND "parentId" = ANY($1::text[]) AND "workspaceId" = $2`,
+    ids,
+    workspaceId,
+  );
+  return new Map(rows.map((r) => [r.childId, r.parentId]));
 }
 
 /** Parent ids reachable from each hit (bounded), restricted to the hit set: derived -> lower pairs. */
@@ -286,8 +334,9 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const pool = unscoped ? Math.min(300, limit * 3) : limit;
 
   const n = mode === "hybrid" ? Math.max(50, pool) : pool;
-  const terms = mode !== "semantic" ? await queryTerms(db, query) : { lexemes: [], bigrams: [] };
-  const fts = terms.lexemes.length ? await ftsCandidates(db, ctx, steps, terms, input, n) : [];
+  const terms = await queryTerms(db, query);
+  const stats = await loadTermStats(db, ctx.branchId, steps, terms.lexemes);
+  const fts = mode !== "semantic" && terms.lexemes.length ? await ftsCandidates(db, ctx, steps, terms, stats, input, n) : [];
   const lexemes = terms.lexemes.length > 0;
   let notice: string | undefined;
   if (mode === "fts" && !lexemes) {
@@ -303,22 +352,32 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
       notice = `Step(s) ${steps.join(", ")} are not in a search output (no embeddings): full-text results only.`;
     } else {
       const embedSteps = steps.filter((s) => indexed.get(s) === models[0]);
-      sem = (await semanticCandidates(db, ctx, embedSteps, query, input, n, models[0]!)).candidates;
+      sem = (await semanticCandidates(db, ctx, embedSteps, query, input, n, models[0]!, wordWeights(terms, stats))).candidates;
     }
   }
 
   // Fuse.
+  const fusion = { ...FUSION_DEFAULTS, ...input.fusion };
   const now = Date.now();
   const byId = new Map<string, Candidate>();
   for (const c of [...fts, ...sem]) {
     const prev = byId.get(c.id);
     byId.set(c.id, prev ? { ...prev, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== null && v !== undefined)) } : c);
   }
+  const base = (c: Candidate): number => {
+    if (mode === "fts") return c.fts ?? 0;
+    if (mode === "semantic") return c.semantic ?? 0;
+    if (fusion.method === "sum") return fusion.fts * (c.fts ?? 0) + fusion.semantic * Math.max(0, c.semantic ?? 0);
+    return (c.ftsRank ? fusion.fts / (fusion.k + c.ftsRank) : 0) + (c.semRank ? fusion.semantic / (fusion.k + c.semRank) : 0);
+  };
+  for (const [id, c] of byId) {
+    if (mode === "hybrid" && c.fts === null && (c.semantic ?? 0) < fusion.semanticFloor) byId.delete(id);
+    else if (input.minScore !== undefined && Math.max(c.fts ?? 0, c.semantic ?? 0) < input.minScore) byId.delete(id);
+  }
+  const parents = fusion.context > 0 ? await directSources(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, string>();
   const fused = [...byId.values()].map((c) => {
-    let score: number;
-    if (mode === "fts") score = c.fts ?? 0;
-    else if (mode === "semantic") score = c.semantic ?? 0;
-    else score = (c.ftsRank ? 1 / (RRF_K + c.ftsRank) : 0) + (c.semRank ? 1 / (RRF_K + c.semRank) : 0);
+    const parent = parents.get(c.id);
+    const score = base(c) + (parent ? fusion.context * base(byId.get(parent)!) : 0);
     return { c, score: score * recencyFactor(c.time, input.recency, now) };
   });
   fused.sort((a, b) => b.score - a.score || a.c.id.localeCompare(b.c.id));
