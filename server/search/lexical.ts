@@ -24,8 +24,9 @@ export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 /** Score added per matched query bigram, times the bigram's mean idf. */
 export const PHRASE_BOOST = 0.5;
-/** Lexemes in more than this share of a step's records do not select candidates alone. */
+/** Lexemes in more than this share of a step's records (and in more than COMMON_MIN_DF) do not select candidates alone. */
 export const COMMON_SHARE = 0.25;
+export const COMMON_MIN_DF = 1000;
 /** At most this many candidates are scored per step (the rarest terms' matches first). */
 const MAX_SCORED = 5000;
 
@@ -144,7 +145,7 @@ export async function bm25Candidates(
       const df = info.df.get(lexeme) ?? 0;
       if (df === 0) continue;
       idfRows.push({ step, lexeme, idf: idf(info.docs, df), avg: info.avg });
-      if (df <= Math.max(1, info.docs * COMMON_SHARE)) selecting.add(lexeme);
+      if (df <= Math.max(COMMON_MIN_DF, info.docs * COMMON_SHARE)) selecting.add(lexeme);
     }
   }
   if (idfRows.length === 0) return [];

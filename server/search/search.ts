@@ -389,11 +389,13 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     const altOf = (id: string) => alt.get(byId.get(id)!.step) ?? 0;
     const alts = ranked.map((r) => alt.get(r.c.step) ?? 0);
     const pairs = await derivedPairs(db, ctx.workspaceId, ranked.map((r) => r.c.id), Math.max(...alts) - Math.min(...alts));
+    // A lower hit goes to the highest-altitude record derived from it, the best-ranked of those.
+    const rankOf = new Map(ranked.map((r, i) => [r.c.id, i]));
     const owner = new Map<string, string>();
     for (const { top, id } of pairs) {
       if (altOf(top) <= altOf(id)) continue;
       const cur = owner.get(id);
-      if (!cur || altOf(top) > altOf(cur)) owner.set(id, top);
+      if (!cur || altOf(top) > altOf(cur) || (altOf(top) === altOf(cur) && rankOf.get(top)! < rankOf.get(cur)!)) owner.set(id, top);
     }
     // A lower hit whose owner is itself absorbed goes to the top-most owner.
     const root = (id: string): string => {
