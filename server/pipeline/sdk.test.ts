@@ -88,10 +88,10 @@ describe("Pipeline builder", () => {
     expect(diff.invalidated).toEqual(["summaries", "monthly", "world-model"]);
     // Switching a step from a prompt to an operator: undefined removes fields.
     const offline = Pipeline.fromSpec(main).update("summaries", { prompt: undefined, model: undefined, temperature: undefined, operator: { kind: "extractive-summary" } });
-    expect(offline.toSpec().steps[2]).toEqual({ type: "transform", name: "summaries", from: "transcripts", operator: { kind: "extractive-summary", sentences: 3 } });
+    expect(offline.toSpec().steps[1]).toEqual({ type: "transform", name: "summaries", from: "transcripts", operator: { kind: "extractive-summary", sentences: 3 } });
     expect(() => Pipeline.fromSpec(main).update("nope", {})).toThrow(/nothing named "nope"/);
     const weekly = Pipeline.fromSpec(main).update("monthly", { period: "week" }).toSpec();
-    expect(weekly.steps[3]).toMatchObject({ name: "monthly", groupBy: { period: "week" } });
+    expect(weekly.steps[2]).toMatchObject({ name: "monthly", groupBy: { period: "week" } });
     const removed = Pipeline.fromSpec(main).remove("world-model");
     expect(removed.has("world-model")).toBe(false);
     expect(() => removed.toSpec()).toThrow(/unknown input "world-model"/);
@@ -129,17 +129,17 @@ describe("reference architectures", () => {
     expect(spec.sources).toEqual([{ name: "chats", format: "chatgpt-export" }]);
     expect(spec.steps.map((s) => [s.type, s.name, s.from])).toEqual([
       ["transform", "transcripts", "chats"],
-      ["split", "windows", "transcripts"],
       ["transform", "summaries", "transcripts"],
       ["aggregate", "monthly", "summaries"],
       ["fold", "world-model", "monthly"],
+      ["split", "windows", "transcripts"],
     ]);
-    expect(spec.steps[1]).toMatchObject({ operator: { kind: "turns", size: 3, stride: 1 } });
-    expect(spec.steps[3]).toMatchObject({ groupBy: { period: "month" }, prompt: DEFAULT_TEMPLATES.monthly });
-    expect(spec.steps[4]).toMatchObject({ prompt: DEFAULT_TEMPLATES.worldModel, checkpointEvery: 6, maxStateTokens: 8000 });
+    expect(spec.steps[2]).toMatchObject({ groupBy: { period: "month" }, prompt: DEFAULT_TEMPLATES.monthly });
+    expect(spec.steps[3]).toMatchObject({ prompt: DEFAULT_TEMPLATES.worldModel, checkpointEvery: 6, maxStateTokens: 8000 });
+    expect(spec.steps[4]).toMatchObject({ operator: { kind: "turns", size: 3, stride: 1 } });
     expect(spec.outputs).toEqual([
       { name: "context", from: "world-model", surface: "projection" },
-      { name: "search", from: ["transcripts", "windows", "summaries", "monthly"], surface: "search" },
+      { name: "search", from: ["transcripts", "summaries", "monthly", "windows"], surface: "search" },
     ]);
     expect(defaultChatMemorySpec("claude-export").sources[0]!.format).toBe("claude-export");
     const hosted = defaultChatMemorySpec("chatgpt-export", { model: "openai/gpt-4o-mini", scope: "acme:mark" });

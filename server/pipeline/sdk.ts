@@ -242,12 +242,12 @@ export function defaultChatMemoryPipeline(format: SourceFormat = "chatgpt-export
   return new Pipeline("chat-memory", { description: "Transcripts, summaries, monthly reflections and a world model folded month by month." })
     .source("chats", { format, ...(options.scope ? { scope: options.scope } : {}) })
     .transform("transcripts", { from: "chats", prompt: DEFAULT_TEMPLATES.transcript, ...llm })
-    .split("windows", { from: "transcripts", operator: { kind: "turns", size: 3, stride: 1 } })
     .transform("summaries", { from: "transcripts", prompt: DEFAULT_TEMPLATES.summary, ...llm })
     .aggregate("monthly", { from: "summaries", period: "month", prompt: DEFAULT_TEMPLATES.monthly, ...llm })
     .fold("world-model", { from: "monthly", orderKey: "time.period", prompt: DEFAULT_TEMPLATES.worldModel, ...llm })
+    .split("windows", { from: "transcripts", operator: { kind: "turns", size: 3, stride: 1 } })
     .output("context", { from: "world-model", surface: "projection" })
-    .output("search", { from: ["transcripts", "windows", "summaries", "monthly"], surface: "search" });
+    .output("search", { from: ["transcripts", "summaries", "monthly", "windows"], surface: "search" });
 }
 
 export function defaultChatMemorySpec(format: SourceFormat = "chatgpt-export", options: DefaultSpecOptions = {}): PipelineSpec {

@@ -144,3 +144,17 @@ describe("relevance floor", () => {
     expect(["phrase", "scattered"]).toContain(noteOf(res.hits[0]!));
   });
 });
+
+describe("dates named in the query", () => {
+  it("boost by default, filter on request, and say which range they read", async () => {
+    const boosted = await q(chats, "what did we need for the week in May 2023?", { mode: "fts" });
+    expect(boosted.dateRange).toMatchObject({ from: "2023-05-01T00:00:00.000Z", use: "boost" });
+    // The groceries chat (no date) still matches its words; the filter keeps only May 2023.
+    expect(boosted.hits.some((h) => h.content.includes("milk and eggs"))).toBe(true);
+    const filtered = await q(chats, "what did we need for the week in May 2023?", { mode: "fts", dates: "filter" });
+    expect(filtered.hits.length).toBeGreaterThan(0);
+    expect(filtered.hits.every((h) => (h.metadata.time as { created_at: string }).created_at.startsWith("2023-05"))).toBe(true);
+    const off = await q(chats, "what did we need in May 2023?", { mode: "fts", dates: "off" });
+    expect(off.dateRange).toBeUndefined();
+  });
+});

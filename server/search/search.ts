@@ -8,6 +8,7 @@
  */
 import { getEmbedder, toVectorLiteral } from "../store/embedding-store";
 import { isQueryEmbedder } from "../llm/embedder";
+import { inRange, parseDateRange, type DateRange } from "./dates";
 import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
 import type { Db } from "../services/db-types";
 import { badRequest } from "../services/errors";
@@ -45,6 +46,9 @@ export const FUSION_DEFAULTS = { method: "rrf", k: 20, fts: 1, semantic: 0.5, co
  *   must have at least this cosine similarity, so a query that shares neither words nor meaning
  *   with anything returns nothing instead of the least-bad neighbours.
  */
+/** Score multiplier for records inside a date range the query names (`dates: "boost"`). */
+export const DATE_BOOST = 1.3;
+
 export interface Fusion {
   method?: "rrf" | "sum";
   k?: number;
@@ -82,6 +86,12 @@ export interface SearchInput extends RecordFilters {
    * record matches, 0..~1) and `score.semantic` (cosine) — is below this.
    */
   minScore?: number;
+  /**
+   * A month, day or year named in the query ("in May 2023"): "boost" (default) multiplies the
+   * score of records from that range by DATE_BOOST; "filter" keeps only them (as `from`/`to`,
+   * unless those are given); "off" ignores it.
+   */
+  dates?: "boost" | "filter" | "off";
 }
 
 export interface LowerHit {
@@ -111,6 +121,8 @@ export interface SearchResult {
   mode: SearchMode | "exact";
   query: string;
   steps: string[];
+  /** The date range read from the query, when `dates` used one. */
+  dateRange?: DateRange & { use: "boost" | "filter" };
   hits: SearchHit[];
   /** Why a result may be empty or partial (e.g. only stop words). */
   notice?: string;
@@ -331,6 +343,10 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     throw badRequest(`This pipeline has no search output: add one (surface "search") or name a step to search.`);
   }
   const unscoped = explicit === null;
+  const dateUse = input.dates ?? "boost";
+  const parsedRange = dateUse === "off" ? null : parseDateRange(query);
+  const dateRange = parsedRange ? { ...parsedRange, use: dateUse as "boost" | "filter" } : undefined;
+  if (dateRange?.use === "filter" && !input.from && !input.to) input = { ...input, from: dateRange.from, to: dateRange.to };
   const pool = unscoped ? Math.min(300, limit * 3) : limit;
 
   const n = mode === "hybrid" ? Math.max(50, pool) : pool;
@@ -378,7 +394,8 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const fused = [...byId.values()].map((c) => {
     const parent = parents.get(c.id);
     const score = base(c) + (parent ? fusion.context * base(byId.get(parent)!) : 0);
-    return { c, score: score * recencyFactor(c.time, input.recency, now) };
+    const dated = dateRange?.use === "boost" && inRange(c.time, dateRange) ? DATE_BOOST : 1;
+    return { c, score: score * dated * recencyFactor(c.time, input.recency, now) };
   });
   fused.sort((a, b) => b.score - a.score || a.c.id.localeCompare(b.c.id));
   let ranked = fused.slice(0, pool);
@@ -425,7 +442,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     h.score.fused = scoreOf.get(h.id) ?? 0;
     h.lowerHits = (lower.get(h.id) ?? []).sort((a, b) => b.altitude - a.altitude || a.id.localeCompare(b.id));
   }
-  return { mode, query, steps, hits, ...(notice ? { notice } : {}) };
+  return { mode, query, steps, hits, ...(notice ? { notice } : {}), ...(dateRange ? { dateRange } : {}) };
 }
 
 type SnippetSource = { kind: "fts"; tsquery: string } | { kind: "phrase"; phrase: string } | { kind: "none" };
