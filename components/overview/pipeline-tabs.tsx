@@ -4,7 +4,7 @@ import { usePathname, useSearchParams } from "next/navigation";
 import { useWorkspace } from "@/components/shell/workspace-context";
 import { cn } from "@/components/ui/cn";
 
-/** Overview · Canvas · Runs · Explore, keeping the branch in the URL. */
+/** Overview · Canvas · Runs · Explore · Evals, keeping the branch in the URL. */
 export function PipelineTabs({ pipelineId }: { pipelineId: string }) {
   const { workspace } = useWorkspace();
   const pathname = usePathname();
@@ -20,6 +20,7 @@ export function PipelineTabs({ pipelineId }: { pipelineId: string }) {
       label: "Explore",
       match: (p: string) => p.startsWith(`${base}/explore`) || p.startsWith(`${base}/records`),
     },
+    { href: `${base}/evals`, label: "Evals", match: (p: string) => p.startsWith(`${base}/evals`) },
   ];
   return (
     <nav className="mb-6 flex gap-1 border-b" aria-label="Pipeline">

@@ -1,5 +1,5 @@
 "use client";
-import { Check, ChevronsUpDown, Cpu, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut } from "lucide-react";
+import { Check, ChevronsUpDown, Cpu, GitCompare, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { signOut, useSession } from "next-auth/react";
@@ -80,6 +80,9 @@ export function AppShell({ children }: { children: ReactNode }) {
         <nav className="flex flex-col gap-1">
           <NavLink href={`${base}/pipelines`} icon={Workflow}>
             Pipelines
+          </NavLink>
+          <NavLink href={`${base}/compare`} icon={GitCompare}>
+            Compare
           </NavLink>
           <div className="mt-3 px-2 text-xs font-medium uppercase tracking-wide text-muted-foreground">Settings</div>
           <NavLink href={`${base}/settings/general`} icon={Settings}>

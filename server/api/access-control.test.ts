@@ -39,8 +39,8 @@ describe("permission table", () => {
   const expected: Record<Role, string[]> = {
     owner: [...PERMISSIONS],
     admin: [...PERMISSIONS],
-    editor: ["workspace:read", "members:read", "pipelines:read", "pipelines:write", "runs:write"],
-    viewer: ["workspace:read", "members:read", "pipelines:read"],
+    editor: ["workspace:read", "members:read", "pipelines:read", "pipelines:write", "runs:write", "evals:read", "evals:write"],
+    viewer: ["workspace:read", "members:read", "pipelines:read", "evals:read"],
   };
   it.each(ROLES)("%s has exactly its permissions", (role) => {
     expect(PERMISSIONS.filter((p) => can(role, p))).toEqual(expected[role]);

@@ -1,4 +1,5 @@
 import { apiKeyRouter } from "./routers/api-key";
+import { evalsRouter } from "./routers/evals";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { pipelineRouter } from "./routers/pipeline";
 import { providerRouter } from "./routers/provider";
@@ -20,6 +21,7 @@ export const appRouter = createTRPCRouter({
   provider: providerRouter,
   search: searchRouter,
   record: recordRouter,
+  evals: evalsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -12,11 +12,13 @@ export const PERMISSIONS = [
   "pipelines:write",
   "runs:write",
   "providers:manage",
+  "evals:read",
+  "evals:write",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: Permission[] = ["workspace:read", "members:read", "pipelines:read"];
-const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write"];
+const READ: Permission[] = ["workspace:read", "members:read", "pipelines:read", "evals:read"];
+const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write", "evals:write"];
 const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage"];
 
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {

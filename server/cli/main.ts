@@ -12,6 +12,7 @@ import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
 import type { LineageResult } from "../search/provenance";
 import { connectLocal, connectRemote, type Connection } from "./api";
 import { bar, num, ProgressLine, table, usd } from "./output";
+import { registerEvalCommands } from "./eval";
 
 interface GlobalOptions {
   pipeline?: string;
@@ -409,6 +410,14 @@ export function buildCli() {
         else console.log(specToToml(version.spec, { name: pipeline.name, agent: pipeline.agent, description: pipeline.description }));
       }),
     );
+
+  registerEvalCommands(program, {
+    action,
+    fail: (message, exitCode = 1) => {
+      throw new CliError(message, exitCode);
+    },
+    pipelineName: (opts) => opts.pipeline ?? readConfig().pipeline,
+  });
 
   return program;
 }

@@ -68,6 +68,22 @@ export function applyTransformOperator(op: Operator, content: string): { content
   }
 }
 
+/**
+ * One window per paragraph (blank-line separated: a chat turn as importers write them) with
+ * `radius` paragraphs on either side. A first paragraph that is a "# " header (title and date) is
+ * repeated at the top of every window, so each window still says when it was said.
+ */
+export function paragraphWindows(content: string, radius: number): string[] {
+  const paras = content.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean);
+  const header = paras[0]?.startsWith("# ") ? paras.shift()! : null;
+  const out: string[] = [];
+  for (let i = 0; i < paras.length; i++) {
+    const body = paras.slice(Math.max(0, i - radius), i + radius + 1).join("\n\n");
+    out.push(header ? `${header}\n\n${body}` : body);
+  }
+  return out;
+}
+
 /** A speaker label opening a turn paragraph: "user:", "Caroline:", "tool (python):", "assistant (to canmore):". */
 const TURN_LABEL = /^([\p{L}\p{N}][\p{L}\p{N} ._'-]{0,40}(?: \([^)\n]{1,40}\))?):\s/u;
 
@@ -131,6 +147,8 @@ export function applySplitOperator(op: Operator, content: string): Array<string 
     }
     case "regex-entities":
       return regexEntities(content);
+    case "windows":
+      return paragraphWindows(content, op.radius ?? 1);
     default:
       throw new Error(`operator ${op.kind} cannot be used in a split`);
   }

@@ -186,6 +186,11 @@ const turnsOperator = z.strictObject({
   stride: int("stride (turns between window starts)", 1, 1000).default(DEFAULT_TURNS_STRIDE),
 });
 const regexEntitiesOperator = z.strictObject({ kind: z.literal("regex-entities") });
+/** One record per paragraph (a chat turn) with `radius` paragraphs either side; a leading "# " header line is kept in each. */
+const windowsOperator = z.strictObject({
+  kind: z.literal("windows"),
+  radius: int("radius (paragraphs either side)", 0, 50).default(1),
+});
 
 function operatorError(type: keyof typeof OPERATOR_KINDS_BY_TYPE) {
   return errorFor("operator", (input) => {
@@ -205,7 +210,7 @@ export const transformOperatorSchema = z.discriminatedUnion(
   [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.transform), piiFlagOperator, jsonPickOperator, identityOperator],
   { error: operatorError("transform") },
 );
-export const splitOperatorSchema = z.discriminatedUnion("kind", [chunkOperator, sentencesOperator, turnsOperator, regexEntitiesOperator], {
+export const splitOperatorSchema = z.discriminatedUnion("kind", [chunkOperator, sentencesOperator, turnsOperator, regexEntitiesOperator, windowsOperator], {
   error: operatorError("split"),
 });
 export const aggregateOperatorSchema = z.discriminatedUnion("kind", [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.aggregate)], {

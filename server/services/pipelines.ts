@@ -199,7 +199,7 @@ export function templateSpec(template: PipelineTemplate, format: SourceFormat = 
 }
 
 export async function listPipelines(db: Db, workspaceId: string) {
-  const pipelines = await db.pipeline.findMany({ where: { workspaceId }, orderBy: { createdAt: "desc" } });
+  const pipelines = await db.pipeline.findMany({ where: { workspaceId, evalOfId: null }, orderBy: { createdAt: "desc" } });
   const counts = await db.$queryRawUnsafe<Array<{ pipelineId: string; n: number }>>(
     `SELECT "pipelineId", count(*)::int AS n FROM "Record" WHERE "workspaceId" = $1 GROUP BY 1`,
     workspaceId,

@@ -1,0 +1,174 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { AlertTriangle, FlaskConical, GitCompare } from "lucide-react";
+import Link from "next/link";
+import { useRouter, useSearchParams } from "next/navigation";
+import { useMemo, useState } from "react";
+import { PipelineTabs } from "@/components/overview/pipeline-tabs";
+import { fmtDate, fmtUsd } from "@/components/runs/format";
+import { RunStatusBadge } from "@/components/runs/run-status-badge";
+import { PageHeader } from "@/components/shell/page-header";
+import { useWorkspace } from "@/components/shell/workspace-context";
+import { Button } from "@/components/ui/button";
+import { EmptyState } from "@/components/ui/empty-state";
+import { Skeleton } from "@/components/ui/skeleton";
+import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
+import { errorMessage, useTRPC } from "@/lib/trpc";
+import { HistoryChart } from "./charts";
+import { fmtMetric, type EvalRunSummary } from "./format";
+import { RunEvalForm } from "./run-eval-form";
+
+/** The Evals tab of a pipeline: start an eval, the runs table, a metric's history, pick runs to compare. */
+export function EvalsPage({ pipelineId }: { pipelineId: string }) {
+  const { workspace } = useWorkspace();
+  const trpc = useTRPC();
+  const router = useRouter();
+  const params = useSearchParams();
+  const branch = params.get("branch") ?? "main";
+  const base = `/w/${workspace.slug}/pipelines/${pipelineId}`;
+  const pipeline = useQuery(trpc.pipeline.get.queryOptions({ workspaceId: workspace.id, pipelineId, branch }));
+  const runs = useQuery({
+    ...trpc.evals.list.queryOptions({ workspaceId: workspace.id, pipelineId }),
+    refetchInterval: (q) => (q.state.data?.some((r) => r.status === "queued" || r.status === "running") ? 1000 : false),
+  });
+  // Templates scored on the same datasets are rows of every comparison too.
+  const templateRuns = useQuery(trpc.evals.list.queryOptions({ workspaceId: workspace.id }));
+  const all = useMemo(() => {
+    const mine = runs.data ?? [];
+    const datasets = new Set(mine.map((r) => r.datasetId));
+    const templates = (templateRuns.data ?? []).filter((r) => r.template && (datasets.size === 0 || datasets.has(r.datasetId)));
+    return [...mine, ...templates].sort((a, b) => +new Date(b.createdAt) - +new Date(a.createdAt));
+  }, [runs.data, templateRuns.data]);
+  const [selected, setSelected] = useState<string[]>([]);
+  const [metric, setMetric] = useState("session_hit@5");
+  const queryClient = useQueryClient();
+  const cancel = useMutation(trpc.evals.cancel.mutationOptions({ onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.evals.list.queryKey() }) }));
+
+  const toggle = (id: string) => setSelected((s) => (s.includes(id) ? s.filter((x) => x !== id) : [...s, id]));
+  const compareHref = selected.length >= 2 ? `${base}/evals/compare?branch=${encodeURIComponent(branch)}&baseline=${selected[0]}&others=${selected.slice(1).join(",")}` : null;
+  const completed = all.filter((r) => r.status === "completed");
+
+  return (
+    <>
+      <PageHeader
+        title={pipeline.data ? `${pipeline.data.pipeline.name} · evals` : "Evals"}
+        description="Score branches on benchmarks with their cost, and compare them question by question."
+      />
+      <PipelineTabs pipelineId={pipelineId} />
+      <div className="grid gap-6">
+        <RunEvalForm
+          pipelineId={pipelineId}
+          branches={(pipeline.data?.branches ?? []).map((b) => b.name)}
+          defaultBranch={branch}
+          steps={pipeline.data ? [...pipeline.data.version.spec.sources.map((s) => s.name), ...pipeline.data.version.spec.steps.map((s) => s.name)] : []}
+        />
+        {runs.isPending ? (
+          <Skeleton className="h-48 w-full" />
+        ) : runs.isError ? (
+          <EmptyState icon={AlertTriangle} title="Evals could not be loaded" description={errorMessage(runs.error)} />
+        ) : all.length === 0 ? (
+          <EmptyState icon={FlaskConical} title="No evals yet" description="Upload a LoCoMo file above (or pick an imported benchmark) and press Run eval. Add the BM25 baselines to have something to beat." />
+        ) : (
+          <section className="grid gap-3">
+            <div className="flex items-center justify-between gap-3">
+              <h2 className="text-base font-semibold">Eval runs</h2>
+              <div className="flex items-center gap-2 text-sm text-muted-foreground">
+                {selected.length ? `Baseline: ${all.find((r) => r.id === selected[0])?.label ?? "?"} · ${selected.length - 1} other(s)` : "Tick runs to compare: the first ticked is the baseline."}
+                <Button size="sm" disabled={!compareHref} onClick={() => compareHref && router.push(compareHref)} data-testid="compare-selected">
+                  <GitCompare className="size-4" /> Compare
+                </Button>
+              </div>
+            </div>
+            <Table data-testid="eval-runs-table">
+              <TableHeader>
+                <TableRow>
+                  <TableHead className="w-8" />
+                  <TableHead>Eval</TableHead>
+                  <TableHead>Status</TableHead>
+                  <TableHead>Benchmark</TableHead>
+                  <TableHead>Search</TableHead>
+                  <TableHead className="text-right">Questions</TableHead>
+                  <TableHead className="text-right">hit@1</TableHead>
+                  <TableHead className="text-right">hit@5</TableHead>
+                  <TableHead className="text-right">recall@2k</TableHead>
+                  <TableHead className="text-right">mrr</TableHead>
+                  <TableHead className="text-right">Build cost</TableHead>
+                  <TableHead className="text-right">p50</TableHead>
+                  <TableHead>When</TableHead>
+                </TableRow>
+              </TableHeader>
+              <TableBody>
+                {all.map((r) => (
+                  <EvalRow key={r.id} run={r} checked={selected.includes(r.id)} baseline={selected[0] === r.id} onToggle={() => toggle(r.id)} onCancel={() => cancel.mutate({ workspaceId: workspace.id, id: r.id })} />
+                ))}
+              </TableBody>
+            </Table>
+          </section>
+        )}
+        {completed.length > 1 && (
+          <section className="grid gap-2">
+            <div className="flex items-center justify-between">
+              <h2 className="text-base font-semibold">History</h2>
+              <select className="rounded-md border bg-background px-2 py-1 text-sm" value={metric} onChange={(e) => setMetric(e.target.value)} aria-label="History metric">
+                {["session_hit@1", "session_hit@5", "evidence_recall@2k", "mrr", "context_tokens"].map((m) => (
+                  <option key={m}>{m}</option>
+                ))}
+              </select>
+            </div>
+            <HistoryChart runs={completed} metric={metric} />
+          </section>
+        )}
+        <p className="text-sm text-muted-foreground">
+          Several architectures on one benchmark: the workspace <Link className="text-primary hover:underline" href={`/w/${workspace.slug}/compare`}>Compare</Link> page.
+        </p>
+      </div>
+    </>
+  );
+}
+
+function EvalRow({ run, checked, baseline, onToggle, onCancel }: { run: EvalRunSummary; checked: boolean; baseline: boolean; onToggle: () => void; onCancel: () => void }) {
+  const progress = run.progress as { phase?: string; done?: number; total?: number };
+  const cost = run.cost as { buildCostUsd?: number };
+  const latency = run.latency as { p50?: number };
+  const active = run.status === "queued" || run.status === "running";
+  return (
+    <TableRow data-testid="eval-run-row" data-label={run.label} data-status={run.status}>
+      <TableCell>
+        <input type="checkbox" aria-label={`Select ${run.label}`} checked={checked} disabled={run.status !== "completed"} onChange={onToggle} />
+      </TableCell>
+      <TableCell className="font-medium">
+        {run.label}
+        {baseline && <span className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground">baseline</span>}
+      </TableCell>
+      <TableCell>
+        <div className="flex items-center gap-2">
+          <RunStatusBadge status={run.status} testId="eval-status" />
+          {active && (
+            <>
+              <span className="text-xs text-muted-foreground">
+                {progress.phase ?? "queued"} {progress.total ? `${progress.done ?? 0}/${progress.total}` : ""}
+              </span>
+              <Button size="sm" variant="ghost" onClick={onCancel}>
+                Cancel
+              </Button>
+            </>
+          )}
+          {run.error && <span className="max-w-64 truncate text-xs text-destructive" title={run.error}>{run.error}</span>}
+        </div>
+      </TableCell>
+      <TableCell>{run.benchmark}</TableCell>
+      <TableCell className="text-xs">
+        {run.mode}
+        {run.step ? ` @ ${run.step}` : " (every indexed step)"}
+      </TableCell>
+      <TableCell className="text-right tabular-nums">{run.status === "completed" ? run.questions : "—"}</TableCell>
+      <TableCell className="text-right tabular-nums">{fmtMetric("session_hit@1", run.metrics["session_hit@1"])}</TableCell>
+      <TableCell className="text-right tabular-nums">{fmtMetric("session_hit@5", run.metrics["session_hit@5"])}</TableCell>
+      <TableCell className="text-right tabular-nums">{fmtMetric("evidence_recall@2k", run.metrics["evidence_recall@2k"])}</TableCell>
+      <TableCell className="text-right tabular-nums">{fmtMetric("mrr", run.metrics.mrr)}</TableCell>
+      <TableCell className="text-right tabular-nums">{run.status === "completed" ? fmtUsd(cost.buildCostUsd) : "—"}</TableCell>
+      <TableCell className="text-right tabular-nums">{latency.p50 !== undefined ? `${latency.p50.toFixed(1)} ms` : "—"}</TableCell>
+      <TableCell className="text-xs text-muted-foreground">{fmtDate(run.createdAt)}</TableCell>
+    </TableRow>
+  );
+}

@@ -1,0 +1,78 @@
+import { z } from "zod";
+import * as evals from "../../eval/service";
+import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
+import { BENCHMARKS } from "../../eval/types";
+import { getPipeline } from "../../services/pipelines";
+import { createTRPCRouter, workspaceProcedure } from "../trpc";
+
+export const evalsRouter = createTRPCRouter({
+  templates: workspaceProcedure("evals:read").query(() =>
+    EVAL_TEMPLATES.map((name) => {
+      const def = evalTemplate(name);
+      return { name, description: def.description, step: def.step ?? null, mode: def.mode };
+    }),
+  ),
+  datasets: workspaceProcedure("evals:read").query(({ ctx }) => evals.listDatasets(ctx.db, ctx.workspace.id)),
+  /** Imports a benchmark file (its text) or generates SynthexBench; the same content twice is one dataset. */
+  importDataset: workspaceProcedure("evals:write")
+    .input(
+      z.object({
+        benchmark: z.enum(BENCHMARKS),
+        text: z.string().optional(),
+        name: z.string().max(200).optional(),
+        seed: z.number().int().optional(),
+        size: z.enum(["tiny", "small", "medium", "large"]).optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const row = await evals.importDataset(ctx.db, ctx.workspace.id, input);
+      return { id: row.id, benchmark: row.benchmark, name: row.name, samples: row.samples, questions: row.questions, skips: row.skips, contentHash: row.contentHash };
+    }),
+  /** Starts an eval in the background; poll `get` for progress. */
+  start: workspaceProcedure("evals:write")
+    .input(
+      z.object({
+        pipelineId: z.string().optional(),
+        template: z.enum(EVAL_TEMPLATES).optional(),
+        branch: z.string().default("main"),
+        datasetId: z.string(),
+        step: z.string().optional(),
+        mode: z.enum(EVAL_MODES).optional(),
+        k: z.number().int().min(1).max(evals.MAX_K).optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const run = await evals.createEvalRun(ctx.db, {
+        workspaceId: ctx.workspace.id,
+        pipeline: input.pipelineId,
+        template: input.template,
+        branch: input.branch,
+        datasetId: input.datasetId,
+        step: input.step,
+        mode: input.mode,
+        k: input.k,
+        triggeredBy: ctx.userId,
+      });
+      // Runs in this process; the row always ends completed, failed or cancelled.
+      void evals.executeEvalRun(ctx.db, run.id).catch((err: Error) => console.error(`[synthex eval ${run.id}]`, err.message));
+      return run;
+    }),
+  cancel: workspaceProcedure("evals:write")
+    .input(z.object({ id: z.string() }))
+    .mutation(({ ctx, input }) => evals.cancelEvalRun(ctx.db, ctx.workspace.id, input.id)),
+  list: workspaceProcedure("evals:read")
+    .input(z.object({ pipelineId: z.string().optional(), benchmark: z.string().optional() }))
+    .query(async ({ ctx, input }) => {
+      const pipelineId = input.pipelineId ? (await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId)).id : undefined;
+      return evals.listEvalRuns(ctx.db, ctx.workspace.id, { pipelineId, benchmark: input.benchmark });
+    }),
+  get: workspaceProcedure("evals:read")
+    .input(z.object({ id: z.string() }))
+    .query(({ ctx, input }) => evals.getEvalRun(ctx.db, ctx.workspace.id, input.id)),
+  compare: workspaceProcedure("evals:read")
+    .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(10) }))
+    .query(({ ctx, input }) => evals.compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds)),
+  case: workspaceProcedure("evals:read")
+    .input(z.object({ id: z.string() }))
+    .query(({ ctx, input }) => evals.getEvalCase(ctx.db, ctx.workspace.id, input.id)),
+});

@@ -1,0 +1,66 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { locomoFixture } from "../eval/testing/locomo-fixture";
+
+const dir = mkdtempSync(path.join(tmpdir(), "synthex-eval-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function synthex(...args: string[]) {
+  const result = spawnSync(process.execPath, [path.resolve("bin/synthex.mjs"), ...args], {
+    cwd: process.cwd(),
+    env: { ...process.env, SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "" },
+    encoding: "utf8",
+    timeout: 180_000,
+  });
+  return { code: result.status, out: result.stdout, err: result.stderr };
+}
+
+describe("synthex eval", () => {
+  const file = path.join(dir, "tiny-locomo.json");
+  writeFileSync(file, JSON.stringify(locomoFixture()));
+
+  it("scores every template on a LoCoMo file: progress, metrics side by side with deltas, per category", () => {
+    const human = synthex("eval", "locomo", "--data", file, "--template", "all");
+    expect(human.err).toMatch(/Dataset tiny-locomo\.json: 2 samples, 9 questions \(3 skipped, 2 repaired while loading\)/);
+    expect(human.err).toMatch(/bm25-sessions\s+completed · 8 questions/);
+    expect(human.code).toBe(0);
+    expect(human.out).toMatch(/metric\s+chat-memory\s+rag-baseline\s+bm25-sessions\s+bm25-windows/);
+    expect(human.out).toMatch(/session_hit@5\s+\d\.\d{3}\s+\d\.\d{3} \([+-]\d\.\d{3}\)/);
+    expect(human.out).toMatch(/build tokens\s+[1-9]\d*\s+0\s+0\s+0/);
+    expect(human.out).toMatch(/1 multi-hop/);
+    expect(human.out).toMatch(/5 adversarial \(apart\)/);
+    expect(human.out).toMatch(/j not measured/);
+  }, 300_000);
+
+  it("scores the selected pipeline's branch (--json shape) and reports the latest runs", () => {
+    expect(synthex("init", "team-memory", "--template", "rag-baseline").code).toBe(0);
+    const json = synthex("eval", "locomo", "--data", file, "--json");
+    expect(json.code).toBe(0);
+    const result = JSON.parse(json.out);
+    expect(result).toMatchObject({ benchmark: "locomo", pipeline: "team-memory", branch: "main", questions: 8, mode: "hybrid" });
+    expect(Object.keys(result.metrics)).toEqual(expect.arrayContaining(["session_hit@1", "session_hit@3", "session_hit@5", "session_recall@5", "evidence_recall@10", "evidence_recall@2k", "context_tokens", "precision@5", "mrr", "provenance_completeness"]));
+    expect(Object.keys(result.perCategory).sort()).toEqual(["1", "2", "4", "5"]);
+    expect(result.cost.thisRun.modelCalls).toBe(0);
+    expect(result.latency.p95).toBeGreaterThanOrEqual(result.latency.p50);
+
+    const report = synthex("eval", "report", "--format", "md");
+    expect(report.code).toBe(0);
+    expect(report.out).toMatch(/\| eval \| benchmark \| mode \| session_hit@1/);
+    expect(report.out).toMatch(/\| team-memory@main \| locomo \| hybrid \|/);
+  }, 300_000);
+
+  it("says what is wrong with bad input", () => {
+    const missing = synthex("eval", "locomo");
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/locomo needs its data file: pass --data <file>/);
+    const cut = path.join(dir, "cut.json");
+    writeFileSync(cut, JSON.stringify(locomoFixture()).slice(0, 200));
+    const truncated = synthex("eval", "locomo", "--data", cut, "--template", "bm25-sessions");
+    expect(truncated.code).toBe(1);
+    expect(truncated.err).toMatch(/cut\.json: not valid JSON .*truncated/);
+    expect(synthex("eval", "mmlu").err).toMatch(/value 'mmlu' is invalid for argument 'benchmark'\. Allowed choices are locomo, longmemeval, synthexbench, report/);
+  }, 300_000);
+});

@@ -1,0 +1,229 @@
+/**
+ * `synthex eval <locomo|longmemeval|synthexbench> …`: score the selected pipeline's branch (or
+ * templates) on a benchmark, print a progress bar and the metrics table (or `--json`), and
+ * `synthex eval report` for the latest runs side by side. Works through the tRPC procedures like
+ * every other command, so the same permissions apply.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { Argument, Command, Option } from "commander";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "../api/root";
+import { METRIC_NAMES, LOWER_IS_BETTER } from "../eval/metrics";
+import { EVAL_MODES, EVAL_TEMPLATES } from "../eval/templates";
+import { BENCHMARKS, LOCOMO_CATEGORIES } from "../eval/types";
+import type { Connection } from "./api";
+import { bar, ProgressLine, table } from "./output";
+
+type EvalRun = inferRouterOutputs<AppRouter>["evals"]["get"];
+
+export interface EvalCliDeps {
+  action: <A extends unknown[]>(fn: (conn: Connection, opts: EvalGlobalOptions, ...args: A) => Promise<void>) => (...args: unknown[]) => Promise<void>;
+  fail: (message: string, exitCode?: number) => never;
+  pipelineName: (opts: EvalGlobalOptions) => string | undefined;
+}
+
+export interface EvalGlobalOptions {
+  pipeline?: string;
+  branch: string;
+  json?: boolean;
+}
+
+interface EvalOptions extends EvalGlobalOptions {
+  data?: string;
+  compare?: string;
+  step?: string;
+  mode?: (typeof EVAL_MODES)[number];
+  k?: string;
+  template?: string;
+  seed?: string;
+  size?: "tiny" | "small" | "medium" | "large";
+}
+
+const fmt = (name: string, v: number | undefined) => (v === undefined ? "-" : name === "context_tokens" ? v.toFixed(0) : v.toFixed(3));
+
+/** The `--json` shape of one eval. */
+export function evalJson(run: EvalRun, pipelineLabel: string) {
+  const cost = run.cost as Record<string, unknown>;
+  return {
+    id: run.id,
+    benchmark: run.benchmark,
+    pipeline: pipelineLabel,
+    branch: run.branch,
+    step: run.step,
+    mode: run.mode,
+    questions: run.questions,
+    metrics: run.metrics,
+    perCategory: run.perCategory,
+    cost,
+    latency: run.latency,
+    judge: run.judge,
+    skips: (run.skips as unknown[]).length,
+  };
+}
+
+/** Metrics as rows, one column per eval (with deltas against the first). */
+export function metricsTable(runs: Array<{ label: string; run: EvalRun }>): string {
+  const rows = METRIC_NAMES.filter((m) => runs.some((r) => r.run.metrics[m] !== undefined)).map((m) => {
+    const row: Record<string, string> = { metric: m };
+    const base = runs[0]!.run.metrics[m];
+    runs.forEach((r, i) => {
+      const v = r.run.metrics[m];
+      let cell = fmt(m, v);
+      if (i > 0 && v !== undefined && base !== undefined) {
+        const d = v - base;
+        cell += ` (${d >= 0 ? "+" : ""}${m === "context_tokens" ? d.toFixed(0) : d.toFixed(3)}${LOWER_IS_BETTER.has(m) ? "" : ""})`;
+      }
+      row[r.label] = cell;
+    });
+    return row;
+  });
+  const extra = (name: string, get: (r: EvalRun) => string) => {
+    const row: Record<string, string> = { metric: name };
+    for (const r of runs) row[r.label] = get(r.run);
+    rows.push(row);
+  };
+  extra("latency p50 / p95 ms", (r) => {
+    const l = r.latency as { p50?: number; p95?: number };
+    return `${(l.p50 ?? 0).toFixed(1)} / ${(l.p95 ?? 0).toFixed(1)}`;
+  });
+  extra("build tokens", (r) => String(Math.round(Number((r.cost as { buildTokens?: number }).buildTokens ?? 0))));
+  extra("build cost USD", (r) => `$${Number((r.cost as { buildCostUsd?: number }).buildCostUsd ?? 0).toFixed(4)}`);
+  extra("model calls (this eval)", (r) => String((r.cost as { thisRun?: { modelCalls?: number } }).thisRun?.modelCalls ?? 0));
+  return table(rows);
+}
+
+function categoryTable(run: EvalRun): string {
+  const metrics = ["session_hit@1", "session_hit@5", "evidence_recall@2k", "mrr"] as const;
+  const rows = Object.entries(run.perCategory).map(([cat, m]) => ({
+    category: `${cat}${run.benchmark === "locomo" ? ` ${LOCOMO_CATEGORIES[cat] ?? ""}` : ""}${cat === "5" && run.benchmark === "locomo" ? " (apart)" : ""}`,
+    questions: m.questions,
+    ...Object.fromEntries(metrics.map((k) => [k, fmt(k, m[k])])),
+  }));
+  return table(rows);
+}
+
+export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
+  const cmd = program
+    .command("eval")
+    .description("score memory on a benchmark (locomo, longmemeval, synthexbench) with its cost; `eval report` for the latest runs")
+    .addArgument(new Argument("<benchmark>", `${BENCHMARKS.join(", ")}, or "report"`).choices([...BENCHMARKS, "report"]))
+    .option("--data <file>", "the benchmark file (LoCoMo locomo10.json, LongMemEval JSON)")
+    .option("--compare <branch>", "also score this branch and show both side by side")
+    .option("--step <step>", "altitude: search this step only (default: every indexed step)")
+    .addOption(new Option("--mode <mode>", "search mode").choices([...EVAL_MODES]))
+    .option("--k <n>", "records retrieved per question (1-100, default 50)")
+    .option("--template <names>", `score templates instead of a pipeline (comma-separated: ${EVAL_TEMPLATES.join(", ")}, or "all")`)
+    .option("--seed <n>", "synthexbench: generator seed", "1")
+    .addOption(new Option("--size <size>", "synthexbench: size").choices(["tiny", "small", "medium", "large"]).default("small"))
+    .addOption(new Option("--format <format>", "report: md or html").choices(["md", "html"]).default("md"));
+
+  cmd.action(
+    deps.action(async (conn, opts, benchmark: string) => {
+      const o = opts as EvalOptions & { format: "md" | "html" };
+      if (benchmark === "report") {
+        console.log(await report(conn, o.format, deps.pipelineName(o)));
+        return;
+      }
+      if (!(BENCHMARKS as readonly string[]).includes(benchmark)) deps.fail(`Unknown benchmark "${benchmark}": use ${BENCHMARKS.join(", ")} or report.`, 2);
+      let text: string | undefined;
+      let name: string | undefined;
+      if (benchmark !== "synthexbench") {
+        if (!o.data) deps.fail(`${benchmark} needs its data file: pass --data <file>.`, 2);
+        if (!existsSync(o.data!)) deps.fail(`File not found: ${o.data}`, 2);
+        text = readFileSync(o.data!, "utf8");
+        name = path.basename(o.data!);
+      }
+      const dataset = await conn.api.evals.importDataset({
+        workspaceId: conn.workspaceId,
+        benchmark: benchmark as (typeof BENCHMARKS)[number],
+        text,
+        name,
+        seed: o.seed !== undefined ? Number(o.seed) : undefined,
+        size: benchmark === "synthexbench" ? o.size : undefined,
+      });
+      if (!o.json) {
+        const dropped = (dataset.skips as Array<{ dropped: boolean }>).filter((s) => s.dropped).length;
+        const repaired = (dataset.skips as unknown[]).length - dropped;
+        console.error(`Dataset ${dataset.name}: ${dataset.samples} samples, ${dataset.questions} questions (${dropped} skipped, ${repaired} repaired while loading).`);
+      }
+      const templates = o.template ? (o.template === "all" ? [...EVAL_TEMPLATES] : o.template.split(",").map((t) => t.trim()).filter(Boolean)) : [];
+      const targets: Array<{ label: string; pipelineId?: string; template?: (typeof EVAL_TEMPLATES)[number]; branch: string }> = [];
+      for (const t of templates) {
+        if (!(EVAL_TEMPLATES as readonly string[]).includes(t)) deps.fail(`Unknown template "${t}". Templates: ${EVAL_TEMPLATES.join(", ")}.`, 2);
+        targets.push({ label: t, template: t as (typeof EVAL_TEMPLATES)[number], branch: "main" });
+      }
+      if (!templates.length) {
+        const pipeline = deps.pipelineName(o);
+        if (!pipeline) deps.fail("No pipeline selected: run `synthex init <name>`, pass --pipeline <name>, or score templates with --template all.", 2);
+        targets.push({ label: `${pipeline}@${o.branch}`, pipelineId: pipeline, branch: o.branch });
+        if (o.compare) targets.push({ label: `${pipeline}@${o.compare}`, pipelineId: pipeline, branch: o.compare });
+      }
+      const k = o.k !== undefined ? Number(o.k) : undefined;
+      if (k !== undefined && !(Number.isInteger(k) && k >= 1 && k <= 100)) deps.fail("--k must be a whole number from 1 to 100.", 2);
+      const results: Array<{ label: string; run: EvalRun }> = [];
+      for (const target of targets) {
+        const started = await conn.api.evals.start({
+          workspaceId: conn.workspaceId,
+          pipelineId: target.pipelineId,
+          template: target.template,
+          branch: target.branch,
+          datasetId: dataset.id,
+          step: o.step,
+          mode: o.mode,
+          k,
+        });
+        const line = new ProgressLine();
+        let run: EvalRun;
+        for (;;) {
+          run = await conn.api.evals.get({ workspaceId: conn.workspaceId, id: started.id });
+          const p = run.progress as { phase?: string; done?: number; total?: number };
+          if (!o.json && p.phase) line.update(`${target.label.padEnd(22)} ${p.phase.padEnd(6)} ${bar(p.done ?? 0, p.total ?? 0)}`);
+          if (!["queued", "running"].includes(run.status)) break;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        if (!o.json) line.done(`${target.label.padEnd(22)} ${run.status} · ${run.questions} questions`);
+        if (run.status !== "completed") deps.fail(`The eval of ${target.label} ${run.status}: ${run.error ?? "no reason given"}`);
+        results.push({ label: target.label, run });
+      }
+      if (o.json) {
+        const out = results.map((r) => evalJson(r.run, r.label.split("@")[0]!));
+        console.log(JSON.stringify(out.length === 1 ? out[0] : out, null, 2));
+        return;
+      }
+      const lines = [`${benchmark} · ${dataset.name} · ${results[0]!.run.questions} scored questions${benchmark === "locomo" ? " (categories 1-4; 5 adversarial reported apart)" : ""}`, "", metricsTable(results)];
+      for (const r of results) lines.push("", `Per category · ${r.label}`, categoryTable(r.run));
+      const judge = results[0]!.run.judge as { measured?: boolean; reason?: string };
+      if (judge && judge.measured === false) lines.push("", `Note: j not measured (${judge.reason}).`);
+      lines.push("", "Open the Evals tab of the pipeline to compare runs question by question.");
+      console.log(lines.join("\n"));
+    }),
+  );
+}
+
+/** The latest completed eval of each pipeline/branch/template per benchmark, side by side (md or html). */
+async function report(conn: Connection, format: "md" | "html", pipeline: string | undefined): Promise<string> {
+  const runs = (await conn.api.evals.list({ workspaceId: conn.workspaceId, pipelineId: undefined })).filter((r) => r.status === "completed");
+  const latest = new Map<string, (typeof runs)[number]>();
+  for (const r of runs) {
+    const key = `${r.benchmark}|${r.datasetId}|${r.label}|${r.mode}|${r.step ?? ""}`;
+    if (!latest.has(key)) latest.set(key, r);
+  }
+  const chosen = [...latest.values()].filter((r) => !pipeline || r.label.startsWith(`${pipeline}@`) || r.template);
+  if (!chosen.length) return format === "html" ? "<p>No completed evals yet.</p>" : "No completed evals yet: run `synthex eval locomo --data <file>`.";
+  const metrics = METRIC_NAMES.filter((m) => chosen.some((r) => r.metrics[m] !== undefined));
+  const header = ["eval", "benchmark", "mode", ...metrics, "build cost USD", "p50 ms"];
+  const rows = chosen.map((r) => [
+    r.label,
+    r.benchmark,
+    `${r.mode}${r.step ? ` @ ${r.step}` : ""}`,
+    ...metrics.map((m) => fmt(m, r.metrics[m])),
+    `$${Number((r.cost as { buildCostUsd?: number }).buildCostUsd ?? 0).toFixed(4)}`,
+    ((r.latency as { p50?: number }).p50 ?? 0).toFixed(1),
+  ]);
+  if (format === "html") {
+    const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+    return `<!doctype html><meta charset="utf-8"><title>Synthex eval report</title><table border="1" cellpadding="4"><thead><tr>${header.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+  }
+  return [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+}

@@ -1,0 +1,632 @@
+/**
+ * Evals: score a pipeline branch (or a template) on a benchmark, with its cost.
+ *
+ * How an eval runs: the benchmark's sessions become the source records of a hidden *eval copy*
+ * of the pipeline (same spec, same branch names, its own records: the team's memory is never
+ * touched), one scope per benchmark sample (`locomo:conv-26`). The copy's branch runs
+ * incrementally — records are content-addressed, so a second eval of an unchanged spec computes
+ * nothing. Each question is searched within its sample's scope at the configured altitude and
+ * mode; the retrieved records are traced to sessions and turns through provenance and scored
+ * (metrics.ts). The run row is `completed` only when every case is stored (one transaction).
+ */
+import { createHash } from "node:crypto";
+import type { Prisma } from "../generated/prisma/client";
+import type { ModelProvider } from "../engine/model";
+import { specHash } from "../pipeline/hashing";
+import type { PipelineSpec } from "../pipeline/spec";
+import { search } from "../search/search";
+import { indexPipeline } from "../search/indexing";
+import type { Db } from "../services/db-types";
+import { badRequest, notFound } from "../services/errors";
+import { createBranch, createPipeline, getBranch, getPipeline, saveVersion, appendSourceRecords, type SourceItem } from "../services/pipelines";
+import { runPipeline } from "../services/runs";
+import { Bm25Index, bm25Terms } from "./bm25";
+import { loadDataset, type DatasetSource } from "./datasets";
+import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
+import { evalTemplate, isEvalTemplate, EVAL_MODES, type EvalMode, type EvalTemplate } from "./templates";
+import { ProvenanceTracer, type HitRecord } from "./trace";
+import { datasetSchema, sampleScope, sessionContent, type Benchmark, type Dataset, type LoadSkip, type Question, type Session } from "./types";
+
+export const DEFAULT_K = 50;
+export const MAX_K = 100;
+/** Retrieved records stored per case (for the per-question view). */
+const STORED_HITS = 20;
+const OFFLINE_JUDGE = { measured: false, reason: "offline: no model configured, so answers are extractive (the best-matching sentence of the retrieved context) and the judge score j was not measured" };
+
+export interface EvalProgress {
+  phase: "ingest" | "build" | "search" | "store";
+  done: number;
+  total: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Datasets
+
+/** SHA-256 of the normalized dataset (not its file name): the same benchmark imported twice is one row. */
+export function datasetHash(dataset: Dataset): string {
+  const { benchmark, samples, questions } = dataset;
+  return createHash("sha256").update(JSON.stringify({ benchmark, samples, questions })).digest("hex");
+}
+
+/** Stores a loaded dataset once per workspace (content-addressed); returns the row. */
+export async function saveDataset(db: Db, workspaceId: string, loaded: { dataset: Dataset; skips: LoadSkip[] }) {
+  const contentHash = datasetHash(loaded.dataset);
+  const existing = await db.evalDataset.findUnique({ where: { workspaceId_contentHash: { workspaceId, contentHash } } });
+  if (existing) return existing;
+  return db.evalDataset.create({
+    data: {
+      workspaceId,
+      benchmark: loaded.dataset.benchmark,
+      name: loaded.dataset.name,
+      contentHash,
+      data: loaded.dataset as unknown as Prisma.InputJsonValue,
+      samples: loaded.dataset.samples.length,
+      questions: loaded.dataset.questions.length,
+      skips: loaded.skips as unknown as Prisma.InputJsonValue,
+    },
+  });
+}
+
+/** Parses a benchmark file's text (or generates SynthexBench) and stores it. */
+export async function importDataset(db: Db, workspaceId: string, input: DatasetSource) {
+  return saveDataset(db, workspaceId, loadDataset(input));
+}
+
+export async function listDatasets(db: Db, workspaceId: string) {
+  return db.evalDataset.findMany({
+    where: { workspaceId },
+    orderBy: { createdAt: "desc" },
+    select: { id: true, benchmark: true, name: true, samples: true, questions: true, contentHash: true, skips: true, createdAt: true },
+  });
+}
+
+async function getDataset(db: Db, workspaceId: string, id: string) {
+  const row = await db.evalDataset.findFirst({ where: { id, workspaceId } });
+  if (!row) throw notFound(`Eval dataset ${id} not found in this workspace.`);
+  return { row, dataset: datasetSchema.parse(row.data), skips: row.skips as unknown as LoadSkip[] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eval copies
+
+function shortHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 10);
+}
+
+/** The hidden copy of a pipeline (or template) an eval of this dataset runs on, on `branch` with `spec`. */
+async function ensureEvalCopy(
+  db: Db,
+  workspaceId: string,
+  target: { pipelineId: string | null; template: string | null; label: string },
+  dataset: { id: string; contentHash: string },
+  branch: string,
+  spec: PipelineSpec,
+) {
+  const name = `eval-${shortHash(target.pipelineId ?? `template:${target.template}`)}-${dataset.contentHash.slice(0, 10)}`;
+  let copy = await db.pipeline.findFirst({ where: { workspaceId, name } });
+  if (!copy) {
+    const created = await createPipeline(db, workspaceId, { name, spec, description: `Eval copy of ${target.label} on dataset ${dataset.id}` });
+    copy = await db.pipeline.update({ where: { id: created.pipeline.id }, data: { evalOfId: target.pipelineId ?? `template:${target.template}` } });
+  }
+  if (!(await db.branch.findUnique({ where: { pipelineId_name: { pipelineId: copy.id, name: branch } } }))) {
+    await createBranch(db, copy.id, { name: branch, from: "main" });
+  }
+  const head = await getBranch(db, copy.id, branch);
+  if (head.version.hash !== specHash(spec)) await saveVersion(db, copy.id, { spec, branch, message: "Spec of the scored branch" });
+  return copy;
+}
+
+function sourceItems(dataset: Dataset): SourceItem[] {
+  const items: SourceItem[] = [];
+  for (const sample of dataset.samples) {
+    for (const session of sample.sessions) {
+      const conversationId = `${sample.id}-s${session.id}`;
+      items.push({
+        externalId: `${dataset.benchmark}:${conversationId}`,
+        content: sessionContent(session),
+        scope: sampleScope(dataset.benchmark, sample.id),
+        metadata: {
+          time: session.time ? { created_at: session.time } : {},
+          chat: { conversation_id: conversationId, title: `${sample.id} session ${session.id}`, roles: sample.speakers, message_count: session.turns.length },
+          custom: { eval: { benchmark: dataset.benchmark, sample: sample.id, session: session.id } },
+        },
+      });
+    }
+  }
+  return items;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eval runs
+
+export interface StartEvalInput {
+  workspaceId: string;
+  /** A team pipeline (id or name), or … */
+  pipeline?: string;
+  /** … a template scored on its own. */
+  template?: string;
+  branch?: string;
+  datasetId: string;
+  /** Altitude: one step; omitted = the template's default, or unscoped (every indexed step). */
+  step?: string;
+  mode?: EvalMode;
+  k?: number;
+  triggeredBy?: string | null;
+}
+
+/** Validates the request and creates the queued EvalRun row (with its eval copy ready). */
+export async function createEvalRun(db: Db, input: StartEvalInput) {
+  if (!input.pipeline === !input.template) throw badRequest("Name either a pipeline or a template to evaluate.");
+  const branchName = input.branch ?? "main";
+  const { row: datasetRow } = await getDataset(db, input.workspaceId, input.datasetId);
+  let spec: PipelineSpec;
+  let pipelineId: string | null = null;
+  let versionId: string | null = null;
+  let label: string;
+  let defaults: { step?: string; mode: EvalMode } = { mode: "hybrid" };
+  if (input.template) {
+    if (!isEvalTemplate(input.template)) throw badRequest(`Unknown template "${input.template}". Templates: chat-memory, rag-baseline, bm25-sessions, bm25-windows.`);
+    const def = evalTemplate(input.template as EvalTemplate);
+    spec = def.spec;
+    defaults = { step: def.step, mode: def.mode };
+    label = `template ${input.template}`;
+  } else {
+    const pipeline = await getPipeline(db, input.workspaceId, input.pipeline!);
+    if (pipeline.evalOfId) throw badRequest(`"${pipeline.name}" is an eval copy; evaluate the pipeline it copies.`);
+    const b = await getBranch(db, pipeline.id, branchName);
+    spec = b.spec;
+    pipelineId = pipeline.id;
+    versionId = b.version.id;
+    label = `${pipeline.name}@${branchName}`;
+  }
+  if (!spec.sources.length) throw badRequest("The pipeline has no source for the benchmark's conversations.");
+  const mode = input.mode ?? defaults.mode;
+  if (!(EVAL_MODES as readonly string[]).includes(mode)) throw badRequest(`Unknown mode "${mode}": use fts, semantic, hybrid or bm25.`);
+  const step = input.step ?? defaults.step;
+  const names = [...spec.sources.map((s) => s.name), ...spec.steps.map((s) => s.name)];
+  if (step && !names.includes(step)) throw badRequest(`Unknown step "${step}". Steps in this pipeline: ${names.join(", ")}.`);
+  if (mode === "bm25" && !step) throw badRequest("Mode bm25 ranks one step: pass --step.");
+  const k = Math.floor(input.k ?? DEFAULT_K);
+  if (!(k >= 1 && k <= MAX_K)) throw badRequest(`k must be between 1 and ${MAX_K}.`);
+  // One eval at a time per eval copy (its branches share source records and runs).
+  const running = await db.evalRun.findFirst({ where: { workspaceId: input.workspaceId, pipelineId, template: input.template ?? null, datasetId: datasetRow.id, status: { in: ["queued", "running"] } } });
+  if (running) throw badRequest(`An eval of ${label} on this dataset is already in progress (${running.id}). Wait for it or cancel it.`);
+  const copy = await ensureEvalCopy(db, input.workspaceId, { pipelineId, template: input.template ?? null, label }, datasetRow, branchName, spec);
+  return db.evalRun.create({
+    data: {
+      workspaceId: input.workspaceId,
+      pipelineId,
+      template: input.template ?? null,
+      branch: branchName,
+      versionId,
+      specHash: specHash(spec),
+      datasetId: datasetRow.id,
+      benchmark: datasetRow.benchmark,
+      evalPipelineId: copy.id,
+      step: step ?? null,
+      mode,
+      k,
+      model: "offline/extractive",
+      judge: OFFLINE_JUDGE,
+      status: "queued",
+      triggeredBy: input.triggeredBy ?? null,
+    },
+  });
+}
+
+class EvalCancelled extends Error {}
+
+/** Executes a queued eval in this process. Never leaves a run `running`: it ends completed, failed or cancelled. */
+export async function executeEvalRun(
+  db: Db,
+  evalRunId: string,
+  deps: { model?: ModelProvider; onProgress?: (p: EvalProgress) => void; signal?: AbortSignal } = {},
+) {
+  const run = await db.evalRun.findUnique({ where: { id: evalRunId } });
+  if (!run) throw notFound(`Eval run ${evalRunId} not found.`);
+  if (run.status !== "queued") throw badRequest(`Eval run ${evalRunId} is ${run.status}, not queued.`);
+  await db.evalRun.update({ where: { id: run.id }, data: { status: "running", startedAt: new Date() } });
+  let lastWrite = 0;
+  const progress = (p: EvalProgress, force = false) => {
+    deps.onProgress?.(p);
+    if (!force && Date.now() - lastWrite < 500) return;
+    lastWrite = Date.now();
+    void db.evalRun.update({ where: { id: run.id }, data: { progress: p as unknown as Prisma.InputJsonValue } }).catch(() => {});
+  };
+  const checkCancel = async () => {
+    if (deps.signal?.aborted) throw new EvalCancelled("cancelled");
+    const row = await db.evalRun.findUnique({ where: { id: run.id }, select: { cancelRequested: true } });
+    if (row?.cancelRequested) throw new EvalCancelled("cancelled");
+  };
+  try {
+    const result = await evaluate(db, run, deps.model, progress, checkCancel);
+    progress({ phase: "store", done: 0, total: result.cases.length }, true);
+    return await db.$transaction(
+      async (tx) => {
+        for (let i = 0; i < result.cases.length; i += 200) {
+          await tx.evalCase.createMany({ data: result.cases.slice(i, i + 200) });
+        }
+        return tx.evalRun.update({
+          where: { id: run.id },
+          data: {
+            status: "completed",
+            finishedAt: new Date(),
+            questions: result.questions,
+            metrics: result.metrics as Prisma.InputJsonValue,
+            perCategory: result.perCategory as Prisma.InputJsonValue,
+            cost: result.cost as Prisma.InputJsonValue,
+            latency: result.latency as Prisma.InputJsonValue,
+            skips: result.skips as unknown as Prisma.InputJsonValue,
+            progress: { phase: "store", done: result.cases.length, total: result.cases.length },
+          },
+        });
+      },
+      { timeout: 120_000 },
+    );
+  } catch (err) {
+    const cancelled = err instanceof EvalCancelled;
+    return db.evalRun.update({
+      where: { id: run.id },
+      data: { status: cancelled ? "cancelled" : "failed", error: cancelled ? "Cancelled before it finished: no results were stored." : (err as Error).message, finishedAt: new Date() },
+    });
+  }
+}
+
+type EvalRunRow = NonNullable<Awaited<ReturnType<Db["evalRun"]["findUnique"]>>>;
+
+interface Evaluated {
+  questions: number;
+  metrics: Metrics;
+  perCategory: Record<string, Metrics & { questions: number }>;
+  cost: Record<string, unknown>;
+  latency: { p50: number; p95: number; mean: number };
+  skips: LoadSkip[];
+  cases: Prisma.EvalCaseCreateManyInput[];
+}
+
+async function evaluate(
+  db: Db,
+  run: EvalRunRow,
+  model: ModelProvider | undefined,
+  progress: (p: EvalProgress, force?: boolean) => void,
+  checkCancel: () => Promise<void>,
+): Promise<Evaluated> {
+  const { dataset, skips: loadSkips } = await getDataset(db, run.workspaceId, run.datasetId);
+  const copy = await getBranch(db, run.evalPipelineId, run.branch);
+  const spec = copy.spec;
+  const source = spec.sources[0]!.name;
+
+  // 1. Sources: idempotent (content-addressed), so an unchanged dataset adds nothing.
+  const items = sourceItems(dataset);
+  progress({ phase: "ingest", done: 0, total: items.length }, true);
+  const appended = await appendSourceRecords(db, run.evalPipelineId, source, items);
+  progress({ phase: "ingest", done: items.length, total: items.length }, true);
+  await checkCancel();
+
+  // 2. Build: an incremental run of the copy's branch (computes only what is missing).
+  progress({ phase: "build", done: 0, total: spec.steps.length }, true);
+  const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
+  if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
+  if (run.mode === "semantic" || run.mode === "hybrid") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
+  await checkCancel();
+
+  // 3. Questions.
+  const sessions = new Map<string, Map<string, Session>>(dataset.samples.map((s) => [s.id, new Map(s.sessions.map((x) => [x.id, x]))]));
+  const tracer = new ProvenanceTracer(db, run.workspaceId, spec.sources.map((s) => s.name), sessions);
+  const bm25 = new Map<string, { index: Bm25Index; records: HitRecord[] }>();
+  const skips: LoadSkip[] = [...loadSkips];
+  const cases: Prisma.EvalCaseCreateManyInput[] = [];
+  const scored: Array<{ q: Question; m: Metrics }> = [];
+  const latencies: number[] = [];
+  const questions = dataset.questions;
+  for (let i = 0; i < questions.length; i++) {
+    const q = questions[i]!;
+    if (i % 25 === 0) await checkCancel();
+    const scope = sampleScope(dataset.benchmark, q.sample);
+    const started = performance.now();
+    let hits: Array<HitRecord & { score: number }>;
+    try {
+      hits = await retrieve(db, run, scope, q.question, bm25);
+    } catch (err) {
+      skips.push({ where: q.id, reason: `search failed: ${(err as Error).message}; skipped`, dropped: true });
+      continue;
+    }
+    const latencyMs = performance.now() - started;
+    latencies.push(latencyMs);
+    await tracer.load(hits.map((h) => h.id));
+    const traced = hits.map((h) => tracer.trace(h));
+    const temporal = isTemporal(dataset.benchmark, q);
+    const m = scoreCase({
+      evidence: q.evidence,
+      evidenceSessions: q.evidenceSessions,
+      hits: traced,
+      temporalAnswer: temporal ? q.answer : undefined,
+      freshness: q.stale ? { current: q.answer, stale: q.stale } : undefined,
+    });
+    const answer = extractiveAnswer(q.question, contextCut(traced).hits);
+    m.f1 = tokenF1(answer, q.answer.split(";")[0]!);
+    scored.push({ q, m });
+    cases.push({
+      workspaceId: run.workspaceId,
+      evalRunId: run.id,
+      position: i,
+      questionId: q.id,
+      sample: q.sample,
+      category: q.category,
+      question: q.question,
+      gold: q.answer,
+      evidence: { turns: q.evidence, sessions: q.evidenceSessions } as Prisma.InputJsonValue,
+      retrieved: storedHits(hits, traced, new Set(q.evidence)) as unknown as Prisma.InputJsonValue,
+      answer,
+      scores: m as Prisma.InputJsonValue,
+      tokens: m.context_tokens ?? 0,
+      latencyMs,
+    });
+    progress({ phase: "search", done: i + 1, total: questions.length });
+  }
+
+  const main = scored.filter((s) => !s.q.apart);
+  const perCategory: Evaluated["perCategory"] = {};
+  for (const cat of [...new Set(scored.map((s) => s.q.category))].sort()) {
+    const list = scored.filter((s) => s.q.category === cat);
+    perCategory[cat] = { ...meanMetrics(list.map((s) => s.m)), questions: list.length };
+  }
+  const cost = await buildCost(db, run, built);
+  return {
+    questions: main.length,
+    metrics: meanMetrics(main.map((s) => s.m)),
+    perCategory,
+    cost: { ...cost, sourcesAdded: appended.added },
+    latency: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), mean: latencies.reduce((a, n) => a + n, 0) / Math.max(1, latencies.length) },
+    skips,
+    cases,
+  };
+}
+
+function isTemporal(benchmark: Benchmark, q: Question): boolean {
+  return (benchmark === "locomo" && q.category === "2") || q.category === "temporal" || q.category === "temporal-reasoning";
+}
+
+/** Ranked records for one question, within its sample's scope. */
+async function retrieve(db: Db, run: EvalRunRow, scope: string, query: string, bm25: Map<string, { index: Bm25Index; records: HitRecord[] }>) {
+  if (run.mode === "bm25") {
+    let entry = bm25.get(scope);
+    if (!entry) {
+      const records = await db.$queryRawUnsafe<HitRecord[]>(
+        `SELECT r.id, r.step, r.content FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+         JOIN "Branch" b ON b.id = p."branchId"
+         WHERE b."pipelineId" = $1 AND b.name = $2 AND p.step = $3 AND r.scope = $4 AND r."workspaceId" = $5
+         ORDER BY r.metadata #>> '{time,created_at}' NULLS LAST, r.id`,
+        run.evalPipelineId,
+        run.branch,
+        run.step,
+        scope,
+        run.workspaceId,
+      );
+      // Windows and chunks keep their order within a session: the split index.
+      entry = { index: new Bm25Index(records.map((r) => r.content)), records };
+      bm25.set(scope, entry);
+    }
+    return entry.index
+      .rank(query)
+      .slice(0, run.k)
+      .map((r) => ({ ...entry!.records[r.index]!, score: r.score }));
+  }
+  const result = await search(db, {
+    workspaceId: run.workspaceId,
+    pipelineId: run.evalPipelineId,
+    branch: run.branch,
+    query: query.slice(0, 1000),
+    mode: run.mode as "fts" | "semantic" | "hybrid",
+    step: run.step ?? undefined,
+    scope,
+    limit: run.k,
+  });
+  return result.hits.map((h) => ({ id: h.id, step: h.step, content: h.content, score: h.score.fused }));
+}
+
+/** Offline answer: the sentence of the retrieved context that shares most terms with the question. */
+export function extractiveAnswer(question: string, context: TracedHit[]): string {
+  const terms = new Set(bm25Terms(question));
+  let best = "";
+  let bestScore = 0;
+  for (const h of context) {
+    for (const line of (h.content ?? "").split(/\n+|(?<=[.!?])\s+/)) {
+      const text = line.replace(/^#\s*/, "").trim();
+      if (!text) continue;
+      const score = bm25Terms(text).filter((t) => terms.has(t)).length;
+      if (score > bestScore) {
+        best = text;
+        bestScore = score;
+      }
+    }
+  }
+  return best.slice(0, 500);
+}
+
+function storedHits(hits: Array<HitRecord & { score: number }>, traced: TracedHit[], gold: ReadonlySet<string>) {
+  const inContext = new Set(contextCut(traced).hits.map((h) => h.id));
+  return traced.slice(0, STORED_HITS).map((t, i) => ({
+    id: t.id,
+    step: hits[i]!.step,
+    rank: i + 1,
+    score: hits[i]!.score,
+    tokens: t.tokens,
+    sessions: t.sessions,
+    goldTurns: t.turns.filter((x) => gold.has(x)),
+    turns: t.turns.length,
+    inContext: inContext.has(t.id),
+    reachesSource: t.reachesSource,
+    preview: (t.content ?? "").slice(0, 300),
+  }));
+}
+
+/** What the memory cost to build (every record the branch shows, per step) and what this eval's run spent. */
+async function buildCost(db: Db, run: EvalRunRow, built: { stats: unknown; startedAt: Date | null; finishedAt: Date | null }) {
+  const rows = await db.$queryRawUnsafe<Array<{ step: string; records: number; tokens_in: number; tokens_out: number; cost: number }>>(
+    `SELECT p.step, count(*)::int AS records,
+            COALESCE(sum((r.audit->>'tokensIn')::float8), 0)::float8 AS tokens_in,
+            COALESCE(sum((r.audit->>'tokensOut')::float8), 0)::float8 AS tokens_out,
+            COALESCE(sum((r.audit->>'costUsd')::float8), 0)::float8 AS cost
+     FROM "BranchPointer" p JOIN "Branch" b ON b.id = p."branchId" JOIN "Record" r ON r.id = p."recordId"
+     WHERE b."pipelineId" = $1 AND b.name = $2 AND r."workspaceId" = $3 GROUP BY p.step ORDER BY p.step`,
+    run.evalPipelineId,
+    run.branch,
+    run.workspaceId,
+  );
+  const perStep = rows.map((r) => ({ step: r.step, records: r.records, tokensIn: Number(r.tokens_in), tokensOut: Number(r.tokens_out), costUsd: Number(r.cost) }));
+  const steps = ((built.stats as { steps?: Array<{ modelCalls: number; tokensIn: number; tokensOut: number; costUsd: number }> }).steps ?? []);
+  return {
+    buildTokens: perStep.reduce((a, s) => a + s.tokensIn + s.tokensOut, 0),
+    buildCostUsd: perStep.reduce((a, s) => a + s.costUsd, 0),
+    perStep,
+    thisRun: {
+      modelCalls: steps.reduce((a, s) => a + s.modelCalls, 0),
+      tokens: steps.reduce((a, s) => a + s.tokensIn + s.tokensOut, 0),
+      costUsd: steps.reduce((a, s) => a + s.costUsd, 0),
+      durationMs: built.startedAt && built.finishedAt ? built.finishedAt.getTime() - built.startedAt.getTime() : 0,
+    },
+  };
+}
+
+/** Create and execute in one call (CLI, tests, bench). */
+export async function runEval(db: Db, input: StartEvalInput, deps: Parameters<typeof executeEvalRun>[2] = {}) {
+  const run = await createEvalRun(db, input);
+  return executeEvalRun(db, run.id, deps);
+}
+
+export async function cancelEvalRun(db: Db, workspaceId: string, id: string) {
+  const res = await db.evalRun.updateMany({ where: { id, workspaceId, status: { in: ["queued", "running"] } }, data: { cancelRequested: true } });
+  if (!res.count) throw badRequest("That eval is not in progress.");
+  return { cancelling: id };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading results
+
+const RUN_LIST_SELECT = {
+  id: true,
+  pipelineId: true,
+  template: true,
+  branch: true,
+  benchmark: true,
+  datasetId: true,
+  step: true,
+  mode: true,
+  k: true,
+  status: true,
+  error: true,
+  questions: true,
+  metrics: true,
+  cost: true,
+  latency: true,
+  progress: true,
+  specHash: true,
+  createdAt: true,
+  finishedAt: true,
+} as const;
+
+export async function listEvalRuns(db: Db, workspaceId: string, filter: { pipelineId?: string; benchmark?: string } = {}) {
+  const runs = await db.evalRun.findMany({
+    where: { workspaceId, ...(filter.pipelineId ? { pipelineId: filter.pipelineId } : {}), ...(filter.benchmark ? { benchmark: filter.benchmark } : {}) },
+    orderBy: { createdAt: "desc" },
+    take: 200,
+    select: RUN_LIST_SELECT,
+  });
+  const pipelineIds = [...new Set(runs.map((r) => r.pipelineId).filter((p): p is string => !!p))];
+  const names = new Map((await db.pipeline.findMany({ where: { id: { in: pipelineIds }, workspaceId }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
+  return runs.map((r) => ({ ...r, metrics: r.metrics as Metrics, label: evalLabel(r, names) }));
+}
+
+function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
+  return r.template ? `template: ${r.template}` : `${names.get(r.pipelineId ?? "") ?? "?"}@${r.branch}`;
+}
+
+export async function getEvalRun(db: Db, workspaceId: string, id: string) {
+  const run = await db.evalRun.findFirst({ where: { id, workspaceId } });
+  if (!run) throw notFound(`Eval run ${id} not found.`);
+  const pipeline = run.pipelineId ? await db.pipeline.findFirst({ where: { id: run.pipelineId, workspaceId }, select: { name: true } }) : null;
+  return {
+    ...run,
+    metrics: run.metrics as Metrics,
+    perCategory: run.perCategory as Record<string, Metrics & { questions: number }>,
+    skips: run.skips as unknown as LoadSkip[],
+    label: evalLabel(run, new Map(run.pipelineId && pipeline ? [[run.pipelineId, pipeline.name]] : [])),
+  };
+}
+
+export interface StoredHit {
+  id: string;
+  step: string;
+  rank: number;
+  score: number;
+  tokens: number;
+  sessions: string[];
+  goldTurns: string[];
+  turns: number;
+  inContext: boolean;
+  reachesSource: boolean;
+  preview: string;
+}
+
+/**
+ * A baseline eval run beside others: metrics with deltas, per category, cost, and the questions
+ * side by side — regressions first (the baseline found an evidence session in its top 5, the
+ * other did not), then improvements, then the rest.
+ */
+export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: string, otherIds: string[]) {
+  const ids = [baselineId, ...otherIds.filter((id) => id !== baselineId)];
+  const runs = await Promise.all(ids.map((id) => getEvalRun(db, workspaceId, id)));
+  const baseline = runs[0]!;
+  for (const r of runs) {
+    if (r.status !== "completed") throw badRequest(`Eval run ${r.id} is ${r.status}: only completed runs can be compared.`);
+    if (r.datasetId !== baseline.datasetId) throw badRequest(`Eval run ${r.id} scored another dataset than the baseline: compare runs of one benchmark file.`);
+  }
+  const cases = await db.evalCase.findMany({ where: { workspaceId, evalRunId: { in: ids } }, orderBy: { position: "asc" } });
+  const byQuestion = new Map<string, { question: string; category: string; gold: string; sample: string; runs: Record<string, { caseId: string; scores: Metrics; answer: string; retrieved: StoredHit[] }> }>();
+  for (const c of cases) {
+    const row = byQuestion.get(c.questionId) ?? { question: c.question, category: c.category, gold: c.gold, sample: c.sample, runs: {} };
+    row.runs[c.evalRunId] = { caseId: c.id, scores: c.scores as Metrics, answer: c.answer, retrieved: c.retrieved as unknown as StoredHit[] };
+    byQuestion.set(c.questionId, row);
+  }
+  const hit = (m?: Metrics) => m?.["session_hit@5"] ?? 0;
+  const questions = [...byQuestion.entries()].map(([questionId, row]) => {
+    const base = row.runs[baselineId]?.scores;
+    const others = otherIds.map((id) => row.runs[id]?.scores);
+    const regressed = others.some((m) => hit(base) > hit(m) || (base?.["evidence_recall@2k"] ?? 0) - (m?.["evidence_recall@2k"] ?? 0) > 0.5);
+    const improved = others.some((m) => hit(m) > hit(base));
+    return { questionId, ...row, status: regressed ? ("regressed" as const) : improved ? ("improved" as const) : ("same" as const) };
+  });
+  const order = { regressed: 0, improved: 1, same: 2 };
+  questions.sort((a, b) => order[a.status] - order[b.status]);
+  return {
+    baselineId,
+    benchmark: baseline.benchmark,
+    runs: runs.map((r) => ({
+      id: r.id,
+      label: r.label,
+      branch: r.branch,
+      template: r.template,
+      pipelineId: r.pipelineId,
+      mode: r.mode,
+      step: r.step,
+      questions: r.questions,
+      metrics: r.metrics,
+      perCategory: r.perCategory,
+      cost: r.cost as { buildTokens?: number; buildCostUsd?: number; perStep?: Array<{ step: string; records: number; tokensIn: number; tokensOut: number; costUsd: number }> },
+      latency: r.latency as { p50?: number; p95?: number },
+      deltas: Object.fromEntries(Object.entries(r.metrics).map(([k, v]) => [k, (v ?? 0) - (baseline.metrics[k as keyof Metrics] ?? 0)])),
+    })),
+    questions,
+    counts: { regressed: questions.filter((q) => q.status === "regressed").length, improved: questions.filter((q) => q.status === "improved").length },
+  };
+}
+
+/** One case with its retrieved records (ids of records in the eval copy: open them with record.lineage). */
+export async function getEvalCase(db: Db, workspaceId: string, id: string) {
+  const c = await db.evalCase.findFirst({ where: { id, workspaceId } });
+  if (!c) throw notFound(`Eval case ${id} not found.`);
+  const run = await db.evalRun.findFirstOrThrow({ where: { id: c.evalRunId, workspaceId }, select: { evalPipelineId: true, branch: true } });
+  return { ...c, scores: c.scores as Metrics, retrieved: c.retrieved as unknown as StoredHit[], evidence: c.evidence as { turns: string[]; sessions: string[] }, evalPipelineId: run.evalPipelineId, branch: run.branch };
+}
