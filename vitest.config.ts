@@ -6,8 +6,9 @@ export default defineConfig({
   test: {
     include: ["server/**/*.test.ts", "inngest/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts"],
     environment: "node",
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Generous: PGlite start + migrations take seconds alone and minutes when six engineers share two cores.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     // Two cores: more workers only contend for the same WASM-heavy PGlite startups.
     maxWorkers: 2,
   },

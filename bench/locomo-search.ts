@@ -31,7 +31,7 @@ import { OfflineModel } from "../server/llm/offline-model";
 import { search, type SearchMode } from "../server/search/search";
 import { sqlTrace } from "../server/search/context";
 import { createTestDb } from "../server/store/test-db";
-import type { Db } from "../server/services/db-types";
+import type { Db } from "../server/core/db";
 
 interface Turn {
   speaker: string;

@@ -5,7 +5,7 @@
 import { InngestTestEngine } from "@inngest/test";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Pipeline } from "../server/pipeline/sdk";
-import type { Db } from "../server/services/db-types";
+import type { Db } from "../server/core/db";
 import { executorKind, inngestExecutor, providerKeyOf } from "../server/services/executor";
 import { appendSourceRecords, createPipeline } from "../server/services/pipelines";
 import { importFile } from "../server/services/imports";

@@ -1,68 +1,15 @@
 "use client";
 /**
- * Client-side shapes and helpers for the search and record procedures (they follow
- * `server/search/search.ts` and `server/search/provenance.ts`).
+ * Shapes of the search and record procedures, taken from the router (never redeclared), and
+ * small display helpers.
  */
+import type { RouterOutputs } from "@/lib/trpc";
 
-export interface RecordSummary {
-  id: string;
-  step: string;
-  scope: string;
-  content: string;
-  metadata: Record<string, unknown>;
-  createdAt: Date | string;
-  sourceCount: number;
-  onBranch?: boolean | null;
-  depth?: number;
-}
-
-export interface SearchHit extends RecordSummary {
-  altitude?: number;
-  snippet?: string;
-  highlights?: Array<[number, number]>;
-  score?: { fts: number | null; semantic: number | null; fused: number };
-  lowerHits?: Array<{ id: string; step: string; altitude: number }>;
-}
-
-export interface SearchResult {
-  mode?: string;
-  steps?: string[];
-  hits: SearchHit[];
-  notice?: string;
-}
-
-export interface RecordDetail extends RecordSummary {
-  pipelineId: string;
-  stepVersionHash: string;
-  materializationKey: string;
-  contentFingerprint: string;
-  audit: Record<string, unknown> | null;
-  runId: string | null;
-  childCount: number;
-  embeddings?: Array<{ model: string; dimensions: number }>;
-}
-
-export interface LineageResult {
-  root: string;
-  nodes: Array<{ id: string; step: string; scope: string; preview: string; depth: number; onBranch: boolean | null }>;
-  edges: Array<{ parent: string; child: string; position: number }>;
-  truncated: boolean;
-}
-
-/** Normalizes whichever result shape the search procedure returns. */
-export function toSearchResult(data: unknown): SearchResult {
-  if (!data) return { hits: [] };
-  if (Array.isArray(data)) return { hits: data as SearchHit[] };
-  const d = data as { hits?: SearchHit[]; results?: SearchHit[] };
-  return { ...(data as object), hits: d.hits ?? d.results ?? [] } as SearchResult;
-}
-
-export function toRecords(data: unknown): RecordSummary[] {
-  if (!data) return [];
-  if (Array.isArray(data)) return data as RecordSummary[];
-  const d = data as { records?: RecordSummary[]; leaves?: RecordSummary[]; sources?: RecordSummary[] };
-  return d.records ?? d.leaves ?? d.sources ?? [];
-}
+export type SearchResult = RouterOutputs["search"]["search"];
+export type SearchHit = SearchResult["hits"][number];
+export type RecordSummary = RouterOutputs["record"]["sources"][number];
+export type RecordDetail = RouterOutputs["record"]["get"];
+export type LineageResult = RouterOutputs["record"]["lineage"];
 
 /** A window of `text` around the first occurrence of any query word, for previews. */
 export function excerpt(text: string, query: string | undefined, length = 220): string {
@@ -90,7 +37,7 @@ export function metaString(meta: Record<string, unknown>, path: string): string 
   return cur == null ? undefined : String(cur);
 }
 
-export function recordLabel(r: RecordSummary): string {
+export function recordLabel(r: { id: string; metadata: Record<string, unknown> | null }): string {
   const m = r.metadata ?? {};
   return (
     metaString(m, "chat.title") ??

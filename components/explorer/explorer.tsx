@@ -14,20 +14,16 @@ import { cn } from "@/components/ui/cn";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Input } from "@/components/ui/input";
 import { Skeleton } from "@/components/ui/skeleton";
-import { errorMessage, useTRPC } from "@/lib/trpc";
-import { excerpt, recordLabel, toSearchResult, type RecordSummary } from "./api";
+import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
+import { excerpt, recordLabel, type RecordSummary } from "./api";
 import { Highlight } from "./highlight";
 
 export const MODES = ["fts", "semantic", "hybrid"] as const;
 
-interface SpecLike {
-  sources: Array<{ name: string }>;
-  steps: Array<{ name: string; type: string }>;
-  outputs: Array<{ name: string; surface: string; from: string | string[] }>;
-}
+type Spec = RouterOutputs["pipeline"]["get"]["version"]["spec"];
 
 /** Steps a search output indexes, in spec order (lowest altitude first). */
-export function indexedSteps(spec: SpecLike | undefined): string[] {
+export function indexedSteps(spec: Pick<Spec, "sources" | "steps" | "outputs"> | undefined): string[] {
   if (!spec) return [];
   const set = new Set<string>();
   for (const o of spec.outputs) if (o.surface === "search") for (const f of Array.isArray(o.from) ? o.from : [o.from]) set.add(f);
@@ -75,7 +71,7 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
   }
 
   const pipeline = useQuery(trpc.pipeline.get.queryOptions({ workspaceId: workspace.id, pipelineId, branch }));
-  const spec = pipeline.data?.version.spec as unknown as SpecLike | undefined;
+  const spec = pipeline.data?.version.spec;
   const steps = indexedSteps(spec);
   const allNodes = spec ? [...spec.sources.map((s) => s.name), ...spec.steps.map((s) => s.name)] : [];
 
@@ -95,7 +91,7 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
     enabled: q.trim().length > 0,
     retry: false,
   });
-  const result = toSearchResult(search.data);
+  const result = search.data ?? { hits: [], notice: undefined };
 
   const current = trail.at(-1) ?? "";
   const ref = { workspaceId: workspace.id, pipelineId, branch };

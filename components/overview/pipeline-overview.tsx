@@ -24,32 +24,18 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { Skeleton } from "@/components/ui/skeleton";
 import { toast } from "@/components/ui/sonner";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
-import { errorMessage, useTRPC } from "@/lib/trpc";
+import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
 import { PipelineTabs } from "./pipeline-tabs";
 import { UploadDropzone } from "./upload-dropzone";
 
 /** Above this estimated cost the Run button asks first. */
 export const RUN_CONFIRM_THRESHOLD_USD = 1;
 
-interface SpecLike {
-  sources: Array<{ name: string; format: string; scope?: string }>;
-  steps: Array<{ name: string; type: string; from: string | string[]; model?: string }>;
-  outputs: Array<{ name: string; surface: string; from: string | string[] }>;
-}
-
 const fromList = (from: string | string[]) => (Array.isArray(from) ? from : [from]);
 
-interface PlanRow {
-  step: string;
-  type: string;
-  pending: number;
-  total: number;
-  estimated: boolean;
-  model?: string | null;
-  estimatedTokensIn?: number;
-  estimatedTokensOut?: number;
-  estimatedCostUsd?: number;
-}
+/** A plan row: the engine's plan, with the cost fields when the costed plan answered. */
+type PlanRow = RouterOutputs["run"]["plan"][number] &
+  Partial<Pick<RouterOutputs["provider"]["planCost"]["steps"][number], "model" | "estimatedTokensIn" | "estimatedTokensOut" | "estimatedCostUsd">>;
 
 export function BranchSelect({ branches, value }: { branches: Array<{ id: string; name: string }>; value: string }) {
   const router = useRouter();
@@ -123,7 +109,7 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
     wasActive.current = active;
   });
 
-  const spec = pipeline.data?.version.spec as unknown as SpecLike | undefined;
+  const spec = pipeline.data?.version.spec;
   const statusBy = useMemo(() => new Map((status.data ?? []).map((s) => [s.name, s])), [status.data]);
   const planRows: PlanRow[] | undefined = planCost.data?.steps ?? planBasic.data;
   const planBy = useMemo(() => new Map((planRows ?? []).map((p) => [p.step, p])), [planRows]);
@@ -131,8 +117,7 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
   const branchRuns = runs.data?.filter((r) => r.branchId === pipeline.data?.branch.id);
   const lastBranchRun = branchRuns?.[0];
   const lastRunSteps = useMemo(() => {
-    const s = (lastBranchRun?.stats as { steps?: Array<{ step: string; status: string; output: number; errors: number }> } | undefined)?.steps;
-    return new Map((s ?? []).map((x) => [x.step, x]));
+    return new Map((lastBranchRun?.stats.steps ?? []).map((x) => [x.step, x]));
   }, [lastBranchRun]);
 
   const graph = useMemo(() => {

@@ -1,4 +1,4 @@
-import type { StepStats } from "@/server/engine/runner";
+import type { RouterOutputs } from "@/lib/trpc";
 /** Small formatting helpers shared by the overview, runs and explorer screens. */
 export function fmtInt(n: number | null | undefined): string {
   return (n ?? 0).toLocaleString("en-US");
@@ -26,15 +26,15 @@ export function fmtDate(d: Date | string | null | undefined): string {
   return date.toLocaleString("en-US", { dateStyle: "medium", timeStyle: "short" });
 }
 
-/** The engine's per-step run stats, as stored on the Run row. */
-export type RunStepStats = StepStats;
+/** A run's stats as the router returns them (parsed from the Run row on the server). */
+export type RunStats = RouterOutputs["run"]["get"]["stats"];
+export type RunStepStats = RunStats["steps"][number];
 
-export function runSteps(stats: unknown): RunStepStats[] {
-  const steps = (stats as { steps?: unknown } | null)?.steps;
-  return Array.isArray(steps) ? (steps as RunStepStats[]) : [];
+export function runSteps(stats: RunStats): RunStepStats[] {
+  return stats.steps;
 }
 
-export function runTotals(stats: unknown) {
+export function runTotals(stats: RunStats) {
   const steps = runSteps(stats);
   return {
     tokens: steps.reduce((a, s) => a + (s.tokensIn ?? 0) + (s.tokensOut ?? 0), 0),

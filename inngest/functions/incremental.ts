@@ -4,10 +4,10 @@
  * function (so workspace/provider concurrency and throttling apply), and being incremental it
  * computes only the work the new records created.
  */
-import { DomainError } from "../../server/services/errors";
+import { DomainError } from "../../server/core/errors";
 import { createRun } from "../../server/services/runs";
 import { providerKeyOf } from "../../server/services/executor";
-import type { PipelineSpec } from "../../server/pipeline/spec";
+import { storedSpec } from "../../server/store/pipelines";
 import { NonRetriableError } from "inngest";
 import { inngest as defaultClient } from "../client";
 import { runRequested, sourceAppended } from "../events";
@@ -41,7 +41,7 @@ export function createIncrementalRunFunction({ client = defaultClient, getDb, wa
           try {
             const run = await createRun(db, { workspaceId, pipelineId, branch, triggeredBy: "source.appended" });
             const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });
-            return { runId: run.id, provider: providerKeyOf(version.spec as unknown as PipelineSpec) };
+            return { runId: run.id, provider: providerKeyOf(storedSpec(version)) };
           } catch (err) {
             // CONFLICT: another run holds the branch.
             if (err instanceof DomainError && err.code === "CONFLICT") return { busy: err.message };

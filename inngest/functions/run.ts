@@ -12,7 +12,7 @@
 import { NonRetriableError } from "inngest";
 import type { ModelProvider } from "../../server/engine/model";
 import type { StepProgress, StepStats } from "../../server/engine/runner";
-import type { Db } from "../../server/services/db-types";
+import type { Db } from "../../server/core/db";
 import { beginRun, finishRun, markRunFailed, retireRunStep, RunError, runBatch, type BatchResult } from "../../server/services/runs";
 import { inngest as defaultClient } from "../client";
 import { runCancelled, runRequested } from "../events";

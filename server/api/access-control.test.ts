@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { can, PERMISSIONS, ROLES, type Role } from "../auth/permissions";
 import { sha256Hex } from "../auth/secrets";
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
 import { createCaller } from "./root";

@@ -3,8 +3,9 @@ import superjson from "superjson";
 import { z, ZodError } from "zod";
 import { can, type Permission, type Role } from "../auth/permissions";
 import { authenticateApiKey } from "../services/api-keys";
-import type { Db } from "../services/db-types";
-import { DomainError } from "../services/errors";
+import type { Db } from "../core/db";
+import { DomainError } from "../core/errors";
+import { findBranch, findPipeline } from "../store/pipelines";
 
 export type Actor =
   | { kind: "user"; userId: string; email: string }
@@ -100,4 +101,19 @@ export function workspaceProcedure(permission: Permission) {
     const userId = ctx.actor.kind === "user" ? ctx.actor.userId : null;
     return next({ ctx: { ...ctx, workspace, role, userId } });
   });
+}
+
+/**
+ * A workspace procedure on one pipeline: input carries `pipelineId` (id or name) and `branch`
+ * (default "main"); the pipeline, the branch, its head version and the parsed spec are loaded once
+ * and put in the context, so handlers never look them up again.
+ */
+export function pipelineProcedure(permission: Permission) {
+  return workspaceProcedure(permission)
+    .input(z.object({ pipelineId: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
+    .use(async ({ ctx, input, next }) => {
+      const pipeline = await findPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
+      const { branch, version, spec } = await findBranch(ctx.db, pipeline.id, input.branch);
+      return next({ ctx: { ...ctx, pipeline, branch, version, spec } });
+    });
 }

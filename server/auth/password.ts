@@ -1,5 +1,5 @@
 import bcrypt from "bcryptjs";
-import { badRequest } from "../services/errors";
+import { badRequest } from "../core/errors";
 
 const ROUNDS = 10;
 

@@ -2,7 +2,9 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { pipelineFromToml } from "../pipeline/toml";
+import { buildCli } from "./main";
 
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,9 +49,38 @@ function synthex(...args: string[]) {
     cwd: process.cwd(),
     env: { ...process.env, SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "" },
     encoding: "utf8",
-    timeout: 120_000,
+    // Each process starts tsx and opens the embedded database: minutes on a loaded machine.
+    timeout: 300_000,
   });
   return { code: result.status, out: result.stdout, err: result.stderr };
+}
+
+/**
+ * The same program in this process (no tsx and database start per command), on the data directory
+ * the spawned commands used; they have exited, so this process may own the embedded database.
+ */
+async function synthexHere(...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void out.push(a.join(" ")));
+  const error = vi.spyOn(console, "error").mockImplementation((...a: unknown[]) => void err.push(a.join(" ")));
+  const env = { SYNTHEX_DATA_DIR: process.env.SYNTHEX_DATA_DIR, DATABASE_URL: process.env.DATABASE_URL };
+  process.env.SYNTHEX_DATA_DIR = path.join(dir, "data");
+  process.env.DATABASE_URL = "";
+  process.exitCode = undefined;
+  try {
+    await buildCli().parseAsync(["node", "synthex", ...args]);
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+    for (const [k, v] of Object.entries(env)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+  const code = Number(process.exitCode ?? 0);
+  process.exitCode = undefined;
+  return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
 describe("the hello world, end to end through the CLI", () => {
@@ -96,9 +127,69 @@ describe("the hello world, end to end through the CLI", () => {
     const noop = synthex("run", "--json");
     const steps = JSON.parse(noop.out).stats.steps as Array<{ output: number }>;
     expect(steps.every((s) => s.output === 0)).toBe(true);
-  }, 300_000);
+  }, 1_800_000); // six CLI processes, each starting tsx and the embedded database
 
-  it("explains what to do when no pipeline is selected or a file is missing", () => {
+  it("status, plan, runs, get, lineage, stats, pipelines and export --toml on what the hello world made", async () => {
+    const status = await synthexHere("status");
+    expect(status.err).toBe("");
+    expect(status.out).toMatch(/Pipeline personal-memory · branch main · last run: completed/);
+    const statusJson = JSON.parse((await synthexHere("status", "--json")).out) as { steps: Array<{ name: string; records: number; stale: number }> };
+    const counts = Object.fromEntries(statusJson.steps.map((s) => [s.name, s.records]));
+    expect(counts.chats).toBe(3);
+    expect(counts.summaries).toBe(3);
+    expect(statusJson.steps.every((s) => s.stale === 0)).toBe(true);
+
+    // Nothing pending after the run; a full rebuild plans every item, with tokens, at the offline price.
+    const plan = await synthexHere("plan");
+    expect(plan.code).toBe(0);
+    expect(plan.err).toBe("");
+    expect(plan.out).toMatch(/summaries\s+transform\s+0 of 3/);
+    expect(plan.out).toMatch(/Estimated: 0 item\(s\), 0 tokens, \$0\.0000\./);
+    const full = JSON.parse((await synthexHere("plan", "--full", "--json")).out) as {
+      steps: Array<{ step: string; pending: number; usesModel: boolean; estimatedTokensIn: number; estimatedCostUsd: number }>;
+      totals: { pending: number; estimatedCostUsd: number };
+    };
+    const summaries = full.steps.find((s) => s.step === "summaries")!;
+    expect(summaries).toMatchObject({ usesModel: true, estimatedCostUsd: 0 });
+    // A full plan counts the step's own items plus what its rebuilt upstream may add (an upper bound).
+    expect(summaries.pending).toBeGreaterThanOrEqual(3);
+    expect(summaries.estimatedTokensIn).toBeGreaterThan(0);
+    expect(full.totals.pending).toBeGreaterThanOrEqual(3);
+    expect((await synthexHere("plan", "--full")).out).toMatch(/summaries\s+transform\s+≤?[\d,]+ of [\d,]+\s+[\d,]+\s+[1-9][\d,]*\s/);
+
+    // Runs: the list, then one run's per-step numbers.
+    const runs = JSON.parse((await synthexHere("runs", "--json")).out) as Array<{ id: string; status: string }>;
+    expect(runs.map((r) => r.status)).toEqual(["completed", "completed"]);
+    const firstRun = runs.at(-1)!;
+    const detail = await synthexHere("runs", firstRun.id);
+    expect(detail.out).toMatch(new RegExp(`Run ${firstRun.id} on main: completed`));
+    expect(detail.out).toMatch(/summaries\s+3\s+3\s+0\s+0/);
+
+    // A summary's record and its lineage down to the chat it came from.
+    const hits = JSON.parse((await synthexHere("search", "zebra-striped kayak", "--step", "summaries", "--mode", "fts", "--json")).out).hits as Array<{ id: string }>;
+    const id = hits[0]!.id;
+    const record = await synthexHere("get", id);
+    expect(record.out.split("\n")[0]).toMatch(new RegExp(`^summaries · ${id}`));
+    expect(record.out).toContain("zebra-striped kayak");
+    const lineage = await synthexHere("lineage", id);
+    const lines = lineage.out.split("\n");
+    expect(lines[0]).toMatch(new RegExp(`^summaries ${id}`));
+    expect(lines.some((l) => /^ {2}└ transcripts /.test(l))).toBe(true);
+    expect(lines.some((l) => /^ {4}└ chats .*zebra-striped kayak/.test(l))).toBe(true);
+
+    const stats = await synthexHere("stats");
+    expect(stats.out).toMatch(/summaries\s+3/);
+    expect((await synthexHere("pipelines")).out).toMatch(/\*\s+personal-memory/);
+
+    // export --toml round-trips to the same spec the server holds.
+    const toml = await synthexHere("export", "--toml");
+    expect(toml.out).toMatch(/^# Synthex pipeline spec/);
+    const specJson = JSON.parse((await synthexHere("export", "--spec-json")).out);
+    expect(pipelineFromToml(toml.out).spec).toEqual(specJson);
+    expect(pipelineFromToml(toml.out).meta.name).toBe("personal-memory");
+  }, 600_000);
+
+  it("explains what to do when no pipeline is selected or a file is missing", { timeout: 600_000 }, () => {
     const other = mkdtempSync(path.join(tmpdir(), "synthex-cli-empty-"));
     const result = spawnSync(process.execPath, [path.resolve("bin/synthex.mjs"), "status"], {
       env: { ...process.env, SYNTHEX_DATA_DIR: other, DATABASE_URL: "" },

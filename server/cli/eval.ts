@@ -134,7 +134,7 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
         text = readFileSync(o.data!, "utf8");
         name = path.basename(o.data!);
       }
-      const dataset = await conn.api.evals.importDataset({
+      const dataset = await conn.api.evals.importDataset.mutate({
         workspaceId: conn.workspaceId,
         benchmark: benchmark as (typeof BENCHMARKS)[number],
         text,
@@ -163,7 +163,7 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       if (k !== undefined && !(Number.isInteger(k) && k >= 1 && k <= 100)) deps.fail("--k must be a whole number from 1 to 100.", 2);
       const results: Array<{ label: string; run: EvalRun }> = [];
       for (const target of targets) {
-        const started = await conn.api.evals.start({
+        const started = await conn.api.evals.start.mutate({
           workspaceId: conn.workspaceId,
           pipelineId: target.pipelineId,
           template: target.template,
@@ -176,7 +176,7 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
         const line = new ProgressLine();
         let run: EvalRun;
         for (;;) {
-          run = await conn.api.evals.get({ workspaceId: conn.workspaceId, id: started.id });
+          run = await conn.api.evals.get.query({ workspaceId: conn.workspaceId, id: started.id });
           const p = run.progress as { phase?: string; done?: number; total?: number };
           if (!o.json && p.phase) line.update(`${target.label.padEnd(22)} ${p.phase.padEnd(6)} ${bar(p.done ?? 0, p.total ?? 0)}`);
           if (!["queued", "running"].includes(run.status)) break;
@@ -203,7 +203,7 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
 
 /** The latest completed eval of each pipeline/branch/template per benchmark, side by side (md or html). */
 async function report(conn: Connection, format: "md" | "html", pipeline: string | undefined): Promise<string> {
-  const runs = (await conn.api.evals.list({ workspaceId: conn.workspaceId, pipelineId: undefined })).filter((r) => r.status === "completed");
+  const runs = (await conn.api.evals.list.query({ workspaceId: conn.workspaceId, pipelineId: undefined })).filter((r) => r.status === "completed");
   const latest = new Map<string, (typeof runs)[number]>();
   for (const r of runs) {
     const key = `${r.benchmark}|${r.datasetId}|${r.label}|${r.mode}|${r.step ?? ""}`;

@@ -8,6 +8,7 @@ import path from "node:path";
 import { TRPCClientError } from "@trpc/client";
 import { TRPCError } from "@trpc/server";
 import { specToToml } from "../pipeline/toml";
+import { IMPORT_FORMATS, type ImportFormat } from "../importers/types";
 import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
 import type { LineageResult } from "../search/provenance";
 import { connectLocal, connectRemote, type Connection } from "./api";
@@ -62,13 +63,20 @@ function print(opts: GlobalOptions, value: unknown, human: () => string) {
   console.log(opts.json ? JSON.stringify(value, null, 2) : human());
 }
 
-/** Opens the connection, runs the command, always closes, and turns errors into a message + exit code. */
-function action<A extends unknown[]>(fn: (conn: Connection, opts: GlobalOptions, ...args: A) => Promise<void>) {
+/**
+ * Opens the connection, runs the command, always closes, and turns errors into a message + exit
+ * code. `check` runs before connecting, so a missing pipeline or file fails at once.
+ */
+function action<A extends unknown[]>(
+  fn: (conn: Connection, opts: GlobalOptions, ...args: A) => Promise<void>,
+  check?: (args: A, opts: GlobalOptions & Record<string, unknown>) => void,
+) {
   return async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
     const opts = command.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
     let conn: Connection | undefined;
     try {
+      check?.(args.slice(0, -1) as A, opts);
       conn = await connect(opts);
       await fn(conn, opts, ...(args.slice(0, -1) as A));
     } catch (err) {
@@ -86,11 +94,18 @@ function action<A extends unknown[]>(fn: (conn: Connection, opts: GlobalOptions,
 
 async function resolvePipeline(conn: Connection, opts: GlobalOptions) {
   const name = pipelineName(opts);
-  return conn.api.pipeline.get({ workspaceId: conn.workspaceId, pipelineId: name, branch: opts.branch });
+  return conn.api.pipeline.get.query({ workspaceId: conn.workspaceId, pipelineId: name, branch: opts.branch });
 }
 
-async function importInto(conn: Connection, pipelineId: string, source: string, file: string, format?: string) {
+function requireFile(file: string) {
   if (!existsSync(file)) throw new CliError(`File not found: ${file}`, 2);
+}
+
+/** For commands on the selected pipeline: fail before connecting when none is selected. */
+const needsPipeline = (opts: GlobalOptions) => void pipelineName(opts);
+
+async function importInto(conn: Connection, pipelineId: string, source: string, file: string, format?: ImportFormat) {
+  requireFile(file);
   if (conn.mode === "remote") {
     const body = new FormData();
     body.set("file", new Blob([readFileSync(file)]), path.basename(file));
@@ -104,7 +119,7 @@ async function importInto(conn: Connection, pipelineId: string, source: string, 
     return (await res.json()) as { received: number; added: number; skipped: number; warnings: unknown[]; format: string };
   }
   const { importFile } = await import("../services/imports");
-  return importFile(conn.db!, { workspaceId: conn.workspaceId, pipelineId, source, path: file, format: format as never });
+  return importFile(conn.db!, { workspaceId: conn.workspaceId, pipelineId, source, path: file, format });
 }
 
 function reportImport(opts: GlobalOptions, file: string, result: Awaited<ReturnType<typeof importInto>>) {
@@ -132,28 +147,28 @@ export function buildCli() {
     .command("init <name>")
     .description("create a pipeline with the default chat-memory architecture, optionally importing a file")
     .option("--from <file>", "chat export or transcript file to import")
-    .option("--format <format>", "override format detection (chatgpt-export, claude-export, jsonl, markdown, text, folder)")
+    .addOption(new Option("--format <format>", "override format detection").choices(IMPORT_FORMATS))
     .addOption(new Option("--template <template>", "architecture").choices(["chat-memory", "rag-baseline", "blank"]).default("chat-memory"))
     .action(
       action(async (conn, opts, name: string) => {
-        const o = opts as GlobalOptions & { from?: string; format?: string; template: "chat-memory" };
+        const o = opts as GlobalOptions & { from?: string; format?: ImportFormat; template: "chat-memory" };
         let format = o.format;
         if (!format && o.from) {
           const { detectFormat } = await import("../importers");
           format = await detectFormat(o.from);
         }
-        const created = await conn.api.pipeline.create({
+        const created = await conn.api.pipeline.create.mutate({
           workspaceId: conn.workspaceId,
           name,
           template: o.template,
-          format: (format ?? "chatgpt-export") as never,
+          format: format ?? "chatgpt-export",
         });
         writeConfig({ ...readConfig(), pipeline: name });
-        const source = created.version.spec ? (created.version.spec as { sources: Array<{ name: string }> }).sources[0]!.name : "chats";
+        const source = created.spec.sources[0]?.name ?? "chats";
         if (!opts.json) console.log(`Created pipeline "${name}" (${o.template}) and selected it.`);
         if (o.from) reportImport(opts, o.from, await importInto(conn, created.pipeline.id, source, o.from, format));
         if (!opts.json) console.log("Next: synthex plan   (what a run would do)   ·   synthex run");
-      }),
+      }, (_args, opts) => { if (typeof opts.from === "string") requireFile(opts.from); }),
     );
 
   program
@@ -161,7 +176,7 @@ export function buildCli() {
     .description("list pipelines")
     .action(
       action(async (conn, opts) => {
-        const list = await conn.api.pipeline.list({ workspaceId: conn.workspaceId });
+        const list = await conn.api.pipeline.list.query({ workspaceId: conn.workspaceId });
         const current = readConfig().pipeline;
         print(opts, list, () =>
           table(list.map((p) => ({ "": p.name === current ? "*" : "", name: p.name, agent: p.agent, records: num(p.records), "last run": p.lastRun?.status ?? "-" }))),
@@ -173,15 +188,15 @@ export function buildCli() {
     .command("import <file>")
     .description("import a file into a source of the pipeline")
     .option("--source <name>", "source name (default: the first source)")
-    .option("--format <format>", "override format detection")
+    .addOption(new Option("--format <format>", "override format detection").choices(IMPORT_FORMATS))
     .action(
       action(async (conn, opts, file: string) => {
-        const o = opts as GlobalOptions & { source?: string; format?: string };
+        const o = opts as GlobalOptions & { source?: string; format?: ImportFormat };
         const { pipeline, version } = await resolvePipeline(conn, opts);
         const source = o.source ?? version.spec.sources[0]?.name;
         if (!source) throw new CliError("This pipeline has no source.");
         reportImport(opts, file, await importInto(conn, pipeline.id, source, file, o.format));
-      }),
+      }, ([file], opts) => { needsPipeline(opts); requireFile(file); }),
     );
 
   program
@@ -190,15 +205,15 @@ export function buildCli() {
     .action(
       action(async (conn, opts) => {
         const { pipeline, branch } = await resolvePipeline(conn, opts);
-        const status = await conn.api.pipeline.status({ workspaceId: conn.workspaceId, pipelineId: pipeline.id, branch: branch.name });
-        const runs = await conn.api.run.list({ workspaceId: conn.workspaceId, pipelineId: pipeline.id });
+        const status = await conn.api.pipeline.status.query({ workspaceId: conn.workspaceId, pipelineId: pipeline.id, branch: branch.name });
+        const runs = await conn.api.run.list.query({ workspaceId: conn.workspaceId, pipelineId: pipeline.id });
         print(opts, { pipeline: pipeline.name, branch: branch.name, steps: status, lastRun: runs[0] ?? null }, () =>
           [
             `Pipeline ${pipeline.name} · branch ${branch.name} · last run: ${runs[0] ? `${runs[0].status} (${runs[0].id})` : "never"}`,
             table(status.map((s) => ({ step: s.name, records: num(s.records), stale: s.stale ? num(s.stale) : "" }))),
           ].join("\n"),
         );
-      }),
+      }, (_args, opts) => needsPipeline(opts)),
     );
 
   program
@@ -210,27 +225,27 @@ export function buildCli() {
         const o = opts as GlobalOptions & { full?: boolean };
         const { pipeline, branch } = await resolvePipeline(conn, opts);
         const input = { workspaceId: conn.workspaceId, pipelineId: pipeline.id, branch: branch.name, options: { full: o.full } };
-        const api = conn.api as unknown as { provider?: { planCost?: (i: typeof input) => Promise<PlanWithCost> } };
-        const costed = api.provider?.planCost ? await api.provider.planCost(input).catch(() => null) : null;
-        const plan = costed?.steps ?? (await conn.api.run.plan(input));
-        print(opts, costed ?? plan, () => {
-          const rows = (plan as Array<Record<string, unknown>>).map((p) => ({
+        const plan = await conn.api.provider.planCost.query(input);
+        print(opts, plan, () => {
+          const rows = plan.steps.map((p) => ({
             step: p.step,
             type: p.type,
-            records: `${p.estimated ? "≤" : ""}${num(p.pending as number)} of ${num(p.total as number)}`,
-            "tokens in": p.tokensIn !== undefined ? num(p.tokensIn as number) : "",
-            "tokens out": p.tokensOut !== undefined ? num(p.tokensOut as number) : "",
-            cost: p.costUsd !== undefined ? usd(p.costUsd as number) : "",
+            records: `${p.estimated ? "≤" : ""}${num(p.pending)} of ${num(p.total)}`,
+            "model calls": p.usesModel ? num(p.calls) : "",
+            "tokens in": p.usesModel ? num(p.estimatedTokensIn) : "",
+            "tokens out": p.usesModel ? num(p.estimatedTokensOut) : "",
+            cost: p.usesModel ? `${usd(p.estimatedCostUsd)}${p.priceKnown ? "" : " (no price)"}` : "",
           }));
           const lines = [`Pipeline ${pipeline.name} · branch ${branch.name}`, table(rows)];
-          if (costed) lines.push(`Estimated cost: ${usd(costed.totalCostUsd)}`);
-          if (costed?.costRatioVsMain && costed.costRatioVsMain > 1.05) {
-            lines.push(`Warning: this is ${costed.costRatioVsMain.toFixed(1)}x more expensive than main.`);
-          }
+          lines.push(
+            `Estimated: ${num(plan.totals.pending)} item(s), ${num(plan.totals.estimatedTokensIn + plan.totals.estimatedTokensOut)} tokens, ${usd(plan.totals.estimatedCostUsd)}.`,
+          );
+          if (plan.costRatioVsMain !== undefined && plan.costRatioVsMain !== null) lines.push(`Full run vs main: ${plan.costRatioVsMain.toFixed(2)}x.`);
+          if (plan.warning) lines.push(`Warning: ${plan.warning}`);
           lines.push("Run with: synthex run");
           return lines.join("\n");
         });
-      }),
+      }, (_args, opts) => needsPipeline(opts)),
     );
 
   program
@@ -244,7 +259,7 @@ export function buildCli() {
         const o = opts as GlobalOptions & { from?: string; full?: boolean; replay?: boolean };
         const { pipeline, branch, version } = await resolvePipeline(conn, opts);
         const started = Date.now();
-        const run = await conn.api.run.start({
+        const run = await conn.api.run.start.mutate({
           workspaceId: conn.workspaceId,
           pipelineId: pipeline.id,
           branch: branch.name,
@@ -254,9 +269,9 @@ export function buildCli() {
         const shown = new Set<string>();
         let current = run;
         for (;;) {
-          const detail = await conn.api.run.get({ workspaceId: conn.workspaceId, runId: run.id });
+          const detail = await conn.api.run.get.query({ workspaceId: conn.workspaceId, runId: run.id });
           current = detail;
-          const steps = ((detail.stats as { steps?: StepStatsLike[] }).steps ?? []);
+          const steps = detail.stats.steps;
           if (!opts.json) {
             for (const s of steps) {
               if (shown.has(s.step)) continue;
@@ -270,7 +285,7 @@ export function buildCli() {
           if (!["queued", "running"].includes(detail.status)) break;
           await new Promise((r) => setTimeout(r, 300));
         }
-        const steps = ((current.stats as { steps?: StepStatsLike[] }).steps ?? []);
+        const steps = current.stats.steps;
         const created = steps.reduce((a, s) => a + s.output, 0);
         const tokens = steps.reduce((a, s) => a + s.tokensIn + s.tokensOut, 0);
         const cost = steps.reduce((a, s) => a + s.costUsd, 0);
@@ -286,7 +301,7 @@ export function buildCli() {
             .join("\n"),
         );
         if (current.status === "failed" || current.status === "cancelled") process.exitCode = 1;
-      }),
+      }, (_args, opts) => needsPipeline(opts)),
     );
 
   program
@@ -295,8 +310,8 @@ export function buildCli() {
     .action(
       action(async (conn, opts, id?: string) => {
         if (id) {
-          const run = await conn.api.run.get({ workspaceId: conn.workspaceId, runId: id });
-          const steps = ((run.stats as { steps?: StepStatsLike[] }).steps ?? []);
+          const run = await conn.api.run.get.query({ workspaceId: conn.workspaceId, runId: id });
+          const steps = run.stats.steps;
           print(opts, run, () =>
             [
               `Run ${run.id} on ${run.branchName}: ${run.status}${run.error ? ` — ${run.error}` : ""}`,
@@ -307,11 +322,11 @@ export function buildCli() {
           return;
         }
         const { pipeline } = await resolvePipeline(conn, opts);
-        const runs = await conn.api.run.list({ workspaceId: conn.workspaceId, pipelineId: pipeline.id });
+        const runs = await conn.api.run.list.query({ workspaceId: conn.workspaceId, pipelineId: pipeline.id });
         print(opts, runs, () =>
           table(runs.map((r) => ({ id: r.id, status: r.status, started: r.startedAt?.toISOString() ?? "", finished: r.finishedAt?.toISOString() ?? "" }))),
         );
-      }),
+      }, ([id], opts) => { if (!id) needsPipeline(opts); }),
     );
 
   program
@@ -326,7 +341,7 @@ export function buildCli() {
       action(async (conn, opts, query: string) => {
         const o = opts as GlobalOptions & { step?: string; mode: "hybrid"; scope?: string; exact?: boolean; limit: string };
         const { pipeline, branch } = await resolvePipeline(conn, opts);
-        const result = await conn.api.search.search({
+        const result = await conn.api.search.search.query({
           workspaceId: conn.workspaceId,
           pipelineId: pipeline.id,
           branch: branch.name,
@@ -349,7 +364,7 @@ export function buildCli() {
           lines.push("Drill down: synthex lineage <id>   ·   synthex get <id>");
           return lines.join("\n");
         });
-      }),
+      }, (_args, opts) => needsPipeline(opts)),
     );
 
   program
@@ -357,9 +372,9 @@ export function buildCli() {
     .description("one record with its metadata and audit")
     .action(
       action(async (conn, opts, id: string) => {
-        const record = await conn.api.record.get({ workspaceId: conn.workspaceId, id });
+        const record = await conn.api.record.get.query({ workspaceId: conn.workspaceId, id });
         print(opts, record, () => {
-          const r = record as unknown as { id: string; step: string; scope: string; createdAt: Date; content: string; metadata: unknown; audit: unknown };
+          const r = record;
           return [
             `${r.step} · ${r.id}${r.scope ? ` · ${r.scope}` : ""} · ${new Date(r.createdAt).toISOString()}`,
             "",
@@ -381,7 +396,7 @@ export function buildCli() {
     .action(
       action(async (conn, opts, id: string) => {
         const o = opts as GlobalOptions & { depth: string };
-        const tree = await conn.api.record.lineage({ workspaceId: conn.workspaceId, id, maxDepth: Number(o.depth) || 10 });
+        const tree = await conn.api.record.lineage.query({ workspaceId: conn.workspaceId, id, maxDepth: Number(o.depth) || 10 });
         print(opts, tree, () => renderTree(tree));
       }),
     );
@@ -392,9 +407,9 @@ export function buildCli() {
     .action(
       action(async (conn, opts) => {
         const { pipeline, branch } = await resolvePipeline(conn, opts);
-        const status = await conn.api.pipeline.status({ workspaceId: conn.workspaceId, pipelineId: pipeline.id, branch: branch.name });
+        const status = await conn.api.pipeline.status.query({ workspaceId: conn.workspaceId, pipelineId: pipeline.id, branch: branch.name });
         print(opts, status, () => table(status.map((s) => ({ step: s.name, records: num(s.records) }))));
-      }),
+      }, (_args, opts) => needsPipeline(opts)),
     );
 
   program
@@ -408,7 +423,7 @@ export function buildCli() {
         const { pipeline, version } = await resolvePipeline(conn, opts);
         if (o.specJson || opts.json) console.log(JSON.stringify(version.spec, null, 2));
         else console.log(specToToml(version.spec, { name: pipeline.name, agent: pipeline.agent, description: pipeline.description }));
-      }),
+      }, (_args, opts) => needsPipeline(opts)),
     );
 
   registerEvalCommands(program, {
@@ -433,25 +448,6 @@ function renderTree(result: LineageResult): string {
   walk(result.tree, 0);
   if (result.truncated) lines.push("… (truncated: raise --depth or use the web explorer)");
   return lines.join("\n");
-}
-
-interface StepStatsLike {
-  step: string;
-  status: string;
-  input: number;
-  output: number;
-  skipped: number;
-  errors: number;
-  tokensIn: number;
-  tokensOut: number;
-  costUsd: number;
-  durationMs: number;
-}
-
-interface PlanWithCost {
-  steps: Array<Record<string, unknown>>;
-  totalCostUsd: number;
-  costRatioVsMain?: number | null;
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("server/cli/main.ts")) {

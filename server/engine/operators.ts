@@ -1,6 +1,6 @@
 /** Built-in operators: steps that run with no model at all (chunking, regex entities, PII, JSON pick, extractive summary). */
 import type { Operator } from "../pipeline/spec";
-import { extractiveSummary, splitSentences } from "../llm/text-rank";
+import { extractiveSummary, splitSentences } from "../text/text-rank";
 
 const EMAIL = /[\w.+-]+@[\w-]+\.[\w.-]+/g;
 const PHONE = /\+?\d[\d\s().-]{7,}\d/g;

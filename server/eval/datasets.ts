@@ -1,5 +1,5 @@
 /** One entry point for every benchmark loader: file text in (a path is read by the caller), dataset out. */
-import { badRequest } from "../services/errors";
+import { badRequest } from "../core/errors";
 import { parseLocomo } from "./locomo";
 import { parseLongMemEval } from "./longmemeval";
 import { generateSynthexBench, SYNTHEXBENCH_SIZES } from "./synthexbench";

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
 import { importDataset, runEval } from "./service";

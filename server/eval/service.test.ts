@@ -4,7 +4,7 @@ import { createContext } from "../api/trpc";
 import type { ModelProvider, ModelRequest } from "../engine/model";
 import { OfflineModel } from "../llm/offline-model";
 import { Pipeline, defaultChatMemorySpec } from "../pipeline/sdk";
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import { appendSourceRecords, createBranch, createPipeline, listPipelines, saveVersion } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";

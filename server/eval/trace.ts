@@ -6,7 +6,7 @@
  * summary). A derived record that quotes none of its sessions' turns (an abstractive summary)
  * is counted as holding all of them, as the baseline counts a whole session.
  */
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import type { TracedHit } from "./metrics";
 import { estimateContextTokens } from "./metrics";
 import type { Session } from "./types";

@@ -19,7 +19,7 @@ import {
   type ImporterOptions,
   type ImportWarning,
 } from "./types";
-import type { SourceItem } from "../services/pipelines";
+import type { SourceItem } from "../core/source-item";
 
 type Obj = Record<string, unknown>;
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Pipeline } from "../pipeline/sdk";
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import { ImportFailedError, importFile } from "../services/imports";
 import { createPipeline, getBranch } from "../services/pipelines";
 import { signUp } from "../services/users";

@@ -1,14 +1,24 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- hand-built export JSON of loose shape */
+import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { pipeline as pump } from "node:stream/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SourceItem } from "../services/pipelines";
+import { ZipFile } from "yazl";
+import type { SourceItem } from "../core/source-item";
 import { detectFormat, ImportError, readImport, type ImportFormat, type ImportWarning } from "./index";
 import { streamJsonArray } from "./json-array";
-import { writeZip } from "./zip-writer";
 
 const FIX = path.join(import.meta.dirname, "__fixtures__");
+
+/** A zip archive of these entries (deflated unless `store`), written with yazl. */
+async function writeZip(file: string, entries: Array<{ name: string; data: Buffer | string; store?: boolean }>) {
+  const zip = new ZipFile();
+  for (const e of entries) zip.addBuffer(Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data), e.name, { compress: !e.store });
+  zip.end();
+  await pump(zip.outputStream, createWriteStream(file));
+}
 const fx = (...p: string[]) => path.join(FIX, ...p);
 let tmp: string;
 

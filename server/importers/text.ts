@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import type { SourceItem } from "../services/pipelines";
+import type { SourceItem } from "../core/source-item";
 import { capMessage, DEFAULT_MAX_MESSAGE_CHARS, ImportError, isObject, str, toIso, type ImportEvent, type ImporterOptions } from "./types";
 
 type Obj = Record<string, unknown>;
@@ -342,7 +342,7 @@ export async function* importFolder(dir: string, opts: ImporterOptions = {}): As
     }
     const res = markdownToItem(text, {
       externalId: rel,
-      path: path.join(opts.displayPath ?? dir, rel),
+      path: path.join(/*turbopackIgnore: true*/ opts.displayPath ?? dir, rel),
       fileName: rel,
       format: /\.txt$/i.test(rel) ? "text" : "markdown",
       mtime,

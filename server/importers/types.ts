@@ -1,5 +1,5 @@
-import { DomainError } from "../services/errors";
-import type { SourceItem } from "../services/pipelines";
+import { DomainError } from "../core/errors";
+import type { SourceItem } from "../core/source-item";
 
 export const IMPORT_FORMATS = ["chatgpt-export", "claude-export", "jsonl", "markdown", "text", "folder"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];

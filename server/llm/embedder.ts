@@ -3,7 +3,7 @@
  * can try another embedder. The offline default needs no weights: feature hashing.
  */
 import { createHash } from "node:crypto";
-import { STOP_WORDS } from "./text-rank";
+import { STOP_WORDS } from "../text/text-rank";
 
 export interface Embedder {
   /** Stored with every vector, e.g. "offline/hash-384" or "openai/text-embedding-3-small". */

@@ -105,7 +105,7 @@ export class OpenAICompatibleEmbedder implements Embedder {
 
 /** The directory local ONNX models are read from (SYNTHEX_LOCAL_MODELS, default ./models). */
 export function localModelsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.SYNTHEX_LOCAL_MODELS ?? "models");
+  return path.resolve(/*turbopackIgnore: true*/ env.SYNTHEX_LOCAL_MODELS ?? "models");
 }
 
 type FeatureExtractor = (texts: string[], options: { pooling: "mean"; normalize: boolean }) => Promise<{ tolist(): number[][] }>;

@@ -17,8 +17,8 @@ import {
   textRankScores,
   truncateSentence,
   type Sentence,
-} from "./text-rank";
-import { countTokens } from "./tokens";
+} from "../text/text-rank";
+import { countTokens } from "../text/tokens";
 
 export const OFFLINE_MODEL_ID = "offline/extractive";
 export const OFFLINE_MODEL_LABEL =

@@ -7,9 +7,10 @@ import { createCaller } from "../api/root";
 import { createContext } from "../api/trpc";
 import { Pipeline } from "../pipeline/sdk";
 import type { PipelineSpec } from "../pipeline/spec";
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import { planWithCost } from "../services/cost";
-import { appendSourceRecords, createBranch, createPipeline, getBranch, saveVersion, type SourceItem } from "../services/pipelines";
+import { appendSourceRecords, createBranch, createPipeline, getBranch, saveVersion } from "../services/pipelines";
+import type { SourceItem } from "../core/source-item";
 import { createApiKey } from "../services/api-keys";
 import { upsertProvider } from "../services/providers";
 import { runPipeline } from "../services/runs";
@@ -50,7 +51,8 @@ beforeAll(async () => {
   workspaceId = workspace.id;
   userId = user.id;
   mock = await startMockOpenAIServer({ behave, apiKey: SECRET });
-  await upsertProvider(db, workspaceId, { name: "mock", kind: "openai-compatible", baseUrl: mock.baseUrl, apiKey: SECRET, timeoutMs: 1000, maxConcurrency: 4 });
+  // 5 s: long enough that a loaded machine does not time out a normal answer (which adds a retry), short enough for the hang case.
+  await upsertProvider(db, workspaceId, { name: "mock", kind: "openai-compatible", baseUrl: mock.baseUrl, apiKey: SECRET, timeoutMs: 5000, maxConcurrency: 4 });
 });
 afterAll(async () => {
   await mock.close();

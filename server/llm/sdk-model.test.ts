@@ -30,7 +30,8 @@ const request = (extra: Partial<ModelRequest> = {}): ModelRequest => ({
 describe("AiSdkModel against the mock server", () => {
   it("completes with usage and cost", async () => {
     mock.reset();
-    const res = await model().complete(request());
+    // A generous timeout: on a loaded machine 300 ms can pass before the mock answers (then attempts = 2).
+    const res = await model({ timeoutMs: 30_000 }).complete(request());
     expect(res.text).toMatch(/^Summary: /);
     expect(res.raw).toBe(res.text);
     expect(res.tokensIn).toBeGreaterThan(10);

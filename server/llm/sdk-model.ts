@@ -17,11 +17,11 @@ import { ModelError, type FailureKind, type ModelProvider, type ModelRequest, ty
 import { redact } from "../auth/encryption";
 import { limiterFor, ProviderLimiter } from "./limiter";
 import { costOf, type PriceTable } from "./pricing";
-import { countTokens } from "./tokens";
+import { countTokens } from "../text/tokens";
 import { abortableSleep } from "./abortable-sleep";
 
 export type ProviderKind = "openai" | "anthropic" | "openai-compatible";
-export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "openai-compatible"];
+export const PROVIDER_KINDS = ["openai", "anthropic", "openai-compatible"] as const satisfies readonly ProviderKind[];
 
 export interface ProviderConfig {
   /** The provider prefix in model ids ("openai", "anthropic", or a workspace credential name). */

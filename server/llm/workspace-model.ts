@@ -8,7 +8,7 @@
  */
 import { decryptSecret } from "../auth/encryption";
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from "../engine/model";
-import type { DbTx } from "../services/db-types";
+import type { DbTx } from "../core/db";
 import { OfflineModel, isOfflineModel } from "./offline-model";
 import type { PriceTable } from "./pricing";
 import { AiSdkModel, parseModelId, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from "./sdk-model";

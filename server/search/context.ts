@@ -6,46 +6,10 @@
 import { OFFLINE_EMBEDDER_ID } from "../llm/embedder";
 import { fromList, type OutputSpec, type PipelineSpec } from "../pipeline/spec";
 import { inputsOf } from "../pipeline/validate";
-import type { Db } from "../services/db-types";
-import { badRequest, notFound } from "../services/errors";
-import { getBranch, getPipeline } from "../services/pipelines";
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
 
-export interface BranchContext {
-  workspaceId: string;
-  pipelineId: string;
-  branchId: string;
-  branchName: string;
-  spec: PipelineSpec;
-}
-
-/** The pipeline (id or name) must belong to the workspace; the branch must exist. */
-export async function resolveBranch(db: Db, workspaceId: string, pipeline: string, branch = "main"): Promise<BranchContext> {
-  // One round trip on the hot path; versions are immutable, so their specs are cached.
-  const [row] = await db.$queryRawUnsafe<Array<{ pipelineId: string; branchId: string; versionId: string }>>(
-    `SELECT p.id AS "pipelineId", b.id AS "branchId", b."versionId" FROM "Pipeline" p
-     JOIN "Branch" b ON b."pipelineId" = p.id AND b.name = $3
-     WHERE p."workspaceId" = $1 AND (p.id = $2 OR p.name = $2) ORDER BY (p.id = $2) DESC LIMIT 1`,
-    workspaceId,
-    pipeline,
-    branch,
-  );
-  if (!row) {
-    // Slow path, for the precise error ("pipeline not found" / "branch not found").
-    const p = await getPipeline(db, workspaceId, pipeline);
-    const { branch: b, spec } = await getBranch(db, p.id, branch);
-    return { workspaceId, pipelineId: p.id, branchId: b.id, branchName: b.name, spec };
-  }
-  let spec = specCache.get(row.versionId);
-  if (!spec) {
-    const v = await db.pipelineVersion.findUniqueOrThrow({ where: { id: row.versionId }, select: { spec: true } });
-    spec = v.spec as unknown as PipelineSpec;
-    if (specCache.size >= 500) specCache.delete(specCache.keys().next().value!);
-    specCache.set(row.versionId, spec);
-  }
-  return { workspaceId, pipelineId: row.pipelineId, branchId: row.branchId, branchName: branch, spec };
-}
-
-const specCache = new Map<string, PipelineSpec>();
+export { resolveBranch, type BranchContext } from "../store/pipelines";
 
 /** Every source and step name of the spec. */
 export function nodeNames(spec: PipelineSpec): string[] {

@@ -5,14 +5,11 @@
  * steps show on the branch that have no embedding for the output's embedder yet (anti-join,
  * batched) are embedded and stored, and the embedder's HNSW index is ensured.
  *
- * `afterRun` is the hook the run service calls when a run ends: index, then notice projection
- * changes and deliver their webhooks.
+ * The run service's `afterRun` (server/services/after-run.ts) calls `indexPipeline` when a run ends.
  */
-import { ensureVectorIndex, getEmbedder, storeEmbeddings } from "../store/embedding-store";
-import { trackBackground } from "../services/background";
-import type { Db } from "../services/db-types";
-import { detectProjectionChanges } from "../services/projections";
-import { deliverPending } from "../services/webhooks";
+import { getEmbedder } from "../llm/workspace-embedder";
+import { ensureVectorIndex, storeEmbeddings } from "../store/embedding-store";
+import type { Db } from "../core/db";
 import { indexedSteps, resolveBranch } from "./context";
 import { refreshLexicalStats } from "./lexical";
 
@@ -60,47 +57,4 @@ export async function indexPipeline(db: Db, pipelineId: string, branch = "main",
   }
   result.lexicalStats = await refreshLexicalStats(db, ctx.workspaceId, ctx.branchId, [...indexedSteps(ctx.spec).keys()]);
   return result;
-}
-
-export interface FinishedRun {
-  id: string;
-  workspaceId: string;
-  pipelineId: string;
-  branchId: string;
-  status?: string;
-}
-
-export interface AfterRunOptions {
-  /** "background" (default): deliver webhooks without waiting; "await": wait; "none": only enqueue. */
-  deliver?: "background" | "await" | "none";
-}
-
-/**
- * Call at the end of every run (also failed/cancelled ones: what was committed is real).
- * Never throws: indexing or webhook problems are logged, they do not fail the run.
- */
-export async function afterRun(db: Db, run: FinishedRun, options: AfterRunOptions = {}) {
-  const out: { indexed: IndexResult | null; enqueued: number; errors: string[] } = { indexed: null, enqueued: 0, errors: [] };
-  try {
-    const branch = await db.branch.findUnique({ where: { id: run.branchId }, select: { name: true } });
-    if (!branch) return out;
-    try {
-      out.indexed = await indexPipeline(db, run.pipelineId, branch.name, { workspaceId: run.workspaceId });
-    } catch (err) {
-      out.errors.push(`indexing: ${(err as Error).message}`);
-    }
-    try {
-      out.enqueued = (await detectProjectionChanges(db, run.pipelineId, branch.name)).enqueued;
-    } catch (err) {
-      out.errors.push(`projections: ${(err as Error).message}`);
-    }
-    if (out.enqueued > 0 && options.deliver !== "none") {
-      const delivering = trackBackground(deliverPending(db).catch((err: Error) => console.error("[synthex webhooks]", err.message)));
-      if (options.deliver === "await") await delivering;
-    }
-  } catch (err) {
-    out.errors.push((err as Error).message);
-  }
-  for (const e of out.errors) console.error(`[synthex afterRun ${run.id}] ${e}`);
-  return out;
 }

@@ -16,7 +16,7 @@
  * Very common lexemes (in more than COMMON_SHARE of a step's records) still score but do not
  * select candidates on their own, which keeps the candidate set small at 100k records.
  */
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import { Params, trace } from "./context";
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */

@@ -4,8 +4,8 @@
  * filtered by the workspace. With a branch, the starting record must be one the branch shows;
  * provenance itself is immutable, so every returned record carries `onBranch`.
  */
-import type { Db } from "../services/db-types";
-import { badRequest, notFound } from "../services/errors";
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
 import { filterConditions, normalizeScope, Params, parseJson, requireRecord, requireSteps, resolveBranch, trace, type RecordFilters } from "./context";
 
 export interface RecordSummary {

@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Pipeline } from "../pipeline/sdk";
-import type { Db } from "../services/db-types";
-import { appendSourceRecords, createPipeline, type SourceItem } from "../services/pipelines";
+import type { Db } from "../core/db";
+import type { SourceItem } from "../core/source-item";
+import { appendSourceRecords, createPipeline } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";

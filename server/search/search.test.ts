@@ -6,15 +6,17 @@ import { createContext } from "../api/trpc";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../engine/model";
 import { Pipeline } from "../pipeline/sdk";
 import type { PipelineSpec } from "../pipeline/spec";
-import type { Db } from "../services/db-types";
-import { DomainError } from "../services/errors";
-import { appendSourceRecords, createPipeline, getBranch, type SourceItem } from "../services/pipelines";
+import type { Db } from "../core/db";
+import { DomainError } from "../core/errors";
+import { appendSourceRecords, createPipeline, getBranch } from "../services/pipelines";
+import type { SourceItem } from "../core/source-item";
 import { projection } from "../services/projections";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { deliverPending, getWebhookSecret, verifyWebhookSignature } from "../services/webhooks";
 import { createTestDb } from "../store/test-db";
-import { afterRun, indexPipeline } from "./indexing";
+import { afterRun } from "../services/after-run";
+import { indexPipeline } from "./indexing";
 import { getRecord, leaves, lineage, listByStep, sources } from "./provenance";
 import { search, type SearchInput, type SearchMode } from "./search";
 
@@ -98,7 +100,7 @@ beforeAll(async () => {
   const after = await afterRun(db, run, { deliver: "none" });
   expect(after.errors).toEqual([]);
   expect(after.indexed!.embedded).toBe(24 * 2 + SCOPES.length * 2);
-}, 60_000);
+});
 afterAll(async () => close());
 
 const q = (query: string, extra: Partial<SearchInput> = {}) => search(db, { workspaceId, pipelineId, query, ...extra });

@@ -6,12 +6,13 @@
  * Leaf search (`exact`) finds a literal phrase in source records. Every query is branch-aware
  * (only records the branch points to) and workspace-filtered.
  */
-import { getEmbedder, toVectorLiteral } from "../store/embedding-store";
+import { getEmbedder } from "../llm/workspace-embedder";
+import { toVectorLiteral } from "../store/embedding-store";
+import type { Db } from "../core/db";
+import { badRequest } from "../core/errors";
 import { isQueryEmbedder } from "../llm/embedder";
 import { inRange, parseDateRange, type DateRange } from "./dates";
 import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
-import type { Db } from "../services/db-types";
-import { badRequest } from "../services/errors";
 import {
   altitudes,
   filterConditions,

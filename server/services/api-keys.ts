@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { canAssignRole, type Role } from "../auth/permissions";
 import { randomToken, sha256Hex } from "../auth/secrets";
-import type { Db } from "./db-types";
-import { forbidden, notFound } from "./errors";
+import type { Db } from "../core/db";
+import { forbidden, notFound } from "../core/errors";
 import { roleSchema } from "./workspaces";
 
 const KEY_PREFIX = "sx_";

@@ -13,8 +13,10 @@ import { DEFAULT_MODEL, fromList, usesModel, type PipelineSpec, type StepSpec } 
 import { sha256 } from "../pipeline/hashing";
 import { isOfflineModel } from "../llm/offline-model";
 import { costOf, priceOf, type PriceTable } from "../llm/pricing";
-import { countTokens } from "../llm/tokens";
-import type { Db } from "./db-types";
+import { countTokens } from "../text/tokens";
+import type { Db } from "../core/db";
+import { storedSpec } from "../store/pipelines";
+import { parseRunStats } from "../store/runs";
 import { getBranch } from "./pipelines";
 import { priceOverrides } from "./providers";
 import { planPipeline, type RunRequest } from "./runs";
@@ -92,14 +94,14 @@ async function loadCalibration(db: Db, pipelineId: string): Promise<Calibration>
     where: { pipelineId, status: { in: ["completed", "completed_with_errors"] } },
     orderBy: { createdAt: "desc" },
     take: 30,
-    select: { stats: true, versionId: true },
+    select: { id: true, stats: true, versionId: true },
   });
   const versions = await db.pipelineVersion.findMany({ where: { id: { in: [...new Set(runs.map((r) => r.versionId))] } }, select: { id: true, spec: true } });
-  const specs = new Map(versions.map((v) => [v.id, v.spec as unknown as PipelineSpec]));
+  const specs = new Map(versions.map((v) => [v.id, storedSpec(v)]));
   const cal: Calibration = { bySvh: new Map(), byPrompt: new Map() };
   for (const run of runs) {
     const spec = specs.get(run.versionId);
-    const steps = ((run.stats as { steps?: StepRunStat[] } | null)?.steps ?? []).filter((s) => s.input > 0 && s.tokensIn > 0);
+    const steps = parseRunStats({ id: run.id, stats: run.stats }).steps.filter((s) => s.input > 0 && s.tokensIn > 0);
     if (!spec || steps.length === 0) continue;
     let hashes: Record<string, string>;
     try {

@@ -13,7 +13,8 @@
 import type { PipelineSpec } from "../pipeline/spec";
 import { DEFAULT_MODEL, LLM_STEP_TYPES } from "../pipeline/spec";
 import { trackBackground } from "./background";
-import type { Db } from "./db-types";
+import type { Db } from "../core/db";
+import { storedSpec } from "../store/pipelines";
 
 export type ExecutorKind = "local" | "inngest";
 
@@ -102,7 +103,7 @@ export const inngestExecutor: RunExecutor = {
     const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });
     const { inngest, runRequested } = await import("../../inngest/client");
     try {
-      await inngest.send(runRequested.create({ runId: run.id, workspaceId: run.workspaceId, provider: providerKeyOf(version.spec as unknown as PipelineSpec) }));
+      await inngest.send(runRequested.create({ runId: run.id, workspaceId: run.workspaceId, provider: providerKeyOf(storedSpec(version)) }));
     } catch (err) {
       const reason = `Could not hand the run to Inngest: ${err instanceof Error ? err.message : String(err)}`;
       await markFailed(db, run.id, reason);

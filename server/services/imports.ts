@@ -6,12 +6,13 @@
  * adds nothing; a newer export adds only new or changed conversations.
  */
 import path from "node:path";
-import type { Prisma } from "../generated/prisma/client";
 import { detectFormat, ImportError, isImportFormat, readImport, type ImportFormat, type ImportWarning } from "../importers";
-import type { Db } from "./db-types";
-import { badRequest, notFound } from "./errors";
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
 import { notifySourceAppended, type SourceAppended } from "./executor";
-import { appendSourceRecords, getBranch, type SourceItem } from "./pipelines";
+import { appendSourceRecords, getBranch } from "./pipelines";
+import { toJsonColumn } from "../core/json";
+import type { SourceItem } from "../core/source-item";
 
 export interface ImportFileInput {
   workspaceId: string;
@@ -92,7 +93,7 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
   let committed = 0;
   let format: ImportFormat | null = input.format ?? null;
   const stats = () => ({ received, added, unchanged: received - added, skipped, warnings: warningCount });
-  const stored = () => warnings as unknown as Prisma.InputJsonValue;
+  const stored = () => toJsonColumn(warnings);
 
   let batch: SourceItem[] = [];
   let batchChars = 0;

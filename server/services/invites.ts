@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { canAssignRole, type Role } from "../auth/permissions";
 import { randomToken, sha256Hex } from "../auth/secrets";
-import type { Db } from "./db-types";
-import { badRequest, forbidden, notFound } from "./errors";
+import type { Db } from "../core/db";
+import { badRequest, forbidden, notFound } from "../core/errors";
 import { assertNotMember, roleSchema } from "./workspaces";
 
 export const createInviteInput = z.object({

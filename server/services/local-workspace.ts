@@ -3,7 +3,7 @@
  * to the web app on the same machine sees too. The CLI acts as a built-in local user (no password,
  * cannot sign in); the first real account on the machine becomes an owner of the workspace.
  */
-import type { Db, DbTx } from "./db-types";
+import type { Db, DbTx } from "../core/db";
 
 export const LOCAL_WORKSPACE_SLUG = "local";
 export const LOCAL_CLI_EMAIL = "cli@synthex.local";

@@ -6,10 +6,13 @@ import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/has
 import { diffSpecs } from "../pipeline/diff";
 import { defaultChatMemorySpec, ragBaselineSpec } from "../pipeline/sdk";
 import { parseSpec, type PipelineSpec, type SourceSpec } from "../pipeline/spec";
+import { findBranch, findPipeline, findVersion, storedSpec } from "../store/pipelines";
 import { commitRecords } from "../store/record-store";
 import { randomUUID } from "node:crypto";
-import type { Db } from "./db-types";
-import { badRequest, conflict, notFound } from "./errors";
+import type { Db } from "../core/db";
+import { badRequest, conflict, notFound } from "../core/errors";
+import { toJsonColumn } from "../core/json";
+import type { SourceItem } from "../core/source-item";
 
 export const pipelineNameSchema = z
   .string()
@@ -54,29 +57,22 @@ export async function createPipeline(
         workspaceId,
         pipelineId: pipeline.id,
         hash: specHash(spec),
-        spec: spec as unknown as Prisma.InputJsonValue,
+        spec: toJsonColumn(spec),
         layout: (input.layout ?? undefined) as Prisma.InputJsonValue | undefined,
         message: "Initial version",
         authorId: input.authorId ?? null,
       },
     });
     const main = await tx.branch.create({ data: { workspaceId, pipelineId: pipeline.id, name: "main", versionId: version.id } });
-    return { pipeline, version, branch: main };
+    return { pipeline, version, branch: main, spec };
   });
 }
 
-export async function getPipeline(db: Db, workspaceId: string, idOrName: string) {
-  const pipeline = await db.pipeline.findFirst({ where: { workspaceId, OR: [{ id: idOrName }, { name: idOrName }] } });
-  if (!pipeline) throw notFound(`Pipeline "${idOrName}" not found in this workspace.`);
-  return pipeline;
-}
+/** A pipeline of the workspace by id or name (the repository in server/store/pipelines.ts). */
+export const getPipeline = findPipeline;
 
-export async function getBranch(db: Db, pipelineId: string, name = "main") {
-  const branch = await db.branch.findUnique({ where: { pipelineId_name: { pipelineId, name } } });
-  if (!branch) throw notFound(`Branch "${name}" not found.`);
-  const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: branch.versionId } });
-  return { branch, version, spec: version.spec as unknown as PipelineSpec };
-}
+/** A branch with its head version and parsed spec. */
+export const getBranch = findBranch;
 
 /** Every save is a new immutable version; the branch moves to it. */
 export async function saveVersion(
@@ -91,7 +87,7 @@ export async function saveVersion(
       workspaceId: branch.workspaceId,
       pipelineId,
       hash: specHash(spec),
-      spec: spec as unknown as Prisma.InputJsonValue,
+      spec: toJsonColumn(spec),
       layout: (input.layout ?? undefined) as Prisma.InputJsonValue | undefined,
       message: input.message?.trim() || "Update pipeline",
       authorId: input.authorId ?? null,
@@ -99,18 +95,12 @@ export async function saveVersion(
     },
   });
   await db.branch.update({ where: { id: branch.id }, data: { versionId: version.id } });
-  return { version, diff: diffSpecs(head.spec as unknown as PipelineSpec, spec) };
+  return { version, diff: diffSpecs(storedSpec(head), spec) };
 }
 
 export async function diffVersions(db: Db, pipelineId: string, fromVersionId: string, toVersionId: string) {
-  const [a, b] = await Promise.all(
-    [fromVersionId, toVersionId].map(async (id) => {
-      const v = await db.pipelineVersion.findFirst({ where: { id, pipelineId } });
-      if (!v) throw notFound(`Version ${id} not found in this pipeline.`);
-      return v.spec as unknown as PipelineSpec;
-    }),
-  );
-  return diffSpecs(a!, b!);
+  const [a, b] = await Promise.all([findVersion(db, pipelineId, fromVersionId), findVersion(db, pipelineId, toVersionId)]);
+  return diffSpecs(a.spec, b.spec);
 }
 
 /** Copy-on-write: a new branch copies the pointers of its parent in one INSERT…SELECT, never records. */
@@ -132,14 +122,6 @@ export async function createBranch(db: Db, pipelineId: string, input: { name: st
     );
     return branch;
   });
-}
-
-export interface SourceItem {
-  /** Stable identity inside the source (e.g. a conversation id): a changed item replaces the old one. */
-  externalId: string;
-  content: string;
-  scope?: string;
-  metadata?: Record<string, unknown>;
 }
 
 /**

@@ -4,12 +4,12 @@
  * After a run, `detectProjectionChanges` compares the projected record per scope with
  * ProjectionState and enqueues one webhook delivery per change.
  */
-import type { Prisma } from "../generated/prisma/client";
 import { fromList, type OutputSpec } from "../pipeline/spec";
 import { renderTemplate, TemplateError } from "../pipeline/templates";
 import { filterConditions, Params, parseJson, resolveBranch, type BranchContext } from "../search/context";
-import type { Db } from "./db-types";
-import { badRequest } from "./errors";
+import type { Db } from "../core/db";
+import { badRequest } from "../core/errors";
+import { toJsonColumn } from "../core/json";
 
 export interface ProjectedRecord {
   id: string;
@@ -153,7 +153,7 @@ export async function detectProjectionChanges(db: Db, pipelineId: string, branch
             pipelineId,
             output: out.name,
             url: out.webhook!.url,
-            payload: payload as unknown as Prisma.InputJsonValue,
+            payload: toJsonColumn(payload),
             status: "pending",
           },
         });

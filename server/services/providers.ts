@@ -10,8 +10,8 @@ import { BUILTIN_PRICES, priceOf } from "../llm/pricing";
 import { AiSdkModel, PROVIDER_KINDS } from "../llm/sdk-model";
 import { configFromCredential } from "../llm/workspace-model";
 import { ProviderLimiter } from "../llm/limiter";
-import type { DbTx } from "./db-types";
-import { badRequest, notFound } from "./errors";
+import type { DbTx } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
 
 const RESERVED = new Set(["offline"]);
 
@@ -24,7 +24,7 @@ export const providerNameSchema = z
 
 export const upsertProviderInput = z.object({
   name: providerNameSchema,
-  kind: z.enum(PROVIDER_KINDS as unknown as ["openai", "anthropic", "openai-compatible"]),
+  kind: z.enum(PROVIDER_KINDS),
   baseUrl: z.string().trim().url().max(500).nullable().optional(),
   /** Write-only. Omitted: keep the stored key. Empty string: remove it. */
   apiKey: z.string().max(500).optional(),

@@ -30,10 +30,11 @@ import { isRunnableStepType } from "../engine/steps";
 import { OfflineModel } from "../llm/offline-model";
 import { workspaceModel } from "../llm/workspace-model";
 import { parseSpec, type PipelineSpec } from "../pipeline/spec";
-import { afterRun, type AfterRunOptions } from "../search/indexing";
+import { afterRun, type AfterRunOptions } from "./after-run";
 import { PostgresRecordStore } from "../store/record-store";
-import type { Db } from "./db-types";
-import { badRequest, conflict, notFound } from "./errors";
+import type { Db } from "../core/db";
+import { badRequest, conflict, notFound } from "../core/errors";
+import { toJsonColumn } from "../core/json";
 import { executorKind, inngestExecutor, localExecutor, type Env, type RunExecutor } from "./executor";
 import { getBranch } from "./pipelines";
 
@@ -203,7 +204,7 @@ export interface BatchDeps {
 
 async function persistStats(db: Db, runId: string, order: string[], totals: Record<string, StepStats>) {
   const steps = order.map((name) => totals[name]).filter((s): s is StepStats => Boolean(s));
-  await db.run.update({ where: { id: runId }, data: { stats: { steps } as unknown as Prisma.InputJsonValue } });
+  await db.run.update({ where: { id: runId }, data: { stats: toJsonColumn({ steps }) } });
 }
 
 /** One batch of one step: engine work, failed items, stats on the Run row, and the failure policy. */
@@ -268,7 +269,7 @@ export async function finishRun(
     where: { id: runId, status: { in: ACTIVE } },
     data: { status, error: outcome.failed ?? null, finishedAt: new Date() },
   });
-  const finished = await db.run.update({ where: { id: runId }, data: { stats: { steps } as unknown as Prisma.InputJsonValue } });
+  const finished = await db.run.update({ where: { id: runId }, data: { stats: toJsonColumn({ steps }) } });
   if (options.afterRun !== false) await afterRun(db, finished, options);
   return finished;
 }

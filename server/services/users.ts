@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { checkPasswordStrength, hashPassword, verifyPassword } from "../auth/password";
-import type { Db, DbTx } from "./db-types";
-import { conflict } from "./errors";
+import type { Db, DbTx } from "../core/db";
+import { conflict } from "../core/errors";
 import { claimLocalWorkspace } from "./local-workspace";
 import { createWorkspaceInTx } from "./workspaces";
 

@@ -8,7 +8,7 @@
  * first use). Receivers check it with `verifyWebhookSignature`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Db } from "./db-types";
+import type { Db } from "../core/db";
 
 export const SIGNATURE_HEADER = "X-Synthex-Signature";
 export const TIMESTAMP_HEADER = "X-Synthex-Timestamp";

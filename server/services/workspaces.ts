@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { canAssignRole, isRole, type Role, ROLES } from "../auth/permissions";
 import { randomToken } from "../auth/secrets";
-import type { Db, DbTx } from "./db-types";
-import { badRequest, conflict, forbidden, notFound } from "./errors";
+import type { Db, DbTx } from "../core/db";
+import { badRequest, conflict, forbidden, notFound } from "../core/errors";
 
 export const workspaceNameSchema = z
   .string()

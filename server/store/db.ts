@@ -5,16 +5,17 @@
  * - unset: the embedded PGlite database in SYNTHEX_DATA_DIR (default `.synthex`), owned by
  *   this process or by another one found through its lock file (see embedded-server.ts).
  *
- * Either way the app connects with `pg` through `@prisma/adapter-pg`, and committed
- * migrations are applied once per process before the first client is handed out.
+ * Either way the app connects with `pg` through `@prisma/adapter-pg`. Migrations are not applied
+ * here (this module is on every request's path, and the migration runner reads prisma/migrations
+ * from disk, which would make `next build` trace the whole project): `npm start`, the CLI and the
+ * scripts apply them first through `openMigratedDb` (server/store/runtime-env.ts).
  */
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client";
 import { ensureEmbeddedServer, type EmbeddedServer } from "./embedded-server";
-import { applyMigrations, resolveMigrationsDir } from "./migrate";
 
-export type Db = PrismaClient;
+import type { Db } from "../core/db";
 
 interface DbState {
   prisma: PrismaClient;
@@ -22,6 +23,8 @@ interface DbState {
   url: string;
   /** Set in embedded mode (owned or found). */
   embedded: EmbeddedServer | null;
+  /** The schema check, once it passed. */
+  schema?: Promise<void>;
 }
 
 const g = globalThis as typeof globalThis & { __synthexDb?: Promise<DbState> };
@@ -38,13 +41,6 @@ async function open(): Promise<DbState> {
   const { url, embedded } = await resolveDatabaseUrl();
   const pool = new pg.Pool({ connectionString: url, max: embedded ? 4 : 10 });
   pool.on("error", (err) => console.error("[synthex db] idle connection error:", err.message));
-  try {
-    await applyMigrations(pool, resolveMigrationsDir());
-  } catch (err) {
-    await pool.end().catch(() => {});
-    if (embedded?.owned) await embedded.close().catch(() => {});
-    throw err;
-  }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return { prisma, pool, url, embedded };
 }
@@ -61,9 +57,19 @@ function state(): Promise<DbState> {
   return g.__synthexDb;
 }
 
-/** The process-wide Prisma client (migrations applied). */
+/** The process-wide Prisma client (the schema must exist: see `requireSchema`). */
 export async function getDb(): Promise<Db> {
-  return (await state()).prisma;
+  const s = await state();
+  if (!s.schema) {
+    const checking = requireSchema(s.pool);
+    s.schema = checking;
+    // Not cached when it fails: migrating and calling again succeeds.
+    checking.catch(() => {
+      if (s.schema === checking) s.schema = undefined;
+    });
+  }
+  await s.schema;
+  return s.prisma;
 }
 
 /** The `pg` pool under the Prisma client, for raw SQL Prisma cannot express (vector search, FTS). */
@@ -74,6 +80,17 @@ export async function getPool(): Promise<pg.Pool> {
 /** The URL in use (embedded: the loopback URL of the owner). */
 export async function getDatabaseUrl(): Promise<string> {
   return (await state()).url;
+}
+
+/**
+ * Fails with what to do when the database has no schema yet (the server was started without
+ * `npm start`, which migrates first). One query per process.
+ */
+export async function requireSchema(pool: pg.Pool): Promise<void> {
+  const { rows } = await pool.query<{ table: string | null }>(`SELECT to_regclass('public."_prisma_migrations"')::text AS table`);
+  if (!rows[0]?.table) {
+    throw new Error("The database has no Synthex schema yet: start the app with `npm start` (it migrates first) or run `npm run db:migrate`.");
+  }
 }
 
 /** Disconnects and, if this process owns the embedded database, closes it. */

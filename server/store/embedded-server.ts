@@ -57,7 +57,7 @@ const g = globalThis as typeof globalThis & { __synthexEmbeddedOwners?: Map<stri
 const owners = (g.__synthexEmbeddedOwners ??= new Map());
 
 export async function ensureEmbeddedServer(options: EmbeddedServerOptions = {}): Promise<EmbeddedServer> {
-  const dataDir = path.resolve(options.dataDir ?? process.env.SYNTHEX_DATA_DIR ?? ".synthex");
+  const dataDir = path.resolve(/*turbopackIgnore: true*/ options.dataDir ?? process.env.SYNTHEX_DATA_DIR ?? ".synthex");
   const mine = owners.get(dataDir);
   if (mine) {
     const server = await mine;

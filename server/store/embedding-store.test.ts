@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashEmbedding, OfflineHashEmbedder } from "../llm/embedder";
 import { OpenAICompatibleEmbedder, TransformersEmbedder, loadTransformers } from "../llm/embedders";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../llm/testing/mock-openai-server";
-import type { Db } from "../services/db-types";
+import type { Db } from "../core/db";
 import { upsertProvider } from "../services/providers";
 import { signUp } from "../services/users";
-import { ensureVectorIndex, getEmbedder, storeEmbeddings, toVectorLiteral, vectorIndexName } from "./embedding-store";
+import { getEmbedder } from "../llm/workspace-embedder";
+import { ensureVectorIndex, storeEmbeddings, toVectorLiteral, vectorIndexName } from "./embedding-store";
 import { createTestDb } from "./test-db";
 
 process.env.SYNTHEX_ENCRYPTION_KEY ??= "test-encryption-secret-for-embeddings";

@@ -4,11 +4,14 @@
  * cosine expression index (`vector::vector(D)`, partial on the model), created on demand.
  */
 import { createHash } from "node:crypto";
-import { decryptSecret } from "../auth/encryption";
-import { OFFLINE_EMBEDDER_ID, OfflineHashEmbedder, type Embedder } from "../llm/embedder";
-import { KNOWN_EMBEDDING_DIMENSIONS, OpenAICompatibleEmbedder, TransformersEmbedder } from "../llm/embedders";
-import { parseModelId } from "../llm/sdk-model";
-import type { DbTx } from "../services/db-types";
+import type { DbTx } from "../core/db";
+
+/** What storing needs of an embedder (server/llm/embedder.ts implements it). */
+export interface EmbeddingModel {
+  id: string;
+  dimensions: number;
+  embed(texts: string[]): Promise<number[][]>;
+}
 
 const INSERT_BATCH = 100;
 const EMBED_BATCH = 64;
@@ -49,7 +52,7 @@ export async function ensureVectorIndex(db: DbTx, model: string, dims: number): 
 export async function storeEmbeddings(
   db: DbTx,
   workspaceId: string,
-  embedder: Embedder,
+  embedder: EmbeddingModel,
   records: Array<{ id: string; content: string }>,
 ): Promise<{ stored: number; skipped: number }> {
   if (records.length === 0) return { stored: 0, skipped: 0 };
@@ -83,48 +86,4 @@ export async function storeEmbeddings(
     }
   }
   return { stored, skipped: unique.length - todo.length };
-}
-
-/**
- * The embedder named `id` for a workspace (default: the offline hashing embedder):
- * - `offline/hash2-<dims>` (the default, hashing v2) or the legacy `offline/hash-<dims>`;
- * - `local/<model dir>`: a local ONNX model through transformers.js (if installed);
- * - `<provider>/<model>[@<dims>]`: an OpenAI-compatible embeddings endpoint, with the
- *   workspace credential named `<provider>` or, for `openai`, OPENAI_API_KEY / OPENAI_BASE_URL.
- */
-export async function getEmbedder(db: DbTx, workspaceId: string, id: string = OFFLINE_EMBEDDER_ID): Promise<Embedder> {
-  const offline = /^offline\/hash(2?)-(\d+)$/.exec(id);
-  if (offline) return new OfflineHashEmbedder(Number(offline[2]), offline[1] ? 2 : 1);
-  if (id === "offline" || id === "offline/hash") return new OfflineHashEmbedder();
-  const { provider, name: rest } = parseModelId(id);
-  if (provider === "local") return TransformersEmbedder.fromPath(rest);
-  const at = rest.lastIndexOf("@");
-  const model = at > 0 ? rest.slice(0, at) : rest;
-  const requested = at > 0 ? Number(rest.slice(at + 1)) : null;
-  if (!model) throw new Error(`Embedding model id "${id}" should be "<provider>/<model>", e.g. "openai/text-embedding-3-small".`);
-
-  const row = await db.providerCredential.findUnique({ where: { workspaceId_name: { workspaceId, name: provider } } });
-  let baseUrl: string | null = null;
-  let apiKey: string | null = null;
-  let timeoutMs: number | undefined;
-  if (row) {
-    if (row.kind === "anthropic") throw new Error(`Provider "${provider}" is Anthropic, which has no embeddings endpoint.`);
-    baseUrl = row.baseUrl ?? (row.kind === "openai" ? "https://api.openai.com/v1" : null);
-    apiKey = row.encryptedKey ? decryptSecret(row.encryptedKey) : null;
-    timeoutMs = row.timeoutMs;
-  } else if (provider === "openai" && (process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL)) {
-    baseUrl = process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
-    apiKey = process.env.OPENAI_API_KEY ?? null;
-  }
-  if (!baseUrl) throw new Error(`No embedding provider named "${provider}". Add it in Settings → Models.`);
-
-  const base = { id, model, baseUrl, apiKey, timeoutMs };
-  let dimensions = requested ?? KNOWN_EMBEDDING_DIMENSIONS[model] ?? null;
-  if (!dimensions) {
-    // Unknown model: one probe call tells its size.
-    const [v] = await new OpenAICompatibleEmbedder({ ...base, dimensions: 0, maxRetries: 1 }).embed(["dimension probe"]);
-    dimensions = v?.length ?? null;
-    if (!dimensions) throw new Error(`Could not determine the dimension of ${id}; name it as "${id}@<dims>".`);
-  }
-  return new OpenAICompatibleEmbedder({ ...base, dimensions, requestDimensions: requested !== null });
 }

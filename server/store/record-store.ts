@@ -14,8 +14,8 @@ import type {
   RecordStore,
   RunFailureInput,
   StepScope,
-} from "../engine/types";
-import type { Db, DbTx } from "../services/db-types";
+} from "./types";
+import type { Db, DbTx } from "../core/db";
 
 type Row = Record<string, unknown>;
 

@@ -4,7 +4,10 @@
  */
 import { existsSync } from "node:fs";
 import { ensureAuthSecret } from "../auth/local-secret";
-import { closeDb, getDatabaseUrl, getDb } from "./db";
+import type { Pool } from "pg";
+import type { Db } from "../core/db";
+import { closeDb, getDatabaseUrl, getDb, getPool } from "./db";
+import { applyMigrations, resolveMigrationsDir } from "./migrate";
 
 export function dataDir(): string {
   return process.env.SYNTHEX_DATA_DIR ?? ".synthex";
@@ -13,8 +16,27 @@ export function dataDir(): string {
 export async function prepareRuntimeEnv(): Promise<{ url: string; close(): Promise<void> }> {
   if (existsSync(".env")) process.loadEnvFile(".env");
   process.env.NEXTAUTH_SECRET = ensureAuthSecret(dataDir());
-  await getDb(); // opens (or finds) the database and applies migrations
+  await openMigratedDb(); // opens (or finds) the database and applies migrations
   const url = await getDatabaseUrl();
   process.env.DATABASE_URL = url;
   return { url, close: closeDb };
 }
+
+/**
+ * The process-wide client after applying committed migrations (once per process). For `npm start`,
+ * the CLI, scripts and benches; the Next server itself only checks that the schema exists.
+ */
+export async function openMigratedDb(): Promise<Db> {
+  const pool = await getPool();
+  let migrating = migrated.get(pool);
+  if (!migrating) {
+    migrating = applyMigrations(pool, resolveMigrationsDir()).then(() => undefined);
+    migrated.set(pool, migrating);
+    migrating.catch(() => migrated.delete(pool));
+  }
+  await migrating;
+  return getDb();
+}
+
+/** Per pool: a reopened database (a new pool) is migrated again. */
+const migrated = new WeakMap<Pool, Promise<void>>();

@@ -1,9 +1,7 @@
 import { z } from "zod";
+import { SOURCE_FORMATS } from "../../pipeline/spec";
 import * as pipelines from "../../services/pipelines";
-import { createTRPCRouter, workspaceProcedure } from "../trpc";
-
-const pipelineRef = z.object({ pipelineId: z.string().min(1) });
-const branchRef = pipelineRef.extend({ branch: z.string().default("main") });
+import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 export const pipelineRouter = createTRPCRouter({
   list: workspaceProcedure("pipelines:read").query(({ ctx }) => pipelines.listPipelines(ctx.db, ctx.workspace.id)),
@@ -14,7 +12,7 @@ export const pipelineRouter = createTRPCRouter({
         agent: z.string().max(100).default(""),
         description: z.string().max(2000).default(""),
         template: z.enum(pipelines.PIPELINE_TEMPLATES).default("chat-memory"),
-        format: z.enum(["chatgpt-export", "claude-export", "jsonl", "markdown", "text", "json", "folder", "api"]).optional(),
+        format: z.enum(SOURCE_FORMATS).optional(),
         spec: z.unknown().optional(),
       }),
     )
@@ -27,42 +25,20 @@ export const pipelineRouter = createTRPCRouter({
         authorId: ctx.userId,
       }),
     ),
-  get: workspaceProcedure("pipelines:read")
-    .input(branchRef)
-    .query(async ({ ctx, input }) => {
-      const pipeline = await pipelines.getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      const { branch, version, spec } = await pipelines.getBranch(ctx.db, pipeline.id, input.branch);
-      const branches = await ctx.db.branch.findMany({ where: { pipelineId: pipeline.id }, orderBy: { createdAt: "asc" } });
-      return { pipeline, branch, version: { ...version, spec }, branches };
-    }),
-  status: workspaceProcedure("pipelines:read")
-    .input(branchRef)
-    .query(async ({ ctx, input }) => {
-      const pipeline = await pipelines.getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return pipelines.stepStatus(ctx.db, pipeline.id, input.branch);
-    }),
-  saveVersion: workspaceProcedure("pipelines:write")
-    .input(branchRef.extend({ spec: z.unknown(), layout: z.unknown().optional(), message: z.string().max(500).default("") }))
-    .mutation(async ({ ctx, input }) => {
-      const pipeline = await pipelines.getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return pipelines.saveVersion(ctx.db, pipeline.id, { ...input, authorId: ctx.userId });
-    }),
-  versions: workspaceProcedure("pipelines:read")
-    .input(pipelineRef)
-    .query(async ({ ctx, input }) => {
-      const pipeline = await pipelines.getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return pipelines.listVersions(ctx.db, pipeline.id);
-    }),
-  diff: workspaceProcedure("pipelines:read")
-    .input(pipelineRef.extend({ fromVersionId: z.string(), toVersionId: z.string() }))
-    .query(async ({ ctx, input }) => {
-      const pipeline = await pipelines.getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return pipelines.diffVersions(ctx.db, pipeline.id, input.fromVersionId, input.toVersionId);
-    }),
-  createBranch: workspaceProcedure("pipelines:write")
-    .input(pipelineRef.extend({ name: z.string(), from: z.string().default("main") }))
-    .mutation(async ({ ctx, input }) => {
-      const pipeline = await pipelines.getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return pipelines.createBranch(ctx.db, pipeline.id, input);
-    }),
+  get: pipelineProcedure("pipelines:read").query(async ({ ctx }) => {
+    const { pipeline, branch, version, spec } = ctx;
+    const branches = await ctx.db.branch.findMany({ where: { pipelineId: pipeline.id }, orderBy: { createdAt: "asc" } });
+    return { pipeline, branch, version: { ...version, spec }, branches };
+  }),
+  status: pipelineProcedure("pipelines:read").query(({ ctx }) => pipelines.stepStatus(ctx.db, ctx.pipeline.id, ctx.branch.name)),
+  saveVersion: pipelineProcedure("pipelines:write")
+    .input(z.object({ spec: z.unknown(), layout: z.unknown().optional(), message: z.string().max(500).default("") }))
+    .mutation(({ ctx, input }) => pipelines.saveVersion(ctx.db, ctx.pipeline.id, { ...input, authorId: ctx.userId })),
+  versions: pipelineProcedure("pipelines:read").query(({ ctx }) => pipelines.listVersions(ctx.db, ctx.pipeline.id)),
+  diff: pipelineProcedure("pipelines:read")
+    .input(z.object({ fromVersionId: z.string(), toVersionId: z.string() }))
+    .query(({ ctx, input }) => pipelines.diffVersions(ctx.db, ctx.pipeline.id, input.fromVersionId, input.toVersionId)),
+  createBranch: pipelineProcedure("pipelines:write")
+    .input(z.object({ name: z.string(), from: z.string().default("main") }))
+    .mutation(({ ctx, input }) => pipelines.createBranch(ctx.db, ctx.pipeline.id, input)),
 });

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { planWithCost } from "../../services/cost";
-import { getPipeline } from "../../services/pipelines";
 import * as providers from "../../services/providers";
-import { createTRPCRouter, workspaceProcedure } from "../trpc";
+import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 const runOptions = z.object({
   steps: z.array(z.string()).optional(),
@@ -29,10 +28,7 @@ export const providerRouter = createTRPCRouter({
   resetPrice: workspaceProcedure("providers:manage")
     .input(z.object({ model: z.string() }))
     .mutation(({ ctx, input }) => providers.resetPrice(ctx.db, ctx.workspace.id, input.model)),
-  planCost: workspaceProcedure("pipelines:read")
-    .input(z.object({ pipelineId: z.string(), branch: z.string().default("main"), options: runOptions.default({}) }))
-    .query(async ({ ctx, input }) => {
-      const pipeline = await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return planWithCost(ctx.db, pipeline.id, input.branch, input.options);
-    }),
+  planCost: pipelineProcedure("pipelines:read")
+    .input(z.object({ options: runOptions.default({}) }))
+    .query(({ ctx, input }) => planWithCost(ctx.db, ctx.pipeline.id, ctx.branch.name, input.options)),
 });

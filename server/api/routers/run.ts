@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { getPipeline } from "../../services/pipelines";
 import * as runs from "../../services/runs";
-import { createTRPCRouter, workspaceProcedure } from "../trpc";
+import { withRunStats } from "../../store/runs";
+import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 const runOptions = z.object({
   steps: z.array(z.string()).optional(),
@@ -11,33 +11,26 @@ const runOptions = z.object({
 });
 
 export const runRouter = createTRPCRouter({
-  plan: workspaceProcedure("pipelines:read")
-    .input(z.object({ pipelineId: z.string(), branch: z.string().default("main"), options: runOptions.default({}) }))
-    .query(async ({ ctx, input }) => {
-      const pipeline = await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return runs.planPipeline(ctx.db, pipeline.id, input.branch, input.options);
-    }),
-  start: workspaceProcedure("runs:write")
-    .input(z.object({ pipelineId: z.string(), branch: z.string().default("main"), options: runOptions.default({}) }))
-    .mutation(async ({ ctx, input }) => {
-      const pipeline = await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return runs.startRun(ctx.db, {
-        workspaceId: ctx.workspace.id,
-        pipelineId: pipeline.id,
-        branch: input.branch,
-        options: input.options,
-        triggeredBy: ctx.userId,
-      });
-    }),
-  list: workspaceProcedure("pipelines:read")
-    .input(z.object({ pipelineId: z.string() }))
-    .query(async ({ ctx, input }) => {
-      const pipeline = await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      return runs.listRuns(ctx.db, ctx.workspace.id, pipeline.id);
-    }),
+  plan: pipelineProcedure("pipelines:read")
+    .input(z.object({ options: runOptions.default({}) }))
+    .query(({ ctx, input }) => runs.planPipeline(ctx.db, ctx.pipeline.id, ctx.branch.name, input.options)),
+  start: pipelineProcedure("runs:write")
+    .input(z.object({ options: runOptions.default({}) }))
+    .mutation(async ({ ctx, input }) =>
+      withRunStats(
+        await runs.startRun(ctx.db, {
+          workspaceId: ctx.workspace.id,
+          pipelineId: ctx.pipeline.id,
+          branch: ctx.branch.name,
+          options: input.options,
+          triggeredBy: ctx.userId,
+        }),
+      ),
+    ),
+  list: pipelineProcedure("pipelines:read").query(async ({ ctx }) => (await runs.listRuns(ctx.db, ctx.workspace.id, ctx.pipeline.id)).map(withRunStats)),
   get: workspaceProcedure("pipelines:read")
     .input(z.object({ runId: z.string() }))
-    .query(({ ctx, input }) => runs.getRun(ctx.db, ctx.workspace.id, input.runId)),
+    .query(async ({ ctx, input }) => withRunStats(await runs.getRun(ctx.db, ctx.workspace.id, input.runId))),
   cancel: workspaceProcedure("runs:write")
     .input(z.object({ runId: z.string() }))
     .mutation(({ ctx, input }) => runs.cancelRun(ctx.db, ctx.workspace.id, input.runId)),

@@ -3,7 +3,7 @@
  * fingerprint still matches the current sequence, and compresses the state when it grows too big.
  */
 import type { FoldStep } from "../../pipeline/spec";
-import { countTokens } from "../../llm/tokens";
+import { countTokens } from "../../text/tokens";
 import { foldKey, sequenceFingerprint } from "../keys";
 import { metadataAt, recordVars } from "../step-context";
 import type { Audit, Metadata, OrderedRef } from "../types";

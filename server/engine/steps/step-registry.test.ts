@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Pipeline } from "../../pipeline/sdk";
-import type { Db } from "../../services/db-types";
+import type { Db } from "../../core/db";
 import { appendSourceRecords, createPipeline, getBranch } from "../../services/pipelines";
 import { signUp } from "../../services/users";
 import { PostgresRecordStore } from "../../store/record-store";

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hashEmbedding } from "../embedder";
-import { countTokens } from "../tokens";
+import { countTokens } from "../../text/tokens";
 
 export type MockBehaviour =
   | { kind: "ok"; content?: string }

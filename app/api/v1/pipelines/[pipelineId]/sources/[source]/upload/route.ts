@@ -15,7 +15,8 @@ import { TRPCError } from "@trpc/server";
 import { createContext, roleIn, type Context } from "@/server/api/trpc";
 import { can } from "@/server/auth/permissions";
 import { getSessionUser } from "@/server/auth/session";
-import { DomainError } from "@/server/services/errors";
+import { DomainError } from "@/server/core/errors";
+import { IMPORT_FORMATS, isImportFormat } from "@/server/importers";
 import { importFile } from "@/server/services/imports";
 import { getDb } from "@/server/store/db";
 
@@ -67,18 +68,22 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
     const form = multipart ? await req.formData() : null;
     const workspaceHint = (form?.get("workspaceId") as string | null) ?? url.searchParams.get("workspaceId");
     const pipeline = await authorize(ctx, decodeURIComponent(pipelineId), workspaceHint);
-    const format = ((form?.get("format") as string | null) ?? url.searchParams.get("format")) || undefined;
+    const formatParam = ((form?.get("format") as string | null) ?? url.searchParams.get("format")) || undefined;
+    if (formatParam !== undefined && !isImportFormat(formatParam)) {
+      return fail(400, `Unknown format "${formatParam.slice(0, 40)}". Formats: ${IMPORT_FORMATS.join(", ")}.`);
+    }
+    const format = formatParam;
 
     dir = await mkdtemp(path.join(tmpdir(), "synthex-upload-"));
     let file: string;
     if (form) {
       const entry = form.get("file");
       if (!entry || typeof entry === "string") return fail(400, 'Send the file in a multipart field named "file".');
-      file = path.join(dir, safeName(entry.name));
+      file = path.join(/*turbopackIgnore: true*/ dir, safeName(entry.name));
       await pump(Readable.fromWeb(entry.stream() as unknown as WebReadableStream), createWriteStream(file));
     } else {
       if (!req.body) return fail(400, "The request has no body.");
-      file = path.join(dir, safeName(url.searchParams.get("filename") ?? "upload"));
+      file = path.join(/*turbopackIgnore: true*/ dir, safeName(url.searchParams.get("filename") ?? "upload"));
       await pump(Readable.fromWeb(req.body as unknown as WebReadableStream), createWriteStream(file));
     }
     const result = await importFile(db, {
@@ -86,7 +91,7 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
       pipelineId: pipeline.id,
       source: decodeURIComponent(source),
       path: file,
-      format: format as never,
+      format,
     });
     return Response.json({ ...result, fileName: path.basename(file) });
   } catch (err) {

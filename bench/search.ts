@@ -56,14 +56,15 @@ function pct(samples: number[], p: number) {
 }
 
 async function main() {
-  const { getDb, closeDb } = await import("../store/db");
-  const { signUp } = await import("../services/users");
-  const { createPipeline, getBranch } = await import("../services/pipelines");
-  const { Pipeline } = await import("../pipeline/sdk");
-  const { search } = await import("./search");
-  const { leaves } = await import("./provenance");
-  const { sqlTrace } = await import("./context");
-  const { ensureVectorIndex, vectorIndexName } = await import("../store/embedding-store");
+  const { closeDb } = await import("../server/store/db");
+  const { openMigratedDb: getDb } = await import("../server/store/runtime-env");
+  const { signUp } = await import("../server/services/users");
+  const { createPipeline, getBranch } = await import("../server/services/pipelines");
+  const { Pipeline } = await import("../server/pipeline/sdk");
+  const { search } = await import("../server/search/search");
+  const { leaves } = await import("../server/search/provenance");
+  const { sqlTrace } = await import("../server/search/context");
+  const { ensureVectorIndex, vectorIndexName } = await import("../server/store/embedding-store");
 
   const t0 = performance.now();
   const db = await getDb();
@@ -173,7 +174,7 @@ async function main() {
   {
     // BM25 statistics, as indexing computes them after a run.
     const t = performance.now();
-    const { refreshLexicalStats } = await import("./lexical");
+    const { refreshLexicalStats } = await import("../server/search/lexical");
     await refreshLexicalStats(db, ws, branch.id, ["transcripts", "summaries", "monthly"]);
     console.log(`  BM25 statistics: ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }

@@ -5,12 +5,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { OfflineModel } from "../llm/offline-model";
-import type { ModelProvider, ModelRequest } from "./model";
-import { Pipeline } from "../pipeline/sdk";
-import { appendSourceRecords, createPipeline, type SourceItem } from "../services/pipelines";
-import { runPipeline } from "../services/runs";
-import { signUp } from "../services/users";
+import { OfflineModel } from "../server/llm/offline-model";
+import type { ModelProvider, ModelRequest } from "../server/engine/model";
+import { Pipeline } from "../server/pipeline/sdk";
+import { appendSourceRecords, createPipeline } from "../server/services/pipelines";
+import type { SourceItem } from "../server/core/source-item";
+import { runPipeline } from "../server/services/runs";
+import { signUp } from "../server/services/users";
 
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-bench-"));
@@ -50,8 +51,9 @@ function items(from: number, count: number): SourceItem[] {
 }
 
 async function main() {
-  const { getDb, closeDb } = await import("../store/db");
-  const db = await getDb();
+  const { closeDb } = await import("../server/store/db");
+  const { openMigratedDb } = await import("../server/store/runtime-env");
+  const db = await openMigratedDb();
   const { workspace } = await signUp(db, { email: "bench@example.com", password: "bench-password" });
   for (const size of sizes.length ? sizes : [10_000, 100_000]) {
     const spec = new Pipeline(`bench-${size}`, {})

@@ -12,13 +12,11 @@ describe("countTokens", () => {
     expect(countTokens("before <|endoftext|> after")).toBeGreaterThan(3);
   });
 
-  it("estimates very long texts at ~4 chars per token, quickly", () => {
+  it("estimates very long texts at ~4 chars per token (no BPE over them)", () => {
     const text = "memory ".repeat(Math.ceil((MAX_EXACT_CHARS * 3) / 7));
     expect(text.length).toBeGreaterThan(MAX_EXACT_CHARS);
-    const started = performance.now();
     expect(countTokens(text)).toBe(estimateTokens(text));
     expect(countTokens(text)).toBe(Math.ceil(text.length / 4));
-    expect(performance.now() - started).toBeLessThan(50);
   });
 
   it("is exact up to the threshold", () => {
@@ -57,11 +55,10 @@ describe("truncateToTokens", () => {
     }
   });
 
-  it("is fast on huge inputs", () => {
+  it("truncates huge inputs to a prefix within the budget", () => {
+    // Speed is measured by benches, not asserted here (a loaded machine would fail a timed test).
     const huge = "lorem ipsum dolor sit amet ".repeat(40_000); // ~1 MB
-    const started = performance.now();
     const out = truncateToTokens(huge, 300);
-    expect(performance.now() - started).toBeLessThan(100);
     expect(huge.startsWith(out)).toBe(true);
     expect(countTokens(out)).toBeLessThanOrEqual(300);
     expect(countTokens(out)).toBeGreaterThan(290);

@@ -5,13 +5,14 @@
  * concurrency limit set to LIMIT (default 32). Prints records/s; asserts nothing.
  * Usage: npm run bench:models -- [--latency 200] [--limit 32] [--levels 1,4,16,64]
  */
-import { Pipeline } from "../pipeline/sdk";
-import { appendSourceRecords, createPipeline, type SourceItem } from "../services/pipelines";
-import { upsertProvider } from "../services/providers";
-import { runPipeline } from "../services/runs";
-import { signUp } from "../services/users";
-import { createTestDb } from "../store/test-db";
-import { startMockOpenAIServer } from "./testing/mock-openai-server";
+import { Pipeline } from "../server/pipeline/sdk";
+import { appendSourceRecords, createPipeline } from "../server/services/pipelines";
+import type { SourceItem } from "../server/core/source-item";
+import { upsertProvider } from "../server/services/providers";
+import { runPipeline } from "../server/services/runs";
+import { signUp } from "../server/services/users";
+import { createTestDb } from "../server/store/test-db";
+import { startMockOpenAIServer } from "../server/llm/testing/mock-openai-server";
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pipeline as pump } from "node:stream/promises";
 import { createReadStream } from "node:fs";
-import zlib from "node:zlib";
+import { ZipFile } from "yazl";
 
 const args = process.argv.slice(2);
 const conversations = Number(args.find((a) => /^\d+$/.test(a)) ?? 2000);
@@ -89,59 +89,17 @@ async function generate(file: string) {
   await once(out, "finish");
 }
 
-/** A zip with conversations.json deflated by streaming (no zip64: keep it under 4 GB). */
+/** A zip with conversations.json, deflated by streaming (yazl switches to zip64 when it must). */
 async function zipIt(json: string, zip: string) {
-  const { writeZip } = await import("./zip-writer");
-  void writeZip;
-  // Streamed deflate into a one-entry archive, with the CRC computed on the way.
-  const deflated = path.join(dir, "body.deflate");
-  let crc = 0;
-  let size = 0;
-  await pump(
-    createReadStream(json).on("data", (c) => {
-      const b = c as Buffer;
-      crc = zlib.crc32(b, crc);
-      size += b.length;
-    }),
-    zlib.createDeflateRaw(),
-    createWriteStream(deflated),
-  );
-  const csize = statSync(deflated).size;
-  const name = Buffer.from("conversations.json");
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(20, 4);
-  local.writeUInt16LE(8, 8);
-  local.writeUInt32LE(crc >>> 0, 14);
-  local.writeUInt32LE(csize, 18);
-  local.writeUInt32LE(size, 22);
-  local.writeUInt16LE(name.length, 26);
-  const cd = Buffer.alloc(46);
-  cd.writeUInt32LE(0x02014b50, 0);
-  cd.writeUInt16LE(20, 4);
-  cd.writeUInt16LE(20, 6);
-  cd.writeUInt16LE(8, 10);
-  cd.writeUInt32LE(crc >>> 0, 16);
-  cd.writeUInt32LE(csize, 20);
-  cd.writeUInt32LE(size, 24);
-  cd.writeUInt16LE(name.length, 28);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(1, 8);
-  end.writeUInt16LE(1, 10);
-  end.writeUInt32LE(46 + name.length, 12);
-  end.writeUInt32LE(30 + name.length + csize, 16);
-  const out = createWriteStream(zip);
-  out.write(Buffer.concat([local, name]));
-  await pump(createReadStream(deflated), out, { end: false });
-  out.end(Buffer.concat([cd, name, end]));
-  await once(out, "finish");
-  rmSync(deflated);
+  const archive = new ZipFile();
+  archive.addReadStream(createReadStream(json), "conversations.json");
+  archive.end();
+  await pump(archive.outputStream, createWriteStream(zip));
 }
 
 /** Child mode: own the embedded database until told to stop, then print this process's peak RSS. */
 async function dbOwner() {
-  const { ensureEmbeddedServer } = await import("../store/embedded-server");
+  const { ensureEmbeddedServer } = await import("../server/store/embedded-server");
   const server = await ensureEmbeddedServer();
   console.log(`ready ${server.url}`);
   const stop = async () => {
@@ -210,11 +168,12 @@ async function main() {
   const baseRss = process.memoryUsage().rss;
 
   const owner = inProcess ? null : await startOwner();
-  const { getDb, closeDb } = await import("../store/db");
-  const { Pipeline } = await import("../pipeline/sdk");
-  const { createPipeline } = await import("../services/pipelines");
-  const { signUp } = await import("../services/users");
-  const { importFile } = await import("../services/imports");
+  const { closeDb } = await import("../server/store/db");
+  const { openMigratedDb: getDb } = await import("../server/store/runtime-env");
+  const { Pipeline } = await import("../server/pipeline/sdk");
+  const { createPipeline } = await import("../server/services/pipelines");
+  const { signUp } = await import("../server/services/users");
+  const { importFile } = await import("../server/services/imports");
   const db = await getDb();
   const { workspace } = await signUp(db, { email: "bench@example.com", password: "bench-password" });
   const spec = new Pipeline("bench-import", {}).source("chats", { format: "chatgpt-export" }).toSpec();
