@@ -45,9 +45,21 @@ export function verifyWebhookSignature(
   return expected.length === got.length && timingSafeEqual(expected, got);
 }
 
-/** The workspace's signing secret, generated (once, race-free) on first use. */
+const newSecret = () => `whsec_${randomBytes(24).toString("hex")}`;
+
+/**
+ * A new signing secret for the workspace, returned this once (admins see it when they rotate;
+ * no read ever returns it again). Deliveries from now on are signed with it.
+ */
+export async function rotateWebhookSecret(db: Db, workspaceId: string): Promise<{ secret: string; rotatedAt: Date }> {
+  const secret = newSecret();
+  await db.workspace.update({ where: { id: workspaceId }, data: { webhookSecret: secret } });
+  return { secret, rotatedAt: new Date() };
+}
+
+/** The workspace's signing secret, generated (once, race-free) on first use. Server-side only. */
 export async function getWebhookSecret(db: Db, workspaceId: string): Promise<string> {
-  await db.workspace.updateMany({ where: { id: workspaceId, webhookSecret: null }, data: { webhookSecret: `whsec_${randomBytes(24).toString("hex")}` } });
+  await db.workspace.updateMany({ where: { id: workspaceId, webhookSecret: null }, data: { webhookSecret: newSecret() } });
   const ws = await db.workspace.findUniqueOrThrow({ where: { id: workspaceId }, select: { webhookSecret: true } });
   return ws.webhookSecret!;
 }
