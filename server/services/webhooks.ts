@@ -8,6 +8,8 @@
  * first use). Receivers check it with `verifyWebhookSignature`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { assertOutboundUrl, outboundFetch, OutboundUrlError } from "../http/outbound";
+import type { PipelineSpec } from "../pipeline/spec";
 import type { Db } from "./db-types";
 
 export const SIGNATURE_HEADER = "X-Synthex-Signature";
@@ -64,13 +66,28 @@ export async function getWebhookSecret(db: Db, workspaceId: string): Promise<str
   return ws.webhookSecret!;
 }
 
+/** Save-time check of a spec's webhook URLs: each must be an allowed outbound URL. Throws naming the output. */
+export async function assertWebhookUrls(spec: PipelineSpec): Promise<void> {
+  for (const output of spec.outputs ?? []) {
+    const url = (output as { webhook?: { url?: string } }).webhook?.url;
+    if (!url) continue;
+    try {
+      await assertOutboundUrl(url);
+    } catch (err) {
+      if (err instanceof OutboundUrlError) throw new OutboundUrlError(`outputs.${output.name}.webhook.url: ${err.message}`);
+      throw err;
+    }
+  }
+}
+
 const LEASE_MS = 5 * 60_000;
 
 export async function deliverPending(db: Db, options: DeliverOptions = {}) {
   const now = options.now ?? (() => new Date());
   const maxAttempts = options.maxAttempts ?? 8;
   const backoff = options.backoffMs ?? 30_000;
-  const doFetch = options.fetch ?? fetch;
+  // Webhook URLs are user input: only public addresses, redirects answered, never followed.
+  const doFetch = options.fetch ?? outboundFetch({ followRedirects: false });
   // Claim due rows: pending, or a lease that expired (a worker died mid-send).
   const claimed = await db.$queryRawUnsafe<Array<{ id: string }>>(
     `UPDATE "WebhookDelivery" SET status = 'sending', "nextAttemptAt" = $1
@@ -93,7 +110,9 @@ export async function deliverPending(db: Db, options: DeliverOptions = {}) {
     const timestamp = Math.floor(now().getTime() / 1000);
     let status: number | null = null;
     let error: string | null = null;
+    let permanent = false;
     try {
+      await assertOutboundUrl(d.url);
       const res = await doFetch(d.url, {
         method: "POST",
         headers: {
@@ -113,12 +132,13 @@ export async function deliverPending(db: Db, options: DeliverOptions = {}) {
       if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
     } catch (err) {
       error = (err as Error).message || String(err);
+      permanent = err instanceof OutboundUrlError; // retrying cannot make a refused address allowed
     }
     const attempts = d.attempts + 1;
     if (!error) {
       await db.webhookDelivery.update({ where: { id }, data: { status: "delivered", attempts, responseStatus: status, lastError: null, deliveredAt: now() } });
       summary.delivered++;
-    } else if (attempts >= maxAttempts) {
+    } else if (attempts >= maxAttempts || permanent) {
       await db.webhookDelivery.update({ where: { id }, data: { status: "failed", attempts, responseStatus: status, lastError: error.slice(0, 1000) } });
       summary.failed++;
     } else {
