@@ -6,8 +6,9 @@ import { InngestTestEngine } from "@inngest/test";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Pipeline } from "../server/pipeline/sdk";
 import type { Db } from "../server/services/db-types";
-import { dispatchRun, executorKind, providerKeyOf } from "../server/services/executor";
+import { executorKind, inngestExecutor, providerKeyOf } from "../server/services/executor";
 import { appendSourceRecords, createPipeline } from "../server/services/pipelines";
+import { importFile } from "../server/services/imports";
 import { startRun } from "../server/services/runs";
 import { signUp } from "../server/services/users";
 import { createTestDb, type TestDb } from "../server/store/test-db";
@@ -99,7 +100,7 @@ describe("executor", () => {
     const { createRun } = await import("../server/services/runs");
     const run = await createRun(db, { workspaceId, pipelineId });
     vi.spyOn(inngest, "send").mockRejectedValue(new Error("connect ECONNREFUSED 127.0.0.1:8288"));
-    await expect(dispatchRun(db, run, { SYNTHEX_EXECUTOR: "inngest" })).rejects.toThrow(/Could not hand the run to Inngest/);
+    await expect(inngestExecutor.dispatch(db, run)).rejects.toThrow(/Could not hand the run to Inngest/);
     expect(await db.run.findUniqueOrThrow({ where: { id: run.id } })).toMatchObject({
       status: "failed",
       error: expect.stringContaining("ECONNREFUSED"),
@@ -108,6 +109,33 @@ describe("executor", () => {
 });
 
 describe("source.appended", () => {
+  const fixture = new URL("../server/importers/__fixtures__/chats.jsonl", import.meta.url).pathname;
+
+  it("an import that adds records emits it on the Inngest executor (upload route and CLI import call importFile)", async () => {
+    vi.stubEnv("SYNTHEX_EXECUTOR", "inngest");
+    const pipelineId = await newPipeline();
+    const send = vi.spyOn(inngest, "send").mockResolvedValue({ ids: ["evt-4"] } as never);
+    const first = await importFile(db, { workspaceId, pipelineId, source: "chats", path: fixture });
+    expect(first.added).toBeGreaterThan(0);
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(send.mock.calls[0]![0]).toMatchObject({ name: "synthex/source.appended", data: { workspaceId, pipelineId, branch: "main" } });
+    // Nothing new: nothing to announce.
+    expect((await importFile(db, { workspaceId, pipelineId, source: "chats", path: fixture })).added).toBe(0);
+    expect(send).toHaveBeenCalledTimes(1);
+  });
+
+  it("the local executor schedules nothing; a failed announcement does not fail the import", async () => {
+    const send = vi.spyOn(inngest, "send").mockRejectedValue(new Error("connect ECONNREFUSED 127.0.0.1:8288"));
+    const local = await newPipeline();
+    expect((await importFile(db, { workspaceId, pipelineId: local, source: "chats", path: fixture })).added).toBeGreaterThan(0);
+    expect(send).not.toHaveBeenCalled();
+    vi.stubEnv("SYNTHEX_EXECUTOR", "inngest");
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const unreachable = await newPipeline();
+    expect((await importFile(db, { workspaceId, pipelineId: unreachable, source: "chats", path: fixture })).status).toBe("completed");
+    expect(send).toHaveBeenCalledTimes(1);
+  });
+
   const appended = (pipelineId: string) => ({ name: "synthex/source.appended", data: { workspaceId, pipelineId, branch: "main" } }) as const;
 
   it("is debounced per pipeline and branch", () => {

@@ -2,6 +2,8 @@
  * The Inngest run function, executed by @inngest/test against a PGlite database: same records as
  * the in-process runner, retries, permanent failures, memoization, cancellation, flow control.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { InngestTestEngine } from "@inngest/test";
@@ -18,6 +20,8 @@ import type { Db } from "../server/services/db-types";
 import { appendSourceRecords, createPipeline, type SourceItem } from "../server/services/pipelines";
 import { cancelRun, createRun, runPipeline } from "../server/services/runs";
 import { signUp } from "../server/services/users";
+import { getWebhookSecret, verifyWebhookSignature } from "../server/services/webhooks";
+import { search } from "../server/search/search";
 import { createTestDb, type TestDb } from "../server/store/test-db";
 import { createCancelFunction, createRunFunction } from "./functions";
 import { flowControl } from "./flow-control";
@@ -171,7 +175,7 @@ describe("run function", () => {
     const run = await createRun(db, { workspaceId, pipelineId });
     const model = new ScriptedModel().failWhen(
       () => true,
-      () => new ModelError("openai/gpt-4o-mini: authentication failed (HTTP 401): check the provider's API key", { raw: '{"error":"invalid key"}' }),
+      () => new ModelError("openai/gpt-4o-mini: authentication failed (HTTP 401): check the provider's API key", { raw: '{"error":"invalid key"}', kind: "permanent" }),
     );
     const fn = createRunFunction({ getDb: () => db, getModel: () => model, batchSize: 10 });
     const { error, ctx } = await new InngestTestEngine({ function: fn, events: [requested(run.id)] }).execute();
@@ -298,6 +302,57 @@ describe("run function", () => {
     const runFn = createRunFunction({ getDb: () => db, getModel: () => new OfflineModel() });
     const later = await new InngestTestEngine({ function: runFn, events: [requested(run.id)] }).execute();
     expect(later.result).toEqual({ runId: run.id, status: "cancelled" });
+  });
+
+  it("ends with the same afterRun as the in-process runner: records are embedded for search and webhooks fire", async () => {
+    const received: Array<{ body: string; signature: string; timestamp: string }> = [];
+    const server: Server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString("utf8")));
+      req.on("end", () => {
+        received.push({ body, signature: String(req.headers["x-synthex-signature"]), timestamp: String(req.headers["x-synthex-timestamp"]) });
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const hook = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      n += 1;
+      const spec = new Pipeline("served", { agent: "test" })
+        .source("chats", { format: "jsonl" })
+        .transform("summaries", { from: "chats", prompt: "Summarize: {{ record.content }}" })
+        .fold("world", { from: "summaries", prompt: "State: {{ state }} New: {{ record.content }}" })
+        .output("context", { from: "world", surface: "projection", webhook: { url: hook } })
+        .output("search", { from: ["summaries"], surface: "search" })
+        .toSpec();
+      const { pipeline } = await createPipeline(db, workspaceId, { name: `inngest-${n}`, spec });
+      await appendSourceRecords(db, pipeline.id, "chats", [
+        ...Array.from({ length: 3 }, (_, i) => conversation(i)),
+        { externalId: "kite", content: "The user flies a kite made of quetzalcoatl feathers every Sunday.", metadata: { time: { created_at: "2024-01-05T10:00:00Z" } } },
+      ]);
+      const run = await createRun(db, { workspaceId, pipelineId: pipeline.id });
+      const fn = createRunFunction({ getDb: () => db, getModel: () => new OfflineModel(), batchSize: 2 });
+      const { result, error, ctx } = await new InngestTestEngine({ function: fn, events: [requested(run.id)] }).execute();
+      expect(error).toBeUndefined();
+      expect(result).toMatchObject({ runId: run.id, status: "completed" });
+      expect(stepIds(ctx as never).at(-1)).toBe("finish");
+
+      // Embedded: every summary has a vector, and semantic search finds the one about the kite.
+      const summaries = await db.record.findMany({ where: { pipelineId: pipeline.id, step: "summaries" }, select: { id: true } });
+      expect(summaries).toHaveLength(4);
+      expect(await db.embedding.count({ where: { recordId: { in: summaries.map((r) => r.id) } } })).toBe(4);
+      const found = await search(db, { workspaceId, pipelineId: pipeline.id, query: "kite quetzalcoatl feathers", mode: "semantic", step: "summaries" });
+      expect(found.hits[0]?.content).toContain("quetzalcoatl");
+
+      // The projection changed: its webhook was delivered, signed, before the run function returned.
+      expect(received).toHaveLength(1);
+      const secret = await getWebhookSecret(db, workspaceId);
+      expect(verifyWebhookSignature(secret, received[0]!.signature, received[0]!.timestamp, received[0]!.body)).toBe(true);
+      expect(JSON.parse(received[0]!.body)).toMatchObject({ event: "projection.updated", output: "context" });
+      expect(await db.webhookDelivery.findFirstOrThrow({ where: { pipelineId: pipeline.id } })).toMatchObject({ status: "delivered" });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it("sets concurrency, throttle, cancellation and retries as designed", () => {

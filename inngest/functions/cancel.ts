@@ -5,7 +5,8 @@
 import { inngest as defaultClient } from "../client";
 import { runCancelled } from "../events";
 import { CANCEL_FUNCTION_ID } from "../flow-control";
-import { markRunCancelled, type RunFunctionDeps } from "../run-steps";
+import { markRunCancelled } from "../../server/services/runs";
+import type { RunFunctionDeps } from "./run";
 
 export function createCancelFunction({ client = defaultClient, getDb }: { getDb: RunFunctionDeps["getDb"]; client?: typeof defaultClient }) {
   return client.createFunction(

@@ -12,7 +12,7 @@ import { NonRetriableError } from "inngest";
 import { inngest as defaultClient } from "../client";
 import { runRequested, sourceAppended } from "../events";
 import { flowControl, INCREMENTAL_FUNCTION_ID } from "../flow-control";
-import type { RunFunctionDeps } from "../run-steps";
+import type { RunFunctionDeps } from "./run";
 
 export interface CreateIncrementalFunctionOptions {
   getDb: RunFunctionDeps["getDb"];
@@ -43,7 +43,8 @@ export function createIncrementalRunFunction({ client = defaultClient, getDb, wa
             const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });
             return { runId: run.id, provider: providerKeyOf(version.spec as unknown as PipelineSpec) };
           } catch (err) {
-            if (err instanceof DomainError && err.code === "BAD_REQUEST" && /already in progress/.test(err.message)) return { busy: err.message };
+            // CONFLICT: another run holds the branch.
+            if (err instanceof DomainError && err.code === "CONFLICT") return { busy: err.message };
             if (err instanceof DomainError) throw new NonRetriableError(err.message);
             throw err;
           }

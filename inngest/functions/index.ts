@@ -7,7 +7,7 @@ import { getDb } from "../../server/store/db";
 import { createCancelFunction } from "./cancel";
 import { createIncrementalRunFunction } from "./incremental";
 import { createRunFunction } from "./run";
-import type { RunFunctionDeps } from "../run-steps";
+import type { RunFunctionDeps } from "./run";
 
 export { createCancelFunction } from "./cancel";
 export { createIncrementalRunFunction, DEBOUNCE_KEY } from "./incremental";

@@ -52,13 +52,40 @@ export interface ModelProvider {
   complete(request: ModelRequest): Promise<ModelResponse>;
 }
 
-/** A failure the runner records as a failed work item (with the raw response when there is one). */
-export class ModelError extends Error {
+/**
+ * What retrying can do about a failure, carried by the error itself (never guessed from its message):
+ * - `transient`: 429, 5xx, timeouts, network: the same call may succeed later, so it is retried
+ *   (by the provider, the in-process runner, or Inngest);
+ * - `permanent`: retrying cannot help any work item (bad credentials, unknown provider or model):
+ *   the run fails with the reason, and Inngest does not retry it;
+ * - `item`: this work item's input or answer is bad (malformed JSON, refusal, empty answer): the
+ *   item is a recorded, retryable failure and the run goes on.
+ */
+export type FailureKind = "transient" | "permanent" | "item";
+
+/** An error with a failure kind: what the runners decide retries and run status from. */
+export class EngineError extends Error {
   constructor(
     message: string,
-    public readonly options: { raw?: string; attempts?: number; transient?: boolean; permanent?: boolean } = {},
+    readonly kind: FailureKind,
   ) {
     super(message);
+    this.name = "EngineError";
+  }
+}
+
+/** The failure kind of any error: an EngineError says it; anything else is one failed item. */
+export function failureKind(err: unknown): FailureKind {
+  return err instanceof EngineError ? err.kind : "item";
+}
+
+/** A model call that failed (with the raw response when there is one). */
+export class ModelError extends EngineError {
+  constructor(
+    message: string,
+    public readonly options: { raw?: string; attempts?: number; kind?: FailureKind } = {},
+  ) {
+    super(message, options.kind ?? "item");
     this.name = "ModelError";
   }
 }

@@ -1,34 +1,25 @@
 /**
- * The engine: plans and executes a pipeline run on one branch over a RecordStore and a ModelProvider.
+ * The engine's runner: plans and executes a pipeline run on one branch over a RecordStore and a
+ * ModelProvider. It orchestrates and knows no step kind: each step's kind (./steps) says what is
+ * missing, computes a work item, and points the branch at its records.
+ *
+ * A step runs in batches: `startStep` plans it, `runStepBatch` executes the next batch of missing
+ * work items (in work-item id order, from a cursor) and commits their records, and the last batch
+ * lets the kind commit the branch's pointers. `StepProgress` is plain data, so a durable executor
+ * (Inngest) can memoize every batch; `executeRun` is the same loop in one process.
+ *
  * Pure TypeScript: the same code runs in tests, the CLI, the Next server and Inngest.
  */
-import { randomUUID } from "node:crypto";
-import { contentFingerprint, sha256 } from "../pipeline/hashing";
-import { DEFAULT_MODEL, type PipelineSpec, type StepSpec } from "../pipeline/spec";
-import { renderTemplate } from "../pipeline/templates";
-import { stepVersionHashes } from "../pipeline/hashing";
+import pLimit from "p-limit";
+import { normalizedStepVersionHashes } from "../pipeline/hashing";
+import type { PipelineSpec } from "../pipeline/spec";
 import { downstreamOf, topologicalOrder, upstreamOf } from "../pipeline/validate";
-import { countTokens } from "../llm/tokens";
-import { aggregateKey, foldKey, mergeKey, oneToOneWorkKey, scopedGroupKey, sequenceFingerprint, splitKey, transformKey } from "./keys";
-import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, type ModelTask } from "./model";
-import { applyAggregateOperator, applySplitOperator, applyTransformOperator } from "./operators";
-import type { Audit, EngineRecord, Metadata, NewRecord, RecordStore, StepScope } from "./types";
+import { EngineError, failureKind, ModelError, type FailureKind, type ModelProvider } from "./model";
+import { emptyStats, RunCancelled, StepContext, type ExecutionOptions, type StepStats } from "./step-context";
+import { inputsOf, stepKindOf, type StepDefinition, type StepKind } from "./steps";
+import type { RecordStore, RunFailureInput } from "./types";
 
-export interface StepStats {
-  step: string;
-  type: StepSpec["type"];
-  input: number;
-  output: number;
-  skipped: number;
-  errors: number;
-  modelCalls: number;
-  retries: number;
-  tokensIn: number;
-  tokensOut: number;
-  costUsd: number;
-  durationMs: number;
-  status: "pending" | "running" | "completed" | "failed" | "cancelled";
-}
+export { RunCancelled, type StepStats } from "./step-context";
 
 export type RunEvent =
   | { type: "step-started"; step: string; pending: number }
@@ -54,6 +45,12 @@ export interface RunOptions {
   now?: Date;
 }
 
+/** The spec as the engine runs it: parsed and normalized; a step's `type` names a registered kind. */
+export interface EngineSpec {
+  sources: PipelineSpec["sources"];
+  steps: StepDefinition[];
+}
+
 export interface EngineContext {
   store: RecordStore;
   model: ModelProvider;
@@ -61,7 +58,7 @@ export interface EngineContext {
   pipelineId: string;
   branchId: string;
   runId: string;
-  spec: PipelineSpec;
+  spec: EngineSpec;
 }
 
 export interface RunResult {
@@ -70,43 +67,58 @@ export interface RunResult {
   error?: string;
 }
 
-export class RunCancelled extends Error {
-  constructor() {
-    super("The run was cancelled.");
-  }
+/** A failed work item, with what retrying can do about it. */
+export interface StepFailure extends RunFailureInput {
+  kind: FailureKind;
 }
 
-const AGGREGATE_ORDER_KEY = "time.created_at";
+/** Where a step is between batches: plain data (Inngest memoizes it). */
+export interface StepProgress {
+  step: string;
+  /** The last work item handled (the cursor); null before the first batch. */
+  after: string | null;
+  /** Work items handled so far, and missing when the step started. */
+  done: number;
+  pending: number;
+  /** True once the last batch ran and the branch points at the step's records. */
+  finished: boolean;
+  stats: StepStats;
+}
 
-function emptyStats(step: StepSpec): StepStats {
+export interface StepBatchResult {
+  progress: StepProgress;
+  /** This batch's failed work items; the caller records them (or retries the batch). */
+  failures: StepFailure[];
+  /** The run was cancelled: this batch's work is committed, nothing more starts. */
+  cancelled: boolean;
+}
+
+const DEFAULTS = { concurrency: 4, batchSize: 200, maxAttempts: 3, retryBaseMs: 250 };
+
+function executionOptions(options: RunOptions): ExecutionOptions {
   return {
-    step: step.name,
-    type: step.type,
-    input: 0,
-    output: 0,
-    skipped: 0,
-    errors: 0,
-    modelCalls: 0,
-    retries: 0,
-    tokensIn: 0,
-    tokensOut: 0,
-    costUsd: 0,
-    durationMs: 0,
-    status: "pending",
+    full: Boolean(options.full),
+    replay: Boolean(options.replay),
+    concurrency: options.concurrency ?? DEFAULTS.concurrency,
+    batchSize: options.batchSize ?? DEFAULTS.batchSize,
+    maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
+    retryBaseMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
+    signal: options.signal,
+    now: options.now,
   };
 }
 
 /** Steps to run, in topological order. `steps` pulls in their upstream; `from` pushes downstream. */
-export function selectSteps(spec: PipelineSpec, options: Pick<RunOptions, "steps" | "from">): StepSpec[] {
+export function selectSteps(spec: EngineSpec, options: Pick<RunOptions, "steps" | "from">): StepDefinition[] {
   const byName = new Map(spec.steps.map((s) => [s.name, s] as const));
   let wanted: Set<string>;
   if (options.from) {
-    if (!byName.has(options.from)) throw new Error(`Unknown step "${options.from}". Steps: ${[...byName.keys()].join(", ")}`);
+    if (!byName.has(options.from)) throw new EngineError(`Unknown step "${options.from}". Steps: ${[...byName.keys()].join(", ")}`, "permanent");
     wanted = new Set([options.from, ...downstreamOf(spec, options.from)]);
   } else if (options.steps?.length) {
     wanted = new Set();
     for (const name of options.steps) {
-      if (!byName.has(name)) throw new Error(`Unknown step "${name}". Steps: ${[...byName.keys()].join(", ")}`);
+      if (!byName.has(name)) throw new EngineError(`Unknown step "${name}". Steps: ${[...byName.keys()].join(", ")}`, "permanent");
       wanted.add(name);
       for (const up of upstreamOf(spec, name)) wanted.add(up);
     }
@@ -118,610 +130,156 @@ export function selectSteps(spec: PipelineSpec, options: Pick<RunOptions, "steps
     .map((name) => byName.get(name)!);
 }
 
-function fromList(step: StepSpec): string[] {
-  return Array.isArray(step.from) ? step.from : [step.from];
+// Step contexts are kept per engine context, so the batches of one in-process step share the
+// kind's plan; a batch that runs on its own (an Inngest step) plans again.
+const contexts = new WeakMap<EngineContext, Map<string, { kind: StepKind; step: StepContext }>>();
+const hashesOf = new WeakMap<EngineContext, Record<string, string>>();
+
+function stepContext(ctx: EngineContext, name: string, stats: StepStats, options: ExecutionOptions) {
+  let byStep = contexts.get(ctx);
+  if (!byStep) contexts.set(ctx, (byStep = new Map()));
+  let entry = byStep.get(name);
+  if (!entry) {
+    const step = ctx.spec.steps.find((s) => s.name === name);
+    if (!step) throw new Error(`Unknown step "${name}".`);
+    let hashes = hashesOf.get(ctx);
+    if (!hashes) hashesOf.set(ctx, (hashes = normalizedStepVersionHashes(ctx.spec)));
+    entry = { kind: stepKindOf(step.type), step: new StepContext(ctx, step, hashes[name]!, stats, options) };
+    byStep.set(name, entry);
+  }
+  entry.step.stats = stats;
+  entry.step.options = options;
+  return entry;
 }
 
-function get(obj: unknown, path: string): unknown {
-  let value = obj;
-  for (const part of path.split(".")) {
-    if (!value || typeof value !== "object") return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
+/** Full rebuild of a step: move its records off their keys so the next batches recompute them. */
+export async function retireStep(ctx: EngineContext, name: string) {
+  const { step } = stepContext(ctx, name, emptyStats({ type: "", name, from: [] }), executionOptions({}));
+  await ctx.store.retireStep(ctx.pipelineId, name, step.svh);
 }
 
-/** Derived records inherit where and when their inputs came from. */
-function inheritedMetadata(inputs: EngineRecord[]): Metadata {
-  const first = inputs[0]?.metadata ?? {};
-  const times = inputs.map((r) => get(r.metadata, "time.created_at")).filter((t): t is string => typeof t === "string");
-  const latest = times.sort().at(-1);
-  const meta: Metadata = {};
-  if (latest) meta.time = { created_at: latest };
-  if (inputs.length === 1) {
-    for (const k of ["chat", "source", "time"]) if (first[k] !== undefined) meta[k] = first[k];
-  }
-  return meta;
+/** Plan a step: what it has to do, before its first batch. */
+export async function startStep(ctx: EngineContext, name: string, options: RunOptions = {}): Promise<StepProgress> {
+  const started = Date.now();
+  const def = ctx.spec.steps.find((s) => s.name === name);
+  if (!def) throw new Error(`Unknown step "${name}".`);
+  const stats: StepStats = { ...emptyStats(def), status: "running" };
+  const { kind, step } = stepContext(ctx, name, stats, executionOptions(options));
+  const counts = await kind.plan(step);
+  stats.skipped = counts.total - counts.pending;
+  stats.durationMs = Date.now() - started;
+  options.onEvent?.({ type: "step-started", step: name, pending: counts.pending });
+  return { step: name, after: null, done: 0, pending: counts.pending, finished: false, stats };
 }
 
-async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>) {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await fn(item);
-    }
-  });
-  await Promise.all(workers);
+function failureOf(step: string, inputKey: string, err: unknown): StepFailure {
+  return {
+    step,
+    inputKey,
+    error: err instanceof Error ? err.message : String(err),
+    attempts: err instanceof ModelError ? (err.options.attempts ?? 1) : 1,
+    rawResponse: err instanceof ModelError ? (err.options.raw ?? null) : null,
+    kind: failureKind(err),
+  };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-class StepRunner {
-  readonly stats: StepStats;
-  readonly scope: StepScope;
-  private readonly renderedNow: string;
-
-  constructor(
-    private readonly ctx: EngineContext,
-    readonly step: StepSpec,
-    readonly svh: string,
-    private readonly options: Required<Pick<RunOptions, "concurrency" | "batchSize" | "maxAttempts" | "retryBaseMs">> &
-      RunOptions,
-  ) {
-    this.stats = emptyStats(step);
-    this.scope = {
-      workspaceId: ctx.workspaceId,
-      pipelineId: ctx.pipelineId,
-      branchId: ctx.branchId,
-      step: step.name,
-      stepVersionHash: svh,
-    };
-    this.renderedNow = (options.now ?? new Date()).toISOString().slice(0, 10);
-  }
-
-  private async checkCancelled() {
-    if (this.options.signal?.aborted || (await this.ctx.store.isCancelled(this.ctx.runId))) throw new RunCancelled();
-  }
-
-  private emitProgress(done: number, pending: number) {
-    this.options.onEvent?.({ type: "step-progress", step: this.step.name, done, pending, stats: { ...this.stats } });
-  }
-
-  private async fail(inputKey: string, err: unknown) {
-    this.stats.errors += 1;
-    const message = err instanceof Error ? err.message : String(err);
-    const raw = err instanceof ModelError ? err.options.raw : undefined;
-    const attempts = err instanceof ModelError ? (err.options.attempts ?? 1) : 1;
-    await this.ctx.store.recordFailure(this.ctx.runId, this.ctx.workspaceId, {
-      step: this.step.name,
-      inputKey,
-      error: message,
-      attempts,
-      rawResponse: raw ?? null,
-    });
-    this.options.onEvent?.({ type: "failure", step: this.step.name, inputKey, error: message });
-  }
-
-  /** One model call with the engine's retry of transient errors; replay answers from the store. */
-  async callModel(task: ModelTask, prompt: string, inputs: EngineRecord[], extra: Partial<ModelRequest> = {}) {
-    const step = this.step as StepSpec & { model?: string; temperature?: number; output?: Record<string, unknown> };
-    const request: ModelRequest = {
-      model: step.model ?? DEFAULT_MODEL,
-      prompt,
-      temperature: step.temperature ?? 0,
-      task: step.output && task === "summarize" ? "json" : task,
-      inputs: inputs.map((r) => ({ id: r.id, content: r.content, metadata: r.metadata })),
-      jsonSchema: step.output,
-      signal: this.options.signal,
-      ...extra,
-    };
-    const renderedPromptHash = sha256(
-      JSON.stringify([request.model, request.temperature, request.task, prompt, request.state ?? null]),
-    );
-    if (this.options.replay) {
-      const stored = await this.ctx.store.findResponse(this.ctx.workspaceId, renderedPromptHash);
-      if (stored?.rawResponse !== undefined) {
-        const audit: Audit = { ...stored, renderedPromptHash, replayed: true, costUsd: 0 };
-        return { text: stored.rawResponse, audit };
-      }
-    }
-    let attempt = 0;
-    let response: ModelResponse;
-    for (;;) {
-      attempt += 1;
-      this.stats.modelCalls += 1;
-      try {
-        response = await this.ctx.model.complete(request);
-        break;
-      } catch (err) {
-        const transient = err instanceof ModelError && err.options.transient;
-        if (!transient || attempt >= this.options.maxAttempts) {
-          if (err instanceof ModelError) throw new ModelError(err.message, { ...err.options, attempts: attempt });
-          throw err;
-        }
-        this.stats.retries += 1;
-        await sleep(this.options.retryBaseMs * 2 ** (attempt - 1) * (1 + Math.random() * 0.2));
-      }
-    }
-    this.stats.tokensIn += response.tokensIn;
-    this.stats.tokensOut += response.tokensOut;
-    this.stats.costUsd += response.costUsd;
-    this.stats.retries += (response.attempts ?? 1) - 1;
-    const text = response.text;
-    if (!text.trim()) throw new ModelError("The model returned an empty response.", { raw: response.raw, attempts: attempt });
-    if (request.task === "json" || request.task === "extract-list") {
-      try {
-        JSON.parse(text);
-      } catch {
-        throw new ModelError("The model's response is not valid JSON.", { raw: response.raw, attempts: attempt });
-      }
-    }
-    const audit: Audit = {
-      promptTemplateHash: sha256((this.step as { prompt?: string }).prompt ?? ""),
-      renderedPromptHash,
-      model: response.model,
-      temperature: request.temperature,
-      rawResponse: response.raw,
-      tokensIn: response.tokensIn,
-      tokensOut: response.tokensOut,
-      costUsd: response.costUsd,
-      latencyMs: response.latencyMs,
-    };
-    return { text, audit };
-  }
-
-  render(vars: Record<string, unknown>) {
-    const prompt = (this.step as { prompt?: string }).prompt ?? "";
-    return renderTemplate(prompt, { now: this.renderedNow, ...vars });
-  }
-
-  private recordVars(r: EngineRecord) {
-    return { id: r.id, content: r.content, scope: r.scope, metadata: r.metadata };
-  }
-
-  newRecord(fields: Omit<NewRecord, "id" | "step" | "stepVersionHash" | "contentFingerprint">): NewRecord {
-    return {
-      id: randomUUID(),
-      step: this.step.name,
-      stepVersionHash: this.svh,
-      contentFingerprint: contentFingerprint(fields.content),
-      runId: this.ctx.runId,
-      ...fields,
-      metadata: { ...fields.metadata, step: { ...(fields.metadata.step as object), version_hash: this.svh } },
-    };
-  }
-
-  // ---- transform and split (1:1, 1:N) ----
-
-  async runOneToOne() {
-    const store = this.ctx.store;
-    const [upstream] = fromList(this.step);
-    const pending = await store.countMissingOneToOne(this.scope, upstream!);
-    this.options.onEvent?.({ type: "step-started", step: this.step.name, pending });
-    let afterId: string | undefined;
-    let done = 0;
-    while (pending > 0) {
-      await this.checkCancelled();
-      const page = await store.missingOneToOne(this.scope, upstream!, { afterId, limit: this.options.batchSize });
-      if (page.length === 0) break;
-      afterId = page.at(-1)!.id;
-      const made: NewRecord[] = [];
-      await pool(page, this.options.concurrency, async (input) => {
-        this.stats.input += 1;
-        try {
-          made.push(...(await (this.step.type === "split" ? this.split(input) : this.transform(input))));
-        } catch (err) {
-          if (err instanceof RunCancelled) throw err;
-          await this.fail(input.id, err);
-        }
-      });
-      await store.commit(this.ctx.branchId, made);
-      this.stats.output += made.length;
-      done += page.length;
-      this.emitProgress(done, pending);
-    }
-    // Reconciling scans the step; skip it when a cheaper check says the pointers are already right.
-    if (this.step.type !== "transform" || !(await store.inSyncOneToOne(this.scope, upstream!))) {
-      await store.reconcileOneToOne(this.scope, upstream!);
-    }
-    this.stats.skipped = Math.max(0, (await store.countPointers(this.ctx.branchId, upstream!)) - this.stats.input);
-  }
-
-  private async transform(input: EngineRecord): Promise<NewRecord[]> {
-    const step = this.step as Extract<StepSpec, { type: "transform" }>;
-    const base = { workKey: oneToOneWorkKey(this.svh, input.id), scope: input.scope, sources: [input.id], groupKey: input.id };
-    const metadata = inheritedMetadata([input]);
-    if (step.operator) {
-      const out = applyTransformOperator(step.operator, input.content);
-      return [
-        this.newRecord({
-          ...base,
-          materializationKey: transformKey(this.svh, input.id),
-          content: out.content,
-          metadata: { ...metadata, ...(out.metadata ? { custom: out.metadata } : {}) },
-          audit: { operator: step.operator.kind },
+/**
+ * Execute the step's next batch: at most `batchSize` missing work items after the cursor, computed
+ * with bounded concurrency and committed together (records, edges, pointers in one transaction).
+ * A failed item is returned as a failure and the batch goes on. After the last batch the kind
+ * commits the branch's pointers. Errors of the step itself (its plan, the store) are thrown.
+ */
+export async function runStepBatch(ctx: EngineContext, progress: StepProgress, options: RunOptions = {}): Promise<StepBatchResult> {
+  const started = Date.now();
+  const stats: StepStats = { ...progress.stats, status: "running" };
+  const exec = executionOptions(options);
+  const { kind, step } = stepContext(ctx, progress.step, stats, exec);
+  const failures: StepFailure[] = [];
+  const finish = (next: Partial<StepProgress>, cancelled = false): StepBatchResult => {
+    stats.durationMs += Date.now() - started;
+    if (cancelled) stats.status = "cancelled";
+    return { progress: { ...progress, ...next, stats }, failures, cancelled };
+  };
+  try {
+    await step.checkCancelled();
+    // One more than a batch: whether another batch follows is known without an empty last batch.
+    const page = await kind.missing(step, { after: progress.after, limit: exec.batchSize + 1 });
+    const batch = page.slice(0, exec.batchSize);
+    await kind.prepare?.(step, batch);
+    const made: Parameters<RecordStore["commit"]>[1] = [];
+    const limit = pLimit(exec.concurrency);
+    await Promise.all(
+      batch.map((item) =>
+        limit(async () => {
+          stats.input += item.inputs ?? 1;
+          try {
+            made.push(...(await kind.execute(step, item)));
+          } catch (err) {
+            if (err instanceof RunCancelled) throw err;
+            stats.errors += 1;
+            const failure = failureOf(progress.step, item.id, err);
+            failures.push(failure);
+            options.onEvent?.({ type: "failure", step: progress.step, inputKey: item.id, error: failure.error });
+          }
         }),
-      ];
-    }
-    const prompt = this.render({ record: this.recordVars(input), records: [this.recordVars(input)], scope: input.scope });
-    const { text, audit } = await this.callModel("summarize", prompt, [input]);
-    return [this.newRecord({ ...base, materializationKey: transformKey(this.svh, input.id), content: text, metadata, audit })];
-  }
-
-  private async split(input: EngineRecord): Promise<NewRecord[]> {
-    const step = this.step as Extract<StepSpec, { type: "split" }>;
-    let parts: string[];
-    let audit: Audit;
-    if (step.operator) {
-      parts = applySplitOperator(step.operator, input.content);
-      audit = { operator: step.operator.kind };
-    } else {
-      const prompt = this.render({ record: this.recordVars(input), records: [this.recordVars(input)], scope: input.scope });
-      const result = await this.callModel("extract-list", prompt, [input]);
-      const parsed: unknown = JSON.parse(result.text);
-      if (!Array.isArray(parsed)) throw new ModelError("The model's response is not a JSON list.", { raw: result.audit.rawResponse });
-      parts = parsed.map((p) => (typeof p === "string" ? p : JSON.stringify(p)));
-      audit = result.audit;
-    }
-    const metadata = inheritedMetadata([input]);
-    return parts
-      .filter((p) => p.trim())
-      .map((content, index) =>
-        this.newRecord({
-          workKey: oneToOneWorkKey(this.svh, input.id),
-          materializationKey: splitKey(this.svh, input.id, index),
-          content,
-          scope: input.scope,
-          sources: [input.id],
-          groupKey: `${input.id}#${index}`,
-          metadata: { ...metadata, step: { index } },
-          audit,
-        }),
-      );
-  }
-
-  // ---- aggregate (N:1 per group) ----
-
-  async planAggregate() {
-    const step = this.step as Extract<StepSpec, { type: "aggregate" }>;
-    const groups = await this.ctx.store.planGroups(this.scope, step.from, step.groupBy, AGGREGATE_ORDER_KEY);
-    const keyed = groups.map((g) => ({
-      group: g,
-      key: aggregateKey(step.name, this.svh, g.scope, g.groupKey, g.combinedFingerprint),
-      pointer: scopedGroupKey(g.scope, g.groupKey),
-    }));
-    const existing = await this.ctx.store.existingKeys(this.ctx.pipelineId, keyed.map((k) => k.key));
-    return { keyed, existing, missing: keyed.filter((k) => !existing.has(k.key)) };
-  }
-
-  async runAggregate() {
-    const step = this.step as Extract<StepSpec, { type: "aggregate" }>;
-    const store = this.ctx.store;
-    const upstream = step.from;
-    const orderKey = AGGREGATE_ORDER_KEY;
-    const { keyed, existing, missing } = await this.planAggregate();
-    this.options.onEvent?.({ type: "step-started", step: step.name, pending: missing.length });
-    this.stats.skipped = keyed.length - missing.length;
-    const made = new Map<string, string>();
-    const failed = new Set<string>();
-    let done = 0;
-    for (let i = 0; i < missing.length; i += this.options.batchSize) {
-      await this.checkCancelled();
-      const batch = missing.slice(i, i + this.options.batchSize);
-      const records: NewRecord[] = [];
-      await pool(batch, this.options.concurrency, async ({ group, key, pointer }) => {
-        this.stats.input += 1;
-        try {
-          const members = await store.groupMembers(this.scope, upstream, step.groupBy, orderKey, group);
-          const content = step.operator
-            ? applyAggregateOperator(step.operator, members.map((m) => m.content))
-            : undefined;
-          const result = content
-            ? { text: content, audit: { operator: step.operator!.kind } as Audit }
-            : await this.callModel(
-                "summarize",
-                this.render({
-                  records: members.map((m) => this.recordVars(m)),
-                  group: { key: group.groupKey, scope: group.scope, size: group.size },
-                  scope: group.scope,
-                }),
-                members,
-              );
-          const metadata = inheritedMetadata(members);
-          if ("period" in step.groupBy) metadata.time = { ...(metadata.time as object), period: group.groupKey };
-          else metadata.group = { key: group.groupKey };
-          const record = this.newRecord({
-            workKey: key,
-            materializationKey: key,
-            content: result.text,
-            scope: group.scope,
-            sources: members.map((m) => m.id),
-            groupKey: pointer,
-            metadata,
-            audit: result.audit,
-          });
-          records.push(record);
-          made.set(key, record.id);
-        } catch (err) {
-          if (err instanceof RunCancelled) throw err;
-          failed.add(pointer);
-          await this.fail(pointer, err);
-        }
-      });
-      await store.commit(this.ctx.branchId, records);
-      this.stats.output += records.length;
-      done += batch.length;
-      this.emitProgress(done, missing.length);
-    }
-    // One record per group on the branch: a changed group replaces the old pointer (last write wins).
-    // A group whose new aggregate failed keeps its previous record rather than disappearing.
-    await store.syncPointers(
-      this.ctx.branchId,
-      step.name,
-      keyed
-        .filter((k) => !failed.has(k.pointer))
-        .map((k) => ({ groupKey: k.pointer, recordId: (existing.get(k.key) ?? made.get(k.key))! }))
-        .filter((p) => p.recordId),
-      [...failed],
+      ),
     );
-  }
-
-  // ---- fold (N ordered → 1 per scope) ----
-
-  async planFold() {
-    const step = this.step as Extract<StepSpec, { type: "fold" }>;
-    const store = this.ctx.store;
-    const plans = [];
-    for (const scope of await store.scopesOf(this.ctx.branchId, step.from)) {
-      const refs = await store.orderedRefs(this.ctx.branchId, step.from, scope, step.orderKey);
-      const key = foldKey(step.name, this.svh, scope, sequenceFingerprint(refs.map((r) => r.contentFingerprint)));
-      plans.push({ scope, refs, key });
+    await ctx.store.commit(ctx.branchId, made);
+    stats.output += made.length;
+    const done = progress.done + batch.length;
+    const after = batch.at(-1)?.id ?? progress.after;
+    options.onEvent?.({ type: "step-progress", step: progress.step, done, pending: progress.pending, stats: { ...stats } });
+    if (page.length > batch.length) {
+      await step.checkCancelled();
+      return finish({ after, done });
     }
-    const existing = await store.existingKeys(this.ctx.pipelineId, plans.map((p) => p.key));
-    return { plans, existing, missing: plans.filter((p) => !existing.has(p.key)) };
-  }
-
-  async runFold() {
-    const step = this.step as Extract<StepSpec, { type: "fold" }>;
-    const store = this.ctx.store;
-    const { plans, existing, missing } = await this.planFold();
-    this.options.onEvent?.({ type: "step-started", step: step.name, pending: missing.length });
-    this.stats.skipped = plans.length - missing.length;
-    const made = new Map<string, string>();
-    const failed: string[] = [];
-    let done = 0;
-    for (const plan of missing) {
-      await this.checkCancelled();
-      try {
-        const record = await this.foldScope(step, plan.scope, plan.refs, plan.key);
-        await store.commit(this.ctx.branchId, [record]);
-        made.set(plan.key, record.id);
-        this.stats.output += 1;
-      } catch (err) {
-        if (err instanceof RunCancelled) throw err;
-        failed.push(plan.scope);
-        await this.fail(plan.scope, err);
-      }
-      done += 1;
-      this.emitProgress(done, missing.length);
-    }
-    await store.syncPointers(
-      this.ctx.branchId,
-      step.name,
-      plans
-        .filter((p) => !failed.includes(p.scope))
-        .map((p) => ({ groupKey: p.scope, recordId: (existing.get(p.key) ?? made.get(p.key))! }))
-        .filter((p) => p.recordId),
-      failed,
-    );
-  }
-
-  private async foldScope(
-    step: Extract<StepSpec, { type: "fold" }>,
-    scope: string,
-    refs: Array<{ id: string; contentFingerprint: string }>,
-    key: string,
-  ): Promise<NewRecord> {
-    const store = this.ctx.store;
-    const every = step.checkpointEvery;
-    const prefixes = new Map<number, string>();
-    for (let pos = every; pos <= refs.length; pos += every) {
-      prefixes.set(pos, sequenceFingerprint(refs.slice(0, pos).map((r) => r.contentFingerprint)));
-    }
-    // Resume from the newest checkpoint whose prefix still matches the current sequence.
-    const found = this.options.full
-      ? []
-      : await store.getCheckpoints(this.ctx.pipelineId, this.svh, scope, [...prefixes.values()]);
-    const resume = found.filter((c) => prefixes.get(c.position) === c.prefixFingerprint).sort((a, b) => b.position - a.position)[0];
-    let state = resume?.state ?? step.initialState ?? "";
-    let audit: Audit = {};
-    const totals = { tokensIn: 0, tokensOut: 0, costUsd: 0 };
-    for (let pos = resume?.position ?? 0; pos < refs.length; pos += this.options.batchSize) {
-      await this.checkCancelled();
-      const chunk = await store.getRecords(refs.slice(pos, pos + this.options.batchSize).map((r) => r.id));
-      const byId = new Map(chunk.map((r) => [r.id, r]));
-      for (let i = 0; i < chunk.length; i++) {
-        const index = pos + i;
-        const record = byId.get(refs[index]!.id)!;
-        this.stats.input += 1;
-        const prompt = this.render({ state, record: this.recordVars(record), records: [this.recordVars(record)], scope });
-        const result = await this.callModel("fold", prompt, [record], { state, maxOutputTokens: step.maxStateTokens });
-        state = result.text;
-        audit = result.audit;
-        totals.tokensIn += result.audit.tokensIn ?? 0;
-        totals.tokensOut += result.audit.tokensOut ?? 0;
-        totals.costUsd += result.audit.costUsd ?? 0;
-        if (countTokens(state) > step.maxStateTokens) {
-          const compressed = await this.callModel("compress", this.render({ state, scope }), [], {
-            state,
-            maxOutputTokens: Math.floor(step.maxStateTokens / 2),
-          });
-          state = compressed.text;
-        }
-        const position = index + 1;
-        const prefix = prefixes.get(position);
-        if (prefix) await store.putCheckpoint(this.scope, scope, { position, prefixFingerprint: prefix, state });
-      }
-    }
-    const last = refs.length ? (await store.getRecords([refs.at(-1)!.id]))[0] : undefined;
-    const metadata: Metadata = { step: { sequence: refs.length } };
-    const lastTime = last ? get(last.metadata, "time") : undefined;
-    if (lastTime) metadata.time = lastTime;
-    return this.newRecord({
-      workKey: key,
-      materializationKey: key,
-      content: state || "(empty)",
-      scope,
-      sources: refs.map((r) => r.id),
-      groupKey: scope,
-      metadata,
-      audit: { ...audit, ...totals, resumedFrom: resume?.position ?? 0 } as Audit,
-    });
-  }
-
-  // ---- merge (N sources → N, mechanical) ----
-
-  async planMerge() {
-    const step = this.step as Extract<StepSpec, { type: "merge" }>;
-    const store = this.ctx.store;
-    if (typeof step.dedupe === "object" && "fuzzy" in step.dedupe) {
-      throw new Error(`merge "${step.name}": fuzzy dedupe is not supported yet; use content_hash or metadataMatch`);
-    }
-    const fields = typeof step.dedupe === "object" && "metadataMatch" in step.dedupe ? step.dedupe.metadataMatch : [];
-    const candidates = await store.mergeCandidates(this.ctx.branchId, step.from, fields);
-    const order = new Map(step.from.map((name, i) => [name, i]));
-    const dedupeKeyOf = (c: (typeof candidates)[number]) => {
-      if (step.conflict === "keep_all" || step.dedupe === "none") return `id:${c.id}`;
-      if (step.dedupe === "content_hash") return `fp:${c.contentFingerprint}`;
-      return c.fields.every((f) => f !== "") ? `meta:${JSON.stringify(c.fields)}` : `id:${c.id}`;
-    };
-    const groups = new Map<string, typeof candidates>();
-    for (const c of candidates) {
-      const k = dedupeKeyOf(c);
-      const list = groups.get(k);
-      if (list) list.push(c);
-      else groups.set(k, [c]);
-    }
-    const rank = (a: (typeof candidates)[number], b: (typeof candidates)[number]) => {
-      if (step.conflict === "prefer_latest") {
-        const t = (b.createdAt ?? "").localeCompare(a.createdAt ?? "");
-        if (t !== 0) return t;
-      }
-      const o = order.get(a.step)! - order.get(b.step)!;
-      if (o !== 0) return o;
-      const t = (a.createdAt ?? "").localeCompare(b.createdAt ?? "");
-      return t !== 0 ? t : a.id.localeCompare(b.id);
-    };
-    const planned = [...groups.entries()].map(([dedupeKey, members]) => {
-      const sorted = [...members].sort(rank);
-      return { dedupeKey, sorted, key: mergeKey(step.name, this.svh, dedupeKey, sorted[0]!.id) };
-    });
-    const existing = new Map<string, string>();
-    for (let i = 0; i < planned.length; i += 1000) {
-      const found = await store.existingKeys(this.ctx.pipelineId, planned.slice(i, i + 1000).map((p) => p.key));
-      for (const [k, v] of found) existing.set(k, v);
-    }
-    return { planned, existing, missing: planned.filter((p) => !existing.has(p.key)) };
-  }
-
-  async runMerge() {
-    const step = this.step as Extract<StepSpec, { type: "merge" }>;
-    const store = this.ctx.store;
-    const { planned, existing, missing } = await this.planMerge();
-    this.options.onEvent?.({ type: "step-started", step: step.name, pending: missing.length });
-    this.stats.skipped = planned.length - missing.length;
-    const made = new Map<string, string>();
-    for (let i = 0; i < missing.length; i += this.options.batchSize) {
-      await this.checkCancelled();
-      const batch = missing.slice(i, i + this.options.batchSize);
-      const chosen = new Map((await store.getRecords(batch.map((p) => p.sorted[0]!.id))).map((r) => [r.id, r]));
-      const records = batch.map((p) => {
-        const winner = chosen.get(p.sorted[0]!.id)!;
-        this.stats.input += p.sorted.length;
-        return this.newRecord({
-          workKey: p.key,
-          materializationKey: p.key,
-          content: winner.content,
-          scope: winner.scope,
-          sources: p.sorted.map((m) => m.id),
-          groupKey: p.dedupeKey,
-          metadata: { ...winner.metadata, merge: { duplicates: p.sorted.length, from: winner.step } },
-          audit: { operator: `merge:${typeof step.dedupe === "string" ? step.dedupe : "metadataMatch"}:${step.conflict}` },
-        });
-      });
-      await store.commit(this.ctx.branchId, records);
-      for (const r of records) made.set(r.materializationKey, r.id);
-      this.stats.output += records.length;
-      this.emitProgress(Math.min(i + batch.length, missing.length), missing.length);
-    }
-    await store.syncPointers(
-      this.ctx.branchId,
-      step.name,
-      planned.map((p) => ({ groupKey: p.dedupeKey, recordId: (existing.get(p.key) ?? made.get(p.key))! })),
-    );
+    await kind.commit(step);
+    stats.status = "completed";
+    return finish({ after, done, finished: true });
+  } catch (err) {
+    if (err instanceof RunCancelled) return finish({}, true);
+    throw err;
   }
 }
 
 /**
- * Execute the selected steps in topological order. Each step first asks the store what is missing
- * (set difference on materialization keys), computes only that, and commits per batch.
+ * Execute the selected steps in topological order, each in batches, recording failed work items in
+ * the store. (The run service drives the same batches with its run lifecycle: services/runs.ts.)
  */
 export async function executeRun(ctx: EngineContext, options: RunOptions = {}): Promise<RunResult> {
-  const hashes = stepVersionHashes(ctx.spec);
-  const opts = {
-    concurrency: 4,
-    batchSize: 200,
-    maxAttempts: 3,
-    retryBaseMs: 250,
-    ...options,
-  };
   const steps = selectSteps(ctx.spec, options);
-  const all = steps.map((s) => new StepRunner(ctx, s, hashes[s.name]!, opts));
-  for (const runner of all) {
-    const started = Date.now();
-    runner.stats.status = "running";
+  const stats = new Map(steps.map((s) => [s.name, emptyStats(s)]));
+  const all = () => steps.map((s) => stats.get(s.name)!);
+  for (const def of steps) {
     try {
-      if (opts.full) await ctx.store.retireStep(ctx.pipelineId, runner.step.name, runner.svh);
-      switch (runner.step.type) {
-        case "transform":
-        case "split":
-          await runner.runOneToOne();
-          break;
-        case "aggregate":
-          await runner.runAggregate();
-          break;
-        case "fold":
-          await runner.runFold();
-          break;
-        case "merge":
-          await runner.runMerge();
-          break;
-        default:
-          throw new Error(`step type ${runner.step.type} is not supported yet`);
+      if (options.full) await retireStep(ctx, def.name);
+      let progress = await startStep(ctx, def.name, options);
+      stats.set(def.name, progress.stats);
+      while (!progress.finished) {
+        const out = await runStepBatch(ctx, progress, options);
+        for (const failure of out.failures) await ctx.store.recordFailure(ctx.runId, ctx.workspaceId, failure);
+        progress = out.progress;
+        stats.set(def.name, progress.stats);
+        if (out.cancelled) {
+          options.onEvent?.({ type: "step-finished", step: def.name, stats: { ...progress.stats } });
+          return { status: "cancelled", steps: all(), error: `${def.name}: The run was cancelled.` };
+        }
       }
-      runner.stats.status = "completed";
     } catch (err) {
-      runner.stats.durationMs = Date.now() - started;
-      const cancelled = err instanceof RunCancelled;
-      runner.stats.status = cancelled ? "cancelled" : "failed";
-      options.onEvent?.({ type: "step-finished", step: runner.step.name, stats: { ...runner.stats } });
-      return {
-        status: cancelled ? "cancelled" : "failed",
-        steps: all.map((r) => r.stats),
-        error: `${runner.step.name}: ${err instanceof Error ? err.message : String(err)}`,
-      };
+      const failed = { ...stats.get(def.name)!, status: "failed" as const };
+      stats.set(def.name, failed);
+      options.onEvent?.({ type: "step-finished", step: def.name, stats: { ...failed } });
+      return { status: "failed", steps: all(), error: `${def.name}: ${err instanceof Error ? err.message : String(err)}` };
     }
-    runner.stats.durationMs = Date.now() - started;
-    options.onEvent?.({ type: "step-finished", step: runner.step.name, stats: { ...runner.stats } });
+    options.onEvent?.({ type: "step-finished", step: def.name, stats: { ...stats.get(def.name)! } });
   }
-  const errors = all.reduce((n, r) => n + r.stats.errors, 0);
-  return { status: errors > 0 ? "completed_with_errors" : "completed", steps: all.map((r) => r.stats) };
+  const errors = all().reduce((n, s) => n + s.errors, 0);
+  return { status: errors > 0 ? "completed_with_errors" : "completed", steps: all() };
 }
 
 export interface StepPlan {
   step: string;
-  type: StepSpec["type"];
+  type: string;
   /** Work items to compute (records for 1:1, groups for aggregate, scopes for fold). */
   pending: number;
   /** Work items the step has on this branch once up to date. */
@@ -738,52 +296,23 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
  * inputs are current, and estimates for steps downstream of pending work.
  */
 export async function planRun(ctx: EngineContext, options: Pick<RunOptions, "steps" | "from" | "full"> = {}): Promise<StepPlan[]> {
-  const hashes = stepVersionHashes(ctx.spec);
-  const opts = { concurrency: 1, batchSize: 200, maxAttempts: 1, retryBaseMs: 0, ...options };
+  const exec = executionOptions({ full: options.full, concurrency: 1, maxAttempts: 1, retryBaseMs: 0 });
   const pendingOf = new Map<string, number>();
   const plans: StepPlan[] = [];
-  for (const step of selectSteps(ctx.spec, options)) {
-    const runner = new StepRunner(ctx, step, hashes[step.name]!, opts);
-    const upstream = fromList(step);
-    let pending = 0;
-    let total = 0;
-    switch (step.type) {
-      case "transform":
-      case "split":
-        total = await ctx.store.countPointers(ctx.branchId, upstream[0]!);
-        pending = options.full ? total : await ctx.store.countMissingOneToOne(runner.scope, upstream[0]!);
-        break;
-      case "aggregate": {
-        const p = await runner.planAggregate();
-        total = p.keyed.length;
-        pending = options.full ? total : p.missing.length;
-        break;
-      }
-      case "fold": {
-        const p = await runner.planFold();
-        total = p.plans.length;
-        pending = options.full ? total : p.missing.length;
-        break;
-      }
-      case "merge": {
-        const p = await runner.planMerge();
-        total = p.planned.length;
-        pending = options.full ? total : p.missing.length;
-        break;
-      }
-      default:
-        throw new Error(`step type ${step.type} is not supported yet`);
-    }
-    const upstreamPending = sum(upstream.map((u) => pendingOf.get(u) ?? 0));
+  for (const def of selectSteps(ctx.spec, options)) {
+    const { kind, step } = stepContext(ctx, def.name, emptyStats(def), exec);
+    const counts = await kind.plan(step);
+    let { pending, total } = counts;
+    const upstreamPending = sum(inputsOf(def).map((u) => pendingOf.get(u) ?? 0));
     const estimated = upstreamPending > 0;
     if (estimated) {
       // New upstream records change at most this many downstream work items.
-      const bound = step.type === "transform" || step.type === "split" || step.type === "merge" ? upstreamPending : Math.max(total, 1);
-      pending = Math.max(pending, step.type === "transform" || step.type === "split" ? pending + upstreamPending : bound);
+      const bound = kind.estimate ? kind.estimate({ ...counts, upstreamPending }) : Math.max(total, 1);
+      pending = Math.max(pending, bound);
       total = Math.max(total, pending);
     }
-    pendingOf.set(step.name, pending);
-    plans.push({ step: step.name, type: step.type, pending, total, estimated, stepVersionHash: hashes[step.name]! });
+    pendingOf.set(def.name, pending);
+    plans.push({ step: def.name, type: def.type, pending, total, estimated, stepVersionHash: step.svh });
   }
   return plans;
 }

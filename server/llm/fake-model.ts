@@ -60,7 +60,7 @@ export class ScriptedModel implements ModelProvider {
     if (this.latencyMs > 0) await sleep(this.latencyMs, request.signal);
     if (this.transientFailures > 0) {
       this.transientFailures--;
-      throw new ModelError("scripted transient failure", { transient: true });
+      throw new ModelError("scripted transient failure", { kind: "transient" });
     }
     for (const rule of this.rules) if (rule.predicate(request)) throw rule.error();
     const response = await this.inner.complete(request);

@@ -208,7 +208,7 @@ describe("ScriptedModel", () => {
     for (let i = 0; i < 2; i++) {
       const error = await scripted.complete(request({})).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ModelError);
-      expect((error as ModelError).options.transient).toBe(true);
+      expect((error as ModelError).kind).toBe("transient");
     }
     await expect(scripted.complete(request({}))).resolves.toMatchObject({ model: OFFLINE_MODEL_ID });
     expect(scripted.calls).toHaveLength(3);
@@ -217,7 +217,7 @@ describe("ScriptedModel", () => {
   it("fails when a predicate matches", async () => {
     const scripted = new ScriptedModel().failWhen(
       (r) => r.inputs.some((i) => i.id === "bad"),
-      () => new ModelError("malformed", { raw: "{oops", permanent: true }),
+      () => new ModelError("malformed", { raw: "{oops" }),
     );
     await expect(scripted.complete(request({ inputs: [{ id: "bad", content: "x" }] }))).rejects.toThrow("malformed");
     await expect(scripted.complete(request({ inputs: [{ id: "good", content: "x" }] }))).resolves.toMatchObject({ text: "x" });

@@ -395,9 +395,7 @@ export class OfflineModel implements ModelProvider {
       case "json":
         return json(request);
       default:
-        throw new ModelError(`offline model: unsupported task ${JSON.stringify((request as { task?: unknown }).task)}`, {
-          permanent: true,
-        });
+        throw new ModelError(`offline model: unsupported task ${JSON.stringify((request as { task?: unknown }).task)}`, { kind: "permanent" });
     }
   }
 }

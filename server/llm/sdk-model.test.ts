@@ -58,7 +58,7 @@ describe("AiSdkModel against the mock server", () => {
     const err = await model().complete(request()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelError);
     expect((err as ModelError).options.attempts).toBe(4);
-    expect((err as ModelError).options.transient).toBeFalsy();
+    expect((err as ModelError).kind).toBe("transient");
     expect((err as ModelError).options.raw).toContain("Internal server error");
   });
 

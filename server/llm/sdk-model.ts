@@ -5,14 +5,15 @@
  *
  * Resilience lives here (the SDK's own retries are off so every attempt is counted):
  * 429/408/409/5xx/timeouts/network errors are retried with exponential backoff + jitter,
- * honouring Retry-After; auth errors and other 4xx are permanent; malformed JSON, refusals and
- * empty answers become a ModelError carrying the raw response. Keys never appear in messages.
+ * honouring Retry-After; auth errors (401/403) and unknown models (404) are `permanent` (the run
+ * stops); other 4xx, malformed JSON, refusals and empty answers fail one work item (`item`), with
+ * the raw response. Every ModelError carries that kind. Keys never appear in messages.
  */
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type LanguageModel } from "ai";
-import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from "../engine/model";
+import { ModelError, type FailureKind, type ModelProvider, type ModelRequest, type ModelResponse } from "../engine/model";
 import { redact } from "../auth/encryption";
 import { limiterFor, ProviderLimiter } from "./limiter";
 import { costOf, type PriceTable } from "./pricing";
@@ -79,7 +80,7 @@ export function retryAfterMs(headers: Record<string, string> | undefined): numbe
 }
 
 interface Classified {
-  transient: boolean;
+  kind: FailureKind;
   message: string;
   raw?: string;
   retryAfterMs?: number | null;
@@ -94,7 +95,7 @@ export function createLanguageModel(config: ProviderConfig, modelName: string): 
     case "anthropic":
       return createAnthropic({ apiKey, baseURL, fetch: config.fetch })(modelName);
     case "openai-compatible":
-      if (!baseURL) throw new ModelError(`Provider "${config.name}" has no base URL.`, { permanent: true });
+      if (!baseURL) throw new ModelError(`Provider "${config.name}" has no base URL.`, { kind: "permanent" });
       return createOpenAICompatible({ name: config.name, baseURL, apiKey, includeUsage: true, supportsStructuredOutputs: true, fetch: config.fetch }).chatModel(modelName);
   }
 }
@@ -122,28 +123,30 @@ export class AiSdkModel implements ModelProvider {
   }
 
   private classify(err: unknown, timedOut: boolean): Classified {
-    if (timedOut) return { transient: true, message: `timed out after ${this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` };
+    if (timedOut) return { kind: "transient", message: `timed out after ${this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` };
     if (NoObjectGeneratedError.isInstance(err)) {
-      return { transient: false, message: "The model's response is not valid JSON for the step's output schema.", raw: err.text ?? "" };
+      return { kind: "item", message: "The model's response is not valid JSON for the step's output schema.", raw: err.text ?? "" };
     }
     if (APICallError.isInstance(err)) {
       const status = err.statusCode;
       const raw = err.responseBody;
+      // Every later call would fail the same way: the run stops instead of failing item by item.
       if (status === 401 || status === 403) {
-        return { transient: false, message: `authentication failed (HTTP ${status}): check the provider's API key`, raw };
+        return { kind: "permanent", message: `authentication failed (HTTP ${status}): check the provider's API key`, raw };
       }
       if (status === 429 || status === 408 || status === 409 || (status !== undefined && status >= 500)) {
-        return { transient: true, message: `HTTP ${status}`, raw, retryAfterMs: retryAfterMs(err.responseHeaders) };
+        return { kind: "transient", message: `HTTP ${status}`, raw, retryAfterMs: retryAfterMs(err.responseHeaders) };
       }
-      if (status === undefined) return { transient: true, message: `network error: ${err.message}` };
-      return { transient: false, message: `HTTP ${status}: ${err.message}`, raw };
+      if (status === 404) return { kind: "permanent", message: `HTTP 404 (unknown model or endpoint): ${err.message}`, raw };
+      if (status === undefined) return { kind: "transient", message: `network error: ${err.message}` };
+      return { kind: "item", message: `HTTP ${status}: ${err.message}`, raw };
     }
     const e = err as { name?: string; message?: string; cause?: { code?: string } };
     const code = e.cause?.code ?? "";
     if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|UND_ERR/.test(code) || /fetch failed|socket hang up/i.test(e.message ?? "")) {
-      return { transient: true, message: `network error: ${e.message ?? code}` };
+      return { kind: "transient", message: `network error: ${e.message ?? code}` };
     }
-    return { transient: false, message: e.message ?? String(err) };
+    return { kind: "item", message: e.message ?? String(err) };
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
@@ -206,10 +209,11 @@ export class AiSdkModel implements ModelProvider {
       }
       const message = this.safe(`${request.model}: ${failure.message}`);
       const raw = failure.raw === undefined ? undefined : this.safe(failure.raw);
-      if (!failure.transient) throw new ModelError(message, { raw, attempts, permanent: !failure.raw });
+      if (failure.kind !== "transient") throw new ModelError(message, { raw, attempts, kind: failure.kind });
       if (attempts > this.maxRetries) {
-        // Retries are spent here; the engine records a failed work item instead of retrying again.
-        throw new ModelError(`${message} (gave up after ${attempts} attempts)`, { raw, attempts });
+        // Still transient, but this provider's retries are spent (`attempts` says so): the engine
+        // does not retry it again in process; Inngest, which runs with maxRetries 0, retries the batch.
+        throw new ModelError(`${message} (gave up after ${attempts} attempts)`, { raw, attempts, kind: "transient" });
       }
       const backoff = this.retryBaseMs * 2 ** (attempts - 1) * (1 + Math.random() * 0.25);
       const wait = failure.retryAfterMs != null ? Math.min(failure.retryAfterMs, this.maxRetryAfterMs) : backoff;

@@ -90,7 +90,7 @@ export class RoutingModel implements ModelProvider {
     if (!config) {
       throw new ModelError(
         `No model provider named "${provider}" (model "${model}"). Add it in Settings → Models, or set ${provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY"} for the CLI.`,
-        { permanent: true },
+        { kind: "permanent" },
       );
     }
     const created = new AiSdkModel(config, {

@@ -80,13 +80,16 @@ export function templateHash(template: string): string {
 /** Fields of a step that are not "config": identity, documentation, or hashed separately. */
 const NOT_CONFIG = new Set(["type", "name", "description", "from", "prompt", "model", "temperature", "output"]);
 
+/** A step as hashing sees it: a spec step, or a step kind the engine registered at run time (tests). */
+export type HashableStep = StepSpec | { type: string; name: string; from: string | string[] };
+
 /** The step's config: every field except name, description, from, and the LLM fields hashed on their own. */
-export function stepConfig(step: StepSpec): Record<string, unknown> {
+export function stepConfig(step: HashableStep): Record<string, unknown> {
   return Object.fromEntries(Object.entries(step).filter(([k, v]) => !NOT_CONFIG.has(k) && v !== undefined));
 }
 
 /** The material a step's version hash is computed from (exposed for debugging and diff). */
-export function stepHashMaterial(step: StepSpec, upstream: string[]) {
+export function stepHashMaterial(step: HashableStep, upstream: string[]) {
   const llm = step as { prompt?: string; model?: string; temperature?: number; output?: Record<string, unknown> };
   return {
     recipe: HASH_RECIPE_VERSION,
@@ -110,10 +113,20 @@ export function sourceVersionHash(source: { format: string; scope?: string }): s
  * invalid, a step reads an unknown input, or steps form a cycle.
  */
 export function stepVersionHashes(input: PipelineSpecInput | PipelineSpec): Record<string, string> {
-  const spec = normalizeSpec(input);
+  return normalizedStepVersionHashes(normalizeSpec(input));
+}
+
+/**
+ * The same for a spec that is already parsed and normalized (what the engine runs), without
+ * parsing it again: the engine also runs step kinds registered outside the spec schema (tests).
+ */
+export function normalizedStepVersionHashes(spec: {
+  sources: ReadonlyArray<{ name: string; format: string; scope?: string }>;
+  steps: ReadonlyArray<HashableStep>;
+}): Record<string, string> {
   const hashes: Record<string, string> = {};
   for (const source of spec.sources) hashes[source.name] ??= sourceVersionHash(source);
-  const byName = new Map<string, { step: StepSpec; index: number }>();
+  const byName = new Map<string, { step: HashableStep; index: number }>();
   spec.steps.forEach((step, index) => {
     if (!byName.has(step.name)) byName.set(step.name, { step, index });
   });

@@ -19,7 +19,12 @@ import type { PipelineSpec, PipelineSpecInput, Problem } from "./spec";
 import { checkTemplate, TEMPLATE_VARIABLES } from "./templates";
 
 type Loose = Record<string, unknown>;
-type AnySpec = PipelineSpec | PipelineSpecInput;
+/** Just the graph: also what the engine runs, where a step kind may come from outside the spec schema (tests). */
+export interface GraphSpec {
+  sources?: ReadonlyArray<{ name: string }>;
+  steps?: ReadonlyArray<{ name: string; from: string | readonly string[] }>;
+}
+type AnySpec = PipelineSpec | PipelineSpecInput | GraphSpec;
 type Kind = "source" | "step" | "output";
 
 const isObject = (v: unknown): v is Loose => typeof v === "object" && v !== null && !Array.isArray(v);

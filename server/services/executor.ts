@@ -4,14 +4,15 @@
  * - `SYNTHEX_EXECUTOR=local` (default): the in-process runner, fire-and-forget in this server
  *   process (bounded concurrency, engine retries with backoff).
  * - `SYNTHEX_EXECUTOR=inngest`: send `synthex/run.requested`; the Inngest run function
- *   (inngest/functions/run.ts) executes the same engine in durable, memoized batches.
+ *   (inngest/functions/run.ts) drives the same run lifecycle in durable, memoized batches.
  *
- * Either way progress, stats, failures and the final status land on the same Run row.
+ * Either way the run lifecycle of services/runs.ts runs (which hands this module the local
+ * runner, so the two do not import each other), and progress, stats, failures, the final status
+ * and afterRun (search index, webhooks) are the same.
  */
 import type { PipelineSpec } from "../pipeline/spec";
-import { DEFAULT_MODEL } from "../pipeline/spec";
+import { DEFAULT_MODEL, LLM_STEP_TYPES } from "../pipeline/spec";
 import type { Db } from "./db-types";
-import { executeRunRow } from "./runs";
 
 export type ExecutorKind = "local" | "inngest";
 
@@ -25,7 +26,7 @@ export function executorKind(env: Env = process.env): ExecutorKind {
   throw new Error(`SYNTHEX_EXECUTOR must be "local" or "inngest" (got "${env.SYNTHEX_EXECUTOR}").`);
 }
 
-const MODEL_STEP_TYPES = new Set(["transform", "split", "aggregate", "fold", "consolidate"]);
+const MODEL_STEP_TYPES = new Set<string>(LLM_STEP_TYPES);
 
 /**
  * The model providers a pipeline's LLM steps call, as one concurrency/throttle key: "offline",
@@ -54,45 +55,76 @@ async function markFailed(db: Db, runId: string, message: string) {
     .catch(() => {});
 }
 
-/** Hands a queued Run row to the configured executor. Returns without waiting for the run. */
-export async function dispatchRun(db: Db, run: RunRow, env: Env = process.env): Promise<{ executor: ExecutorKind }> {
-  const kind = executorKind(env);
-  if (kind === "local") {
-    void executeRunRow(db, run.id).catch((err: unknown) => markFailed(db, run.id, err instanceof Error ? err.message : String(err)));
-    return { executor: kind };
-  }
-  const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });
-  // Loaded lazily: the local path never pulls in the Inngest SDK.
-  const { inngest, runRequested } = await import("../../inngest/client");
-  try {
-    await inngest.send(runRequested.create({ runId: run.id, workspaceId: run.workspaceId, provider: providerKeyOf(version.spec as unknown as PipelineSpec) }));
-  } catch (err) {
-    const reason = `Could not hand the run to Inngest: ${err instanceof Error ? err.message : String(err)}`;
-    await markFailed(db, run.id, reason);
-    throw new Error(reason);
-  }
-  return { executor: kind };
+export interface SourceAppended {
+  workspaceId: string;
+  pipelineId: string;
+  branch: string;
+}
+
+/** Where runs execute. Both run the same lifecycle (services/runs.ts); only who drives it differs. */
+export interface RunExecutor {
+  readonly kind: ExecutorKind;
+  /** Hands a queued Run row over. Returns without waiting for the run. */
+  dispatch(db: Db, run: RunRow): Promise<void>;
+  /** Stop a run between batches. */
+  cancel(runId: string): Promise<{ sent: boolean }>;
+  /** New source records on a branch. */
+  sourceAppended(input: SourceAppended): Promise<{ sent: boolean }>;
 }
 
 /**
- * Inngest executor: stop the run function between batches (its `cancelOn`). The in-process
- * runner needs nothing more than the Run row's `cancelRequested` flag, which it polls.
+ * This process, fire-and-forget. `execute` is the run lifecycle (services/runs.ts hands in
+ * `executeRunRow`, so this module does not import it). Cancelling needs nothing more than the Run
+ * row's `cancelRequested` flag, which the lifecycle checks between batches. New source records
+ * schedule nothing: the next run (UI, CLI, API) picks them up incrementally.
  */
-export async function requestRunCancellation(runId: string, env: Env = process.env) {
-  if (executorKind(env) !== "inngest") return { sent: false };
-  const { inngest, runCancelled } = await import("../../inngest/client");
-  await inngest.send(runCancelled.create({ runId }));
-  return { sent: true };
+export function localExecutor(execute: (db: Db, runId: string) => Promise<unknown>): RunExecutor {
+  return {
+    kind: "local",
+    async dispatch(db, run) {
+      void execute(db, run.id).catch((err: unknown) => markFailed(db, run.id, err instanceof Error ? err.message : String(err)));
+    },
+    cancel: async () => ({ sent: false }),
+    sourceAppended: async () => ({ sent: false }),
+  };
 }
 
 /**
- * New source records on a branch. Inngest executor: a debounced incremental run follows
- * (inngest/functions/incremental.ts). Local executor: nothing is scheduled; the next run
- * (UI, CLI, API) picks the records up incrementally.
+ * Inngest: events. `synthex/run.requested` starts the run function (inngest/functions/run.ts),
+ * `synthex/run.cancelled` stops it between steps (its `cancelOn`), `synthex/source.appended`
+ * starts a debounced incremental run (inngest/functions/incremental.ts). The SDK is loaded lazily:
+ * the local path never pulls it in.
  */
-export async function notifySourceAppended(input: { workspaceId: string; pipelineId: string; branch: string }, env: Env = process.env) {
+export const inngestExecutor: RunExecutor = {
+  kind: "inngest",
+  async dispatch(db, run) {
+    const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });
+    const { inngest, runRequested } = await import("../../inngest/client");
+    try {
+      await inngest.send(runRequested.create({ runId: run.id, workspaceId: run.workspaceId, provider: providerKeyOf(version.spec as unknown as PipelineSpec) }));
+    } catch (err) {
+      const reason = `Could not hand the run to Inngest: ${err instanceof Error ? err.message : String(err)}`;
+      await markFailed(db, run.id, reason);
+      throw new Error(reason);
+    }
+  },
+  async cancel(runId) {
+    const { inngest, runCancelled } = await import("../../inngest/client");
+    await inngest.send(runCancelled.create({ runId }));
+    return { sent: true };
+  },
+  async sourceAppended(input) {
+    const { inngest, sourceAppended } = await import("../../inngest/client");
+    await inngest.send(sourceAppended.create(input));
+    return { sent: true };
+  },
+};
+
+/**
+ * New source records on a branch (an upload, a CLI import, an API push). Inngest executor: a
+ * debounced incremental run follows. Local executor: nothing is scheduled.
+ */
+export async function notifySourceAppended(input: SourceAppended, env: Env = process.env) {
   if (executorKind(env) !== "inngest") return { sent: false };
-  const { inngest, sourceAppended } = await import("../../inngest/client");
-  await inngest.send(sourceAppended.create(input));
-  return { sent: true };
+  return inngestExecutor.sourceAppended(input);
 }

@@ -10,6 +10,7 @@ import type { Prisma } from "../generated/prisma/client";
 import { detectFormat, ImportError, isImportFormat, readImport, type ImportFormat, type ImportWarning } from "../importers";
 import type { Db } from "./db-types";
 import { badRequest, notFound } from "./errors";
+import { notifySourceAppended, type SourceAppended } from "./executor";
 import { appendSourceRecords, getBranch, type SourceItem } from "./pipelines";
 
 export interface ImportFileInput {
@@ -141,7 +142,21 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
     where: { id: row.id },
     data: { status: "completed", stats: stats(), warnings: stored(), finishedAt: new Date() },
   });
+  if (added > 0) await announceAppended({ workspaceId: input.workspaceId, pipelineId: pipeline.id, branch: "main" });
   return { importId: row.id, format, status: "completed", ...stats(), warnings, warningCount, durationMs: Date.now() - started };
+}
+
+/**
+ * New source records: the executor may follow with an incremental run (Inngest: a debounced one
+ * on main, the branch agents read; other branches are experiments and run when asked). The records
+ * are stored either way, so a failed notification only delays that run: it is logged, not thrown.
+ */
+async function announceAppended(input: SourceAppended) {
+  try {
+    await notifySourceAppended(input);
+  } catch (err) {
+    console.warn(`[synthex import] could not announce new source records: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /** Recent imports of a pipeline, newest first. */

@@ -1,24 +1,54 @@
+/**
+ * Runs, and the one run lifecycle every executor drives: start → batches → finish → afterRun.
+ *
+ * - `beginRun`: load the queued Run row, validate its spec, plan the steps, mark it running;
+ * - `runBatch`: one batch of one step with the engine (`runStepBatch`), its failed work items and
+ *   the running stats on the Run row, and the failure policy (a permanent error fails the run; a
+ *   transient one is retried in process, or fails the batch so Inngest retries it);
+ * - `finishRun`: the final status and stats, then `afterRun` (embeddings for search, projection
+ *   changes, webhooks).
+ *
+ * The in-process executor (`executeRunRow`) calls them in a loop; the Inngest run function
+ * (inngest/functions/run.ts) calls each inside its own memoized `step.run`. Either way the UI
+ * reads the same Run row, and every run is indexed and notifies webhooks the same way.
+ */
 import type { Prisma } from "../generated/prisma/client";
 import type { ModelProvider } from "../engine/model";
-import { executeRun, planRun, type RunOptions, type StepStats } from "../engine/runner";
+import { EngineError } from "../engine/model";
+import {
+  planRun,
+  retireStep,
+  runStepBatch,
+  selectSteps,
+  startStep,
+  type EngineContext,
+  type RunOptions,
+  type StepProgress,
+  type StepStats,
+} from "../engine/runner";
+import { isRunnableStepType } from "../engine/steps";
 import { OfflineModel } from "../llm/offline-model";
 import { workspaceModel } from "../llm/workspace-model";
+import { parseSpec, type PipelineSpec } from "../pipeline/spec";
+import { afterRun, type AfterRunOptions } from "../search/indexing";
 import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "./db-types";
-import { badRequest, notFound } from "./errors";
-import { afterRun } from "../search/indexing";
-import { dispatchRun, requestRunCancellation } from "./executor";
+import { badRequest, conflict, notFound } from "./errors";
+import { executorKind, inngestExecutor, localExecutor, type Env, type RunExecutor } from "./executor";
 import { getBranch } from "./pipelines";
 
 export type RunRequest = Pick<RunOptions, "steps" | "from" | "full" | "replay" | "concurrency" | "batchSize">;
+
+const ACTIVE = ["queued", "running"];
+const TERMINAL = ["completed", "completed_with_errors", "failed", "cancelled"];
 
 export async function createRun(
   db: Db,
   input: { workspaceId: string; pipelineId: string; branch?: string; options?: RunRequest; triggeredBy?: string | null },
 ) {
   const { branch, version } = await getBranch(db, input.pipelineId, input.branch ?? "main");
-  const running = await db.run.findFirst({ where: { branchId: branch.id, status: { in: ["queued", "running"] } } });
-  if (running) throw badRequest(`A run is already in progress on branch "${branch.name}" (${running.id}). Wait for it or cancel it.`);
+  const running = await db.run.findFirst({ where: { branchId: branch.id, status: { in: ACTIVE } } });
+  if (running) throw conflict(`A run is already in progress on branch "${branch.name}" (${running.id}). Wait for it or cancel it.`);
   return db.run.create({
     data: {
       workspaceId: input.workspaceId,
@@ -32,7 +62,221 @@ export async function createRun(
   });
 }
 
-/** Executes a queued run in this process. Progress lands on the Run row so every UI reads the same thing. */
+// ---------------------------------------------------------------------------------------------
+// The lifecycle
+
+/**
+ * A failure that ends a run (`permanent`: retrying cannot help, the Run row is already marked
+ * failed) or a batch (`transient`: retry the batch). Executors map the kind, never the message.
+ */
+export class RunError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "transient" | "permanent",
+  ) {
+    super(message);
+    this.name = "RunError";
+  }
+}
+
+/** Marks a run failed with a visible reason (unless it already finished). */
+export async function markRunFailed(db: Db, runId: string, reason: string) {
+  await db.run.updateMany({ where: { id: runId, status: { in: ACTIVE } }, data: { status: "failed", error: reason, finishedAt: new Date() } });
+}
+
+export async function markRunCancelled(db: Db, runId: string) {
+  await db.run.updateMany({
+    where: { id: runId, status: { in: ACTIVE } },
+    data: { status: "cancelled", cancelRequested: true, finishedAt: new Date(), error: "The run was cancelled." },
+  });
+}
+
+async function failPermanently(db: Db, runId: string, reason: string): Promise<never> {
+  await markRunFailed(db, runId, reason);
+  throw new RunError(reason, "permanent");
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+async function loadRun(db: Db, runId: string) {
+  const run = await db.run.findUnique({ where: { id: runId } });
+  if (!run) throw new RunError(`Run ${runId} not found.`, "permanent");
+  return run;
+}
+
+type RunRow = Awaited<ReturnType<typeof loadRun>>;
+
+async function loadSpec(db: Db, run: RunRow): Promise<PipelineSpec> {
+  const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });
+  const parsed = parseSpec(version.spec);
+  if (parsed.ok) return parsed.spec;
+  const lines = parsed.problems.map((p) => `${p.path.join(".") || "spec"}: ${p.message}`);
+  return failPermanently(db, run.id, `The pipeline spec is invalid:\n${lines.join("\n")}`);
+}
+
+function engineContext(db: Db, run: RunRow, spec: PipelineSpec, model: ModelProvider): EngineContext {
+  const { workspaceId, pipelineId, branchId } = run;
+  return { store: new PostgresRecordStore(db), model, workspaceId, pipelineId, branchId, runId: run.id, spec };
+}
+
+/** Engine options a run's batches share: the run's own request, over the executor's settings. */
+export type BatchOptions = Pick<RunOptions, "replay" | "concurrency" | "batchSize" | "maxAttempts" | "retryBaseMs">;
+
+export interface PlannedStep {
+  name: string;
+  type: string;
+  pending: number;
+}
+
+export type BeginResult =
+  | { state: "ready"; steps: PlannedStep[]; full: boolean; options: BatchOptions }
+  | { state: "finished"; status: string }
+  | { state: "cancelled" };
+
+/** Without its undefined fields (so a spread does not erase a value, and Inngest stores plain JSON). */
+function defined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** Start: validate the spec, select and plan the steps, mark the run running. Permanent problems fail it. */
+export async function beginRun(db: Db, runId: string, defaults: BatchOptions = {}): Promise<BeginResult> {
+  const run = await loadRun(db, runId);
+  if (TERMINAL.includes(run.status)) return { state: "finished", status: run.status };
+  if (run.cancelRequested) {
+    await markRunCancelled(db, runId);
+    return { state: "cancelled" };
+  }
+  const spec = await loadSpec(db, run);
+  const request = (run.options ?? {}) as RunRequest;
+  let steps: PlannedStep[];
+  try {
+    const selected = selectSteps(spec, request);
+    const unsupported = selected.filter((s) => !isRunnableStepType(s.type));
+    if (unsupported.length) throw new EngineError(unsupported.map((s) => `${s.name}: step type ${s.type} is not supported yet`).join("\n"), "permanent");
+    const plans = await planRun(engineContext(db, run, spec, new OfflineModel()), request);
+    const pendingOf = new Map(plans.map((p) => [p.step, p.pending]));
+    steps = selected.map((s) => ({ name: s.name, type: s.type, pending: pendingOf.get(s.name) ?? 0 }));
+  } catch (err) {
+    if (!(err instanceof EngineError && err.kind === "permanent")) throw err;
+    return failPermanently(db, runId, message(err));
+  }
+  await db.run.update({ where: { id: runId }, data: { status: "running", startedAt: run.startedAt ?? new Date() } });
+  // The executor's settings win over the run's request (a test's batch size, Inngest's attempts).
+  const options = defined({ concurrency: request.concurrency, batchSize: request.batchSize, ...defined(defaults) });
+  if (request.replay) options.replay = true;
+  return { state: "ready", steps, full: Boolean(request.full), options };
+}
+
+/** Full runs: retire a step's current records once, before its first batch. */
+export async function retireRunStep(db: Db, runId: string, step: string) {
+  const run = await loadRun(db, runId);
+  await retireStep(engineContext(db, run, await loadSpec(db, run), new OfflineModel()), step);
+  return { retired: step };
+}
+
+export interface BatchInput {
+  runId: string;
+  step: string;
+  /** Where the step is (null: its first batch plans it). */
+  progress: StepProgress | null;
+  /** Stats of the run's steps so far, and their order, for the Run row. */
+  totals: Record<string, StepStats>;
+  order: string[];
+  options: BatchOptions;
+}
+
+export type BatchResult =
+  | { outcome: "ok"; progress: StepProgress; totals: Record<string, StepStats> }
+  | { outcome: "cancelled"; totals: Record<string, StepStats> };
+
+export interface BatchDeps {
+  model: ModelProvider | ((run: RunRow) => ModelProvider | Promise<ModelProvider>);
+  /**
+   * Who retries a transient provider error. "in-process": the engine did (backoff, up to
+   * `maxAttempts`) and what still fails is a recorded failed item. "executor": the batch fails
+   * so the executor retries it, except on its final attempt.
+   */
+  transient: "in-process" | "executor";
+  finalAttempt?: boolean;
+  signal?: AbortSignal;
+  onEvent?: RunOptions["onEvent"];
+  /** In process, batches of one run share one engine context (the kinds' plans are reused). */
+  session?: { context?: EngineContext };
+}
+
+async function persistStats(db: Db, runId: string, order: string[], totals: Record<string, StepStats>) {
+  const steps = order.map((name) => totals[name]).filter((s): s is StepStats => Boolean(s));
+  await db.run.update({ where: { id: runId }, data: { stats: { steps } as unknown as Prisma.InputJsonValue } });
+}
+
+/** One batch of one step: engine work, failed items, stats on the Run row, and the failure policy. */
+export async function runBatch(db: Db, input: BatchInput, deps: BatchDeps): Promise<BatchResult> {
+  const run = await loadRun(db, input.runId);
+  if (run.cancelRequested || run.status === "cancelled") {
+    await markRunCancelled(db, run.id);
+    return { outcome: "cancelled", totals: input.totals };
+  }
+  let ctx = deps.session?.context;
+  if (!ctx) {
+    const model = typeof deps.model === "function" ? await deps.model(run) : deps.model;
+    ctx = engineContext(db, run, await loadSpec(db, run), model);
+    if (deps.session) deps.session.context = ctx;
+  }
+  const options: RunOptions = { ...input.options, signal: deps.signal, onEvent: deps.onEvent };
+  let out;
+  try {
+    const progress = input.progress ?? (await startStep(ctx, input.step, options));
+    out = await runStepBatch(ctx, progress, options);
+  } catch (err) {
+    if (err instanceof EngineError && err.kind === "permanent") return failPermanently(db, run.id, `${input.step}: ${err.message}`);
+    throw err;
+  }
+  const transient = out.failures.find((f) => f.kind === "transient");
+  if (transient && deps.transient === "executor" && !deps.finalAttempt) {
+    // What this batch committed stays; the retry computes only the items that failed.
+    throw new RunError(`${input.step}: transient provider error (${transient.error}); Inngest retries this batch.`, "transient");
+  }
+  for (const failure of out.failures) await ctx.store.recordFailure(run.id, run.workspaceId, failure);
+  const totals = { ...input.totals, [input.step]: out.progress.stats };
+  await persistStats(db, run.id, input.order, totals);
+  const permanent = out.failures.find((f) => f.kind === "permanent");
+  if (permanent) return failPermanently(db, run.id, `${input.step}: the model provider refused the request: ${permanent.error}`);
+  if (out.cancelled) {
+    await markRunCancelled(db, run.id);
+    return { outcome: "cancelled", totals };
+  }
+  if (out.progress.finished) deps.onEvent?.({ type: "step-finished", step: input.step, stats: { ...out.progress.stats } });
+  return { outcome: "ok", progress: out.progress, totals };
+}
+
+export interface FinishOptions extends AfterRunOptions {
+  /** Index for search and notify webhooks after the run (default true). */
+  afterRun?: boolean;
+}
+
+/**
+ * Finish: the final status (unless the run already ended failed or cancelled) and stats, then
+ * afterRun: what the run made is indexed for search and projection webhooks fire (also after a
+ * failed or cancelled run: what was committed is real).
+ */
+export async function finishRun(
+  db: Db,
+  runId: string,
+  outcome: { order: string[]; totals: Record<string, StepStats>; failed?: string },
+  options: FinishOptions = {},
+) {
+  const steps = outcome.order.map((name) => outcome.totals[name]).filter((s): s is StepStats => Boolean(s));
+  const status = outcome.failed ? "failed" : steps.some((s) => s.errors > 0) ? "completed_with_errors" : "completed";
+  await db.run.updateMany({
+    where: { id: runId, status: { in: ACTIVE } },
+    data: { status, error: outcome.failed ?? null, finishedAt: new Date() },
+  });
+  const finished = await db.run.update({ where: { id: runId }, data: { stats: { steps } as unknown as Prisma.InputJsonValue } });
+  if (options.afterRun !== false) await afterRun(db, finished, options);
+  return finished;
+}
+
+/** Executes a queued run in this process: the lifecycle above, batch after batch. */
 export async function executeRunRow(
   db: Db,
   runId: string,
@@ -45,98 +289,88 @@ export async function executeRunRow(
     afterRun?: boolean;
   } = {},
 ) {
-  const run = await db.run.findUnique({ where: { id: runId } });
-  if (!run) throw notFound(`Run ${runId} not found.`);
-  const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });
-  await db.run.update({ where: { id: runId }, data: { status: "running", startedAt: new Date() } });
-  const stats = new Map<string, StepStats>();
-  let lastWrite = 0;
-  const persist = async (force = false) => {
-    if (!force && Date.now() - lastWrite < 500) return;
-    lastWrite = Date.now();
-    await db.run.update({ where: { id: runId }, data: { stats: { steps: [...stats.values()] } as unknown as Prisma.InputJsonValue } });
+  const finishOptions: FinishOptions = { afterRun: deps.afterRun };
+  const run = await loadRun(db, runId);
+  const { replay, concurrency, batchSize, maxAttempts, retryBaseMs } = deps.runOptions ?? {};
+  const overrides: BatchOptions = { replay, concurrency, batchSize, maxAttempts, retryBaseMs };
+  let begun: BeginResult;
+  try {
+    begun = await beginRun(db, runId, overrides);
+  } catch (err) {
+    if (!(err instanceof RunError)) await markRunFailed(db, runId, message(err));
+    return finishRun(db, runId, { order: [], totals: {} }, finishOptions);
+  }
+  if (begun.state !== "ready") return db.run.findUniqueOrThrow({ where: { id: runId } });
+  const order = begun.steps.map((s) => s.name);
+  let totals: Record<string, StepStats> = {};
+  const batchDeps: BatchDeps = {
+    model: deps.model ?? workspaceModel(db, run.workspaceId),
+    transient: "in-process",
+    signal: deps.signal,
+    onEvent: deps.onEvent,
+    session: {},
   };
-  const result = await executeRun(
-    {
-      store: new PostgresRecordStore(db),
-      model: deps.model ?? workspaceModel(db, run.workspaceId),
-      workspaceId: run.workspaceId,
-      pipelineId: run.pipelineId,
-      branchId: run.branchId,
-      runId,
-      spec: version.spec as never,
-    },
-    {
-      ...(run.options as RunRequest),
-      ...deps.runOptions,
-      signal: deps.signal,
-      onEvent: (event) => {
-        if (event.type === "step-progress" || event.type === "step-finished") {
-          stats.set(event.step, event.stats);
-          void persist(event.type === "step-finished");
-        }
-        deps.onEvent?.(event);
-      },
-    },
-  );
-  const finished = await db.run.update({
-    where: { id: runId },
-    data: {
-      status: result.status,
-      error: result.error ?? null,
-      finishedAt: new Date(),
-      stats: { steps: result.steps } as unknown as Prisma.InputJsonValue,
-    },
-  });
-  // Index what the run made for search and notify projection webhooks (never throws).
-  if (deps.afterRun !== false) await afterRun(db, finished);
-  return finished;
+  let current = "";
+  try {
+    for (const step of begun.steps) {
+      current = step.name;
+      if (begun.full) await retireRunStep(db, runId, step.name);
+      let progress: StepProgress | null = null;
+      do {
+        const out = await runBatch(db, { runId, step: step.name, progress, totals, order, options: begun.options }, batchDeps);
+        totals = out.totals;
+        if (out.outcome === "cancelled") return finishRun(db, runId, { order, totals }, finishOptions);
+        progress = out.progress;
+      } while (!progress.finished);
+    }
+  } catch (err) {
+    if (totals[current]) totals = { ...totals, [current]: { ...totals[current]!, status: "failed" } };
+    // A RunError already marked the run failed with its reason.
+    return finishRun(db, runId, { order, totals, failed: err instanceof RunError ? undefined : `${current}: ${message(err)}` }, finishOptions);
+  }
+  return finishRun(db, runId, { order, totals }, finishOptions);
 }
 
-export async function runPipeline(
-  db: Db,
-  input: Parameters<typeof createRun>[1],
-  deps: Parameters<typeof executeRunRow>[2] = {},
-) {
+export async function runPipeline(db: Db, input: Parameters<typeof createRun>[1], deps: Parameters<typeof executeRunRow>[2] = {}) {
   const run = await createRun(db, input);
   return executeRunRow(db, run.id, deps);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Executors
+
+/**
+ * The configured executor (`SYNTHEX_EXECUTOR`, see executor.ts): this process runs the lifecycle
+ * above (the default), or Inngest does.
+ */
+export function runExecutor(env: Env = process.env): RunExecutor {
+  return executorKind(env) === "inngest" ? inngestExecutor : localExecutor((db, runId) => executeRunRow(db, runId));
+}
+
+/** Starts a run without waiting for it, on the configured executor. */
+export async function startRun(db: Db, input: Parameters<typeof createRun>[1]) {
+  const run = await createRun(db, input);
+  await runExecutor().dispatch(db, run);
+  return run;
+}
+
 export async function cancelRun(db: Db, workspaceId: string, runId: string) {
   const result = await db.run.updateMany({
-    where: { id: runId, workspaceId, status: { in: ["queued", "running"] } },
+    where: { id: runId, workspaceId, status: { in: ACTIVE } },
     data: { cancelRequested: true },
   });
   if (result.count === 0) throw badRequest("That run is not in progress.");
   // The in-process runner polls the flag; Inngest also gets the event so cancelOn stops it between steps.
-  await requestRunCancellation(runId);
+  await runExecutor().cancel(runId);
   return { cancelling: runId };
 }
 
 export async function planPipeline(db: Db, pipelineId: string, branchName = "main", options: RunRequest = {}) {
-  const { branch, version } = await getBranch(db, pipelineId, branchName);
+  const { branch, spec } = await getBranch(db, pipelineId, branchName);
   return planRun(
-    {
-      store: new PostgresRecordStore(db),
-      model: new OfflineModel(),
-      workspaceId: branch.workspaceId,
-      pipelineId,
-      branchId: branch.id,
-      runId: "plan",
-      spec: version.spec as never,
-    },
+    { store: new PostgresRecordStore(db), model: new OfflineModel(), workspaceId: branch.workspaceId, pipelineId, branchId: branch.id, runId: "plan", spec },
     options,
   );
-}
-
-/**
- * Starts a run without waiting for it, on the configured executor (`SYNTHEX_EXECUTOR`, see
- * executor.ts): in this server process (local, the default) or on Inngest.
- */
-export async function startRun(db: Db, input: Parameters<typeof createRun>[1]) {
-  const run = await createRun(db, input);
-  await dispatchRun(db, run);
-  return run;
 }
 
 export async function listRuns(db: Db, workspaceId: string, pipelineId: string, take = 50) {
