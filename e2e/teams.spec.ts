@@ -37,7 +37,7 @@ test("sign up, second workspace, invite an editor and a viewer", async ({ browse
   // A duplicate email is explained without confirming the account exists to someone without its password.
   const probe = await browser.newPage();
   await signUp(probe, { email: alice.email, password: "another-password" });
-  await expect(probe.getByRole("alert")).toHaveText("Could not sign you in. If this email already has an account, sign in with its password instead.");
+  await expect(probe.getByText("Could not sign you in. If this email already has an account, sign in with its password instead.")).toBeVisible();
   await probe.close();
 
   await owner.getByTestId("workspace-switcher").click();
