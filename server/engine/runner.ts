@@ -203,7 +203,10 @@ export async function runStepBatch(ctx: EngineContext, progress: StepProgress, o
   try {
     await step.checkCancelled();
     // One more than a batch: whether another batch follows is known without an empty last batch.
-    const page = await kind.missing(step, { after: progress.after, limit: exec.batchSize + 1 });
+    // Nothing was missing when the step was planned: straight to its pointers (what arrives since
+    // is the next run's work).
+    const nothingToDo = progress.after === null && progress.pending === 0;
+    const page = nothingToDo ? [] : await kind.missing(step, { after: progress.after, limit: exec.batchSize + 1 });
     const batch = page.slice(0, exec.batchSize);
     await kind.prepare?.(step, batch);
     const made: Parameters<RecordStore["commit"]>[1] = [];

@@ -125,7 +125,6 @@ export type BatchOptions = Pick<RunOptions, "replay" | "concurrency" | "batchSiz
 export interface PlannedStep {
   name: string;
   type: string;
-  pending: number;
 }
 
 export type BeginResult =
@@ -150,12 +149,10 @@ export async function beginRun(db: Db, runId: string, defaults: BatchOptions = {
   const request = (run.options ?? {}) as RunRequest;
   let steps: PlannedStep[];
   try {
-    const selected = selectSteps(spec, request);
-    const unsupported = selected.filter((s) => !isRunnableStepType(s.type));
+    // Each step plans itself at its first batch (a plan here would be stale by then).
+    steps = selectSteps(spec, request).map((s) => ({ name: s.name, type: s.type }));
+    const unsupported = steps.filter((s) => !isRunnableStepType(s.type));
     if (unsupported.length) throw new EngineError(unsupported.map((s) => `${s.name}: step type ${s.type} is not supported yet`).join("\n"), "permanent");
-    const plans = await planRun(engineContext(db, run, spec, new OfflineModel()), request);
-    const pendingOf = new Map(plans.map((p) => [p.step, p.pending]));
-    steps = selected.map((s) => ({ name: s.name, type: s.type, pending: pendingOf.get(s.name) ?? 0 }));
   } catch (err) {
     if (!(err instanceof EngineError && err.kind === "permanent")) throw err;
     return failPermanently(db, runId, message(err));
