@@ -6,7 +6,9 @@ export default defineConfig({
   test: {
     include: ["server/**/*.test.ts", "inngest/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts"],
     environment: "node",
-    // Generous: PGlite start + migrations take seconds alone and minutes when six engineers share two cores.
+    // The mock LLM and webhook servers listen on 127.0.0.1: allowed here explicitly, as an operator would
+    // for a development server (server/http/outbound.ts refuses loopback otherwise; its own tests pass strict policies).
+    env: { SYNTHEX_ALLOW_HTTP_HOSTS: "127.0.0.1,localhost", SYNTHEX_ALLOW_PRIVATE_NETWORKS: "127.0.0.1/32" },
     testTimeout: 300_000,
     hookTimeout: 300_000,
     // Two cores: more workers only contend for the same WASM-heavy PGlite startups.

@@ -101,7 +101,7 @@ async function zipIt(json: string, zip: string) {
 async function dbOwner() {
   const { ensureEmbeddedServer } = await import("../server/store/embedded-server");
   const server = await ensureEmbeddedServer();
-  console.log(`ready ${server.url}`);
+  console.log(`ready ${server.url.replace(/:[^:@/]+@/, ":***@")}`); // never print the database password
   const stop = async () => {
     await server.close().catch(() => {});
     process.exit(0);

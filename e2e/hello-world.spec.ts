@@ -103,16 +103,16 @@ test("hello world: upload, run, search, drill down, change a prompt, re-run incr
   await expect(page.getByTestId("made-transcripts")).toHaveText("5");
   await shot("04-run-completed.png");
 
-  // Search the planted phrase at `monthly`, then drill down to the raw conversation.
+  // Search the planted phrase with the defaults (every indexed step, hybrid): the rare phrase said
+  // once is the top hit, in the 3-turn window that holds it; then drill down to the raw conversation.
   await page.getByTestId("tab-explore").click();
-  await page.getByTestId("search-step").selectOption("monthly");
-  await page.getByTestId("search-mode").selectOption("fts");
   await page.getByTestId("search-input").fill(QUERY);
   await page.getByTestId("search-input").press("Enter");
   const hit = page.getByTestId("search-result").first();
   await expect(hit).toBeVisible();
-  await expect(hit).toHaveAttribute("data-step", "monthly");
-  await shot("05-search-monthly.png");
+  await expect(hit).toHaveAttribute("data-step", "windows");
+  await expect(hit).toContainText(/blue ceramic frog/i);
+  await shot("05-search-default.png");
   await hit.click();
   const content = page.getByTestId("record-content");
   for (let depth = 0; depth < 6; depth++) {

@@ -34,10 +34,10 @@ test("sign up, second workspace, invite an editor and a viewer", async ({ browse
   await expect(owner.getByTestId("current-role")).toHaveText("owner");
   await owner.screenshot({ path: testInfo.outputPath("01-personal-workspace.png") });
 
-  // A weak password and a duplicate email are explained, not crashed on.
+  // A duplicate email is explained without confirming the account exists to someone without its password.
   const probe = await browser.newPage();
   await signUp(probe, { email: alice.email, password: "another-password" });
-  await expect(probe.getByText(/already exists/)).toBeVisible();
+  await expect(probe.getByText("Could not sign you in. If this email already has an account, sign in with its password instead.")).toBeVisible();
   await probe.close();
 
   await owner.getByTestId("workspace-switcher").click();

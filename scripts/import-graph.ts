@@ -32,6 +32,7 @@ export const LAYERS: Array<{ name: string; rank: number; paths: string[] }> = [
   { name: "event bus client (Inngest client, event schemas)", rank: 3, paths: ["inngest/client.ts", "inngest/events.ts"] },
   { name: "pipeline (the spec)", rank: 2, paths: ["server/pipeline/"] },
   { name: "text (tokens, sentences, text rank)", rank: 2, paths: ["server/text/"] },
+  { name: "http (outbound URL checks, body limits)", rank: 2, paths: ["server/http/"] },
   { name: "auth primitives (hashing, encryption, permissions)", rank: 2, paths: ["server/auth/"] },
   { name: "core (Db, errors, shared types)", rank: 1, paths: ["server/core/"] },
   { name: "generated Prisma client", rank: 0, paths: ["server/generated/"] },

@@ -11,6 +11,8 @@ import { prepareRuntimeEnv } from "../server/store/runtime-env";
 
 const dev = process.argv.includes("--dev");
 const port = process.env.PORT ?? "3000";
+// The embedded defaults are a single-machine setup: only this machine reaches the app unless HOST says otherwise.
+const host = process.env.HOST?.trim() || "127.0.0.1";
 
 async function main() {
   const runtime = await prepareRuntimeEnv();
@@ -26,7 +28,7 @@ async function main() {
       process.exit(build.status ?? 1);
     }
   }
-  const child = spawn(process.execPath, [nextBin, dev ? "dev" : "start", "-p", port], { stdio: "inherit", env: process.env });
+  const child = spawn(process.execPath, [nextBin, dev ? "dev" : "start", "-p", port, "-H", host], { stdio: "inherit", env: process.env });
   const stop = () => child.kill("SIGTERM");
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
@@ -35,7 +37,7 @@ async function main() {
     await runtime.close();
     process.exit(code ?? 0);
   });
-  console.log(`[synthex] open http://localhost:${port}`);
+  console.log(`[synthex] listening on ${host}:${port}; open http://localhost:${port}`);
 }
 
 main().catch((err) => {

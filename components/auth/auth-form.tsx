@@ -9,6 +9,14 @@ import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 
+/** next-auth reports a wrong password as "CredentialsSignin"; anything else (the sign-in limit) is our message. */
+function signInProblem(mode: "signin" | "signup", error: string | null | undefined): string {
+  if (error && error !== "CredentialsSignin") return error;
+  return mode === "signup"
+    ? "Could not sign you in. If this email already has an account, sign in with its password instead."
+    : "Email or password is not right.";
+}
+
 /** Sign in and sign up share one form; with an invite token the new session joins that workspace. */
 export function AuthForm({ mode, inviteToken, oauth }: { mode: "signin" | "signup"; inviteToken?: string; oauth: string[] }) {
   const trpc = useTRPC();
@@ -26,9 +34,10 @@ export function AuthForm({ mode, inviteToken, oauth }: { mode: "signin" | "signu
     setError(null);
     setPending(true);
     try {
+      // Sign-up answers the same whether or not the email has an account; signing in tells the owner which.
       if (mode === "signup") await signUp.mutateAsync({ email, password, name: String(form.get("name") ?? "") });
       const result = await signIn("credentials", { email, password, redirect: false });
-      if (!result || result.error) throw new Error("Email or password is not right.");
+      if (!result || result.error) throw new Error(signInProblem(mode, result?.error));
       if (inviteToken) {
         const joined = await accept.mutateAsync({ token: inviteToken });
         router.push(`/w/${joined.slug}/pipelines`);

@@ -402,6 +402,10 @@ const OPERATOR_PARAMS: Record<string, { key: string; label: string; numeric: boo
     { key: "overlap", label: "Overlap (chars)", numeric: true, placeholder: "0" },
   ],
   sentences: [{ key: "per", label: "Sentences per record", numeric: true, placeholder: "1" }],
+  turns: [
+    { key: "size", label: "Turns per window", numeric: true, placeholder: "3" },
+    { key: "stride", label: "Stride (turns)", numeric: true, placeholder: "1" },
+  ],
 };
 
 function OperatorFields({ operator, readOnly, onChange, problemAt }: { operator: Record<string, unknown>; readOnly: boolean; onChange: (op: Record<string, unknown>) => void; problemAt: (...p: (string | number)[]) => string | undefined }) {

@@ -30,6 +30,7 @@ describe("specToGraph", () => {
       "step:summaries",
       "step:monthly",
       "step:world-model",
+      "step:windows",
       "output:context",
       "output:search",
     ]);
@@ -41,10 +42,12 @@ describe("specToGraph", () => {
       "step:transcripts->step:summaries",
       "step:summaries->step:monthly",
       "step:monthly->step:world-model",
+      "step:transcripts->step:windows",
       "step:world-model->output:context",
       "step:transcripts->output:search",
       "step:summaries->output:search",
       "step:monthly->output:search",
+      "step:windows->output:search",
     ]);
     // Dagre places inputs above their readers.
     expect(layout.positions["source:chats"]!.y).toBeLessThan(layout.positions["step:transcripts"]!.y);
@@ -106,7 +109,7 @@ describe("edits round-trip to the spec", () => {
     if (!res.ok) throw new Error(res.error);
     const spec = res.spec;
     expect(spec.steps[2]!.from).toBe("digests");
-    expect(spec.outputs[1]!.from).toEqual(["transcripts", "digests", "monthly"]);
+    expect(spec.outputs[1]!.from).toEqual(["transcripts", "digests", "monthly", "windows"]);
     expect(res).toMatchObject({ oldId: "step:summaries", newId: "step:digests" });
     expect(parseSpec(spec).ok).toBe(true);
   });
@@ -126,9 +129,9 @@ describe("edits round-trip to the spec", () => {
     // Committing the final name renames facts only: monthly still reads summaries.
     const done = renameNode(withFacts.spec, facts, "summaries-v2");
     if (!done.ok) throw new Error(done.error);
-    expect(done.spec.steps.map((s) => s.name)).toEqual(["transcripts", "summaries", "monthly", "world-model", "summaries-v2"]);
+    expect(done.spec.steps.map((s) => s.name)).toEqual([...base().steps.map((s) => s.name), "summaries-v2"]);
     expect(done.spec.steps[2]!.from).toBe("summaries");
-    expect(done.spec.outputs[1]!.from).toEqual(["transcripts", "summaries", "monthly"]);
+    expect(done.spec.outputs).toEqual(withFacts.spec.outputs);
     expect(renameNode(withFacts.spec, facts, "  ").ok).toBe(false);
   });
 });
@@ -160,7 +163,7 @@ describe("connect sets from with the right arity", () => {
     const next = connect(base(), "step:summaries", "output:context");
     expect(next.outputs[0]!.from).toEqual(["world-model", "summaries"]);
     const more = connect(next, "step:world-model", "output:search");
-    expect(more.outputs[1]!.from).toEqual(["transcripts", "summaries", "monthly", "world-model"]);
+    expect(more.outputs[1]!.from).toEqual(["transcripts", "summaries", "monthly", "windows", "world-model"]);
   });
 
   it("refuses edges out of outputs and into sources", () => {
@@ -171,7 +174,7 @@ describe("connect sets from with the right arity", () => {
 
   it("disconnect drops the name from from", () => {
     const next = disconnect(base(), "step:summaries", "output:search");
-    expect(next.outputs[1]!.from).toEqual(["transcripts", "monthly"]);
+    expect(next.outputs[1]!.from).toEqual(["transcripts", "monthly", "windows"]);
     const single = disconnect(base(), "step:summaries", "step:monthly");
     expect("from" in single.steps[2]!).toBe(false);
   });
@@ -187,9 +190,9 @@ describe("add, remove, paste", () => {
   it("removing a node removes references to it", () => {
     const spec = base();
     const next = removeNode(spec, refOf(spec, "step:monthly")!);
-    expect(next.steps.map((s) => s.name)).toEqual(["transcripts", "summaries", "world-model"]);
+    expect(next.steps.map((s) => s.name)).toEqual(["transcripts", "summaries", "world-model", "windows"]);
     expect("from" in next.steps[2]!).toBe(false);
-    expect(next.outputs[1]!.from).toEqual(["transcripts", "summaries"]);
+    expect(next.outputs[1]!.from).toEqual(["transcripts", "summaries", "windows"]);
     const parsed = parseSpec(next);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.problems.some((p) => p.node === "world-model" && p.path.includes("from"))).toBe(true);

@@ -26,6 +26,16 @@ export function GeneralSettings() {
       onError: (err) => toast.error(errorMessage(err)),
     }),
   );
+  const [signingSecret, setSigningSecret] = useState<string | null>(null);
+  const rotate = useMutation(
+    trpc.workspace.rotateWebhookSecret.mutationOptions({
+      onSuccess: (answer) => {
+        setSigningSecret(answer.secret);
+        toast.success("New webhook signing secret: copy it now, it is shown once");
+      },
+      onError: (err) => toast.error(errorMessage(err)),
+    }),
+  );
   const leave = useMutation(
     trpc.workspace.leave.mutationOptions({
       onSuccess: () => {
@@ -58,6 +68,28 @@ export function GeneralSettings() {
           {!canUpdate ? <span className="ml-3 text-sm text-muted-foreground">Only owners and admins can rename.</span> : null}
         </CardFooter>
       </Card>
+      {canUpdate ? (
+        <Card>
+          <CardHeader>
+            <CardTitle>Webhook signing secret</CardTitle>
+            <CardDescription>
+              Projection webhooks carry <code>X-Synthex-Signature</code>, an HMAC of the body with this secret. A new secret is shown
+              here once; the previous one stops working at once.
+            </CardDescription>
+          </CardHeader>
+          {signingSecret ? (
+            <CardContent className="space-y-2">
+              <Label htmlFor="webhook-secret">New secret (shown once)</Label>
+              <Input id="webhook-secret" data-testid="webhook-secret" readOnly value={signingSecret} onFocus={(e) => e.currentTarget.select()} />
+            </CardContent>
+          ) : null}
+          <CardFooter>
+            <Button variant="outline" disabled={rotate.isPending} onClick={() => rotate.mutate({ workspaceId: workspace.id })}>
+              {signingSecret ? "Rotate again" : "Rotate secret"}
+            </Button>
+          </CardFooter>
+        </Card>
+      ) : null}
       {!workspace.personal ? (
         <Card>
           <CardHeader>

@@ -257,9 +257,12 @@ export function ModelsSettings() {
                 <Input
                   id="provider-base-url"
                   value={form.baseUrl}
-                  placeholder={form.kind === "openai-compatible" ? "http://localhost:11434/v1" : "default endpoint"}
+                  placeholder={form.kind === "openai-compatible" ? "https://llm.example.com/v1" : "default endpoint"}
                   onChange={(e) => setForm({ ...form, baseUrl: e.target.value })}
                 />
+                <p className="text-xs text-muted-foreground">
+                  https and public addresses only; a local server (e.g. Ollama) needs SYNTHEX_ALLOW_HTTP_HOSTS and SYNTHEX_ALLOW_PRIVATE_NETWORKS on the server.
+                </p>
               </div>
               <div className="col-span-2 space-y-1.5">
                 <Label htmlFor="provider-key">API key</Label>
@@ -268,7 +271,7 @@ export function ModelsSettings() {
                   type="password"
                   autoComplete="new-password"
                   value={form.apiKey}
-                  placeholder={form.editing && form.hasKey ? "saved — leave empty to keep it" : "sk-…"}
+                  placeholder={form.editing && form.hasKey ? "saved — leave empty to keep it (not if the URL or kind changes)" : "sk-…"}
                   onChange={(e) => setForm({ ...form, apiKey: e.target.value })}
                   data-testid="provider-key-input"
                 />

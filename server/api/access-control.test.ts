@@ -2,8 +2,10 @@ import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { can, PERMISSIONS, ROLES, type Role } from "../auth/permissions";
+import { verifyPassword } from "../auth/password";
 import { sha256Hex } from "../auth/secrets";
 import type { Db } from "../core/db";
+import { getWebhookSecret } from "../services/webhooks";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
 import { createCaller } from "./root";
@@ -102,11 +104,20 @@ describe("sign up", () => {
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ personal: true, role: "owner" });
   });
-  it("refuses a duplicate email and weak passwords without creating anything", async () => {
+  it("answers a duplicate email exactly like a new one, and explains weak passwords, without creating anything", async () => {
     const a = await newUser();
     const users = await db.user.count();
     const anon = createCaller(await createContext({ db }));
-    await expectCode(anon.user.signUp({ email: a.user.email.toUpperCase(), password: "another good one" }), "CONFLICT", /already exists/);
+    const existing = await anon.user.signUp({ email: a.user.email.toUpperCase(), password: "another good one" });
+    expect(await db.user.count()).toBe(users);
+    const fresh = await anon.user.signUp({ email: `fresh-${counter}@example.com`, password: "another good one" });
+    expect(await db.user.count()).toBe(users + 1);
+    expect(existing).toEqual(fresh);
+    expect(Object.keys(fresh)).toEqual(["message"]); // no user row, no workspace row, no secret
+    expect(fresh.message).toMatch(/sign in with its password/);
+    const stillThere = await db.user.findUniqueOrThrow({ where: { email: a.user.email } });
+    expect(await verifyPassword("correct horse", stillThere.passwordHash!)).toBe(true); // the existing account is untouched
+    await db.user.delete({ where: { email: `fresh-${counter}@example.com` } }).catch(() => {});
     await expectCode(anon.user.signUp({ email: "new@example.com", password: "short" }), "BAD_REQUEST", /at least 8/);
     await expectCode(anon.user.signUp({ email: "new@example.com", password: "" }), "BAD_REQUEST", /required/);
     await expectCode(anon.user.signUp({ email: "not-an-email", password: "long enough pw" }), "BAD_REQUEST", /email/);
@@ -117,6 +128,40 @@ describe("sign up", () => {
     const row = await db.user.findUniqueOrThrow({ where: { id: a.user.id } });
     expect(row.passwordHash).toMatch(/^\$2[aby]\$/);
     expect(row.passwordHash).not.toContain("correct horse");
+  });
+});
+
+describe("webhook signing secret", () => {
+  it("a viewer never receives it; an admin rotates it and sees the new one once", async () => {
+    const owner = await newUser();
+    const viewer = await newUser();
+    const admin = await newUser();
+    await db.membership.create({ data: { workspaceId: owner.workspace.id, userId: viewer.user.id, role: "viewer" } });
+    await db.membership.create({ data: { workspaceId: owner.workspace.id, userId: admin.user.id, role: "admin" } });
+    const secret = await getWebhookSecret(db, owner.workspace.id); // what the first delivery creates
+    const workspaceId = owner.workspace.id;
+
+    const seen = [
+      await viewer.caller.workspace.get({ workspaceId }),
+      await viewer.caller.workspace.list(),
+      await owner.caller.workspace.get({ workspaceId }),
+      await owner.caller.workspace.list(),
+      await owner.caller.workspace.rename({ workspaceId, name: "Renamed" }),
+    ];
+    for (const answer of seen) {
+      expect(JSON.stringify(answer)).not.toContain(secret);
+      expect(JSON.stringify(answer)).not.toContain("webhookSecret");
+    }
+    expect(await viewer.caller.workspace.get({ workspaceId })).toMatchObject({ hasWebhookSecret: true, role: "viewer" });
+
+    await expectCode(viewer.caller.workspace.rotateWebhookSecret({ workspaceId }), "FORBIDDEN");
+    expect(await getWebhookSecret(db, workspaceId)).toBe(secret); // unchanged
+
+    const rotated = await admin.caller.workspace.rotateWebhookSecret({ workspaceId });
+    expect(rotated.secret).toMatch(/^whsec_[0-9a-f]{48}$/);
+    expect(rotated.secret).not.toBe(secret);
+    expect(await getWebhookSecret(db, workspaceId)).toBe(rotated.secret); // deliveries now sign with it
+    expect(JSON.stringify(await admin.caller.workspace.get({ workspaceId }))).not.toContain(rotated.secret);
   });
 });
 

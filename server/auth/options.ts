@@ -3,7 +3,14 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import GitHubProvider from "next-auth/providers/github";
 import GoogleProvider from "next-auth/providers/google";
 import { getDb } from "../store/db";
-import { authenticatePassword, findOrCreateOAuthUser } from "../services/users";
+import { findOrCreateOAuthUser, signInWithPassword } from "../services/users";
+
+/** The client's address as the server in front of us reports it (Next sets x-forwarded-for). */
+function clientAddress(headers: Record<string, unknown> | undefined): string {
+  const forwarded = headers?.["x-forwarded-for"];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : typeof forwarded === "string" ? forwarded : "").split(",")[0]?.trim();
+  return first || "unknown";
+}
 
 /** OAuth providers appear only when their credentials are configured. */
 function oauthProviders() {
@@ -24,9 +31,14 @@ export const authOptions: NextAuthOptions = {
     CredentialsProvider({
       name: "Email and password",
       credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
-      async authorize(credentials) {
+      async authorize(credentials, req) {
         if (!credentials?.email || !credentials.password) return null;
-        const user = await authenticatePassword(await getDb(), credentials.email, credentials.password);
+        // A SignInLimitedError thrown here reaches the form as its message ("try again in N seconds").
+        const user = await signInWithPassword(await getDb(), {
+          email: credentials.email,
+          password: credentials.password,
+          address: clientAddress(req?.headers),
+        });
         return user ? { id: user.id, email: user.email, name: user.name } : null;
       },
     }),

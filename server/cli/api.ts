@@ -35,7 +35,13 @@ export async function connectLocal(): Promise<Connection> {
   const api = createTRPCClient<AppRouter>({
     links: [unstable_localLink({ router: appRouter, createContext: async () => context, transformer: superjson })],
   });
-  return { api, workspaceId: workspace.id, mode: "local", db, close: closeDb };
+  const { settleBackgroundWork } = await import("../services/background");
+  // A run started here indexes and notifies after it finishes: let that end before the pool closes.
+  const close = async () => {
+    await settleBackgroundWork();
+    await closeDb();
+  };
+  return { api, workspaceId: workspace.id, mode: "local", db, close };
 }
 
 export async function connectRemote(url: string, apiKey: string): Promise<Connection> {

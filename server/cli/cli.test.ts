@@ -97,6 +97,16 @@ describe("the hello world, end to end through the CLI", () => {
     const run = synthex("run");
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/: completed\. /);
+    // Post-run indexing finished before the CLI closed the database.
+    expect(run.err).not.toMatch(/Cannot use a pool|afterRun/);
+
+    // So semantic search, which needs the embeddings that indexing wrote, answers right away.
+    const semantic = synthex("search", "zebra striped kayak on the lake", "--mode", "semantic", "--json");
+    expect(semantic.code).toBe(0);
+    const semHits = JSON.parse(semantic.out).hits as Array<{ content: string; score: { semantic: number | null } }>;
+    expect(semHits.length).toBeGreaterThan(0);
+    expect(semHits[0]!.content).toContain("kayak");
+    expect(semHits[0]!.score.semantic).toBeGreaterThan(0);
 
     const atSummaries = synthex("search", "zebra-striped kayak", "--step", "summaries", "--mode", "fts", "--json");
     expect(atSummaries.code).toBe(0);

@@ -84,9 +84,58 @@ export function paragraphWindows(content: string, radius: number): string[] {
   return out;
 }
 
+/** A speaker label opening a turn paragraph: "user:", "Caroline:", "tool (python):", "assistant (to canmore):". */
+const TURN_LABEL = /^([\p{L}\p{N}][\p{L}\p{N} ._'-]{0,40}(?: \([^)\n]{1,40}\))?):\s/u;
+
+/** A conversation's paragraphs: the header (before the first turn) and the turns, continuation paragraphs folded into their turn. */
+export function conversationTurns(content: string): { header: string; turns: string[] } {
+  const paragraphs = content.replace(/\r\n?/g, "\n").split(/\n[ \t]*\n/);
+  const header: string[] = [];
+  const turns: string[] = [];
+  let inFence = false;
+  for (const p of paragraphs) {
+    if (!p.trim()) continue;
+    const startsTurn = !inFence && TURN_LABEL.test(p.trimStart());
+    if (startsTurn || (turns.length === 0 && !inFence)) {
+      if (startsTurn) turns.push(p.trim());
+      else header.push(p.trim());
+    } else if (turns.length) turns[turns.length - 1] += `\n\n${p.trim()}`;
+    else header.push(p.trim());
+    // A code fence with blank lines inside spans paragraphs: keep it in one turn.
+    if (((p.match(/^\s*(`{3,}|~{3,})/gm) ?? []).length) % 2 === 1) inFence = !inFence;
+  }
+  return { header: header.join("\n"), turns };
+}
+
+/**
+ * Overlapping windows of `size` turns, one every `stride` turns, each headed by the conversation's
+ * header (title, date) so a window is understandable and findable on its own. Metadata: the
+ * 1-based turn numbers it covers (provenance down to the turn). A text without turns is one window.
+ */
+function turnWindows(content: string, size: number, stride: number): SplitPart[] {
+  const { header, turns } = conversationTurns(content);
+  if (turns.length === 0) return content.trim() ? [{ content: content.trim(), metadata: { turns: [] } }] : [];
+  const out: SplitPart[] = [];
+  for (let start = 0; start < turns.length; start += stride) {
+    const end = Math.min(turns.length, start + size);
+    const numbers = Array.from({ length: end - start }, (_, i) => start + i + 1);
+    out.push({ content: [header, ...turns.slice(start, end)].filter(Boolean).join("\n\n"), metadata: { turns: numbers, turn_count: turns.length } });
+    if (end >= turns.length) break;
+  }
+  return out;
+}
+
+export interface SplitPart {
+  content: string;
+  /** Stored under the record's `metadata.custom`. */
+  metadata?: Record<string, unknown>;
+}
+
 /** 1 → N operators. */
-export function applySplitOperator(op: Operator, content: string): string[] {
+export function applySplitOperator(op: Operator, content: string): Array<string | SplitPart> {
   switch (op.kind) {
+    case "turns":
+      return turnWindows(content, op.size ?? 3, op.stride ?? 1);
     case "chunk":
       return chunk(content, op.size ?? 1200, op.overlap ?? 0);
     case "sentences": {

@@ -11,6 +11,7 @@ import path from "node:path";
 import { redact } from "../auth/encryption";
 import type { Embedder } from "./embedder";
 import { retryAfterMs } from "./sdk-model";
+import { outboundFetch } from "../http/outbound";
 
 /** Known output sizes, so no probe call is needed. */
 export const KNOWN_EMBEDDING_DIMENSIONS: Record<string, number> = {
@@ -63,7 +64,8 @@ export class OpenAICompatibleEmbedder implements Embedder {
       let retryAfter: number | null = null;
       let detail = "";
       try {
-        const res = await fetch(`${baseUrl.replace(/\/$/, "")}/embeddings`, {
+        // Base URLs come from workspace settings: only public addresses (see server/http/outbound.ts).
+        const res = await outboundFetch()(`${baseUrl.replace(/\/$/, "")}/embeddings`, {
           method: "POST",
           headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
           body: JSON.stringify({ model, input: texts, encoding_format: "float", ...(this.options.requestDimensions ? { dimensions: this.dimensions } : {}) }),

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ModelError, type ModelInput, type ModelRequest } from "../engine/model";
 import { ScriptedModel } from "./fake-model";
-import { OFFLINE_MODEL_ID, OFFLINE_MODEL_LABEL, OfflineModel, isOfflineModel } from "./offline-model";
+import { OFFLINE_MODEL_ID, OFFLINE_MODEL_LABEL, OfflineModel, isOfflineModel, isTranscriptRequest } from "./offline-model";
 import { splitSentences } from "../text/text-rank";
 import { countTokens } from "../text/tokens";
 
@@ -251,5 +251,41 @@ describe("OfflineModel json edge cases", () => {
     const free = JSON.parse((await model.complete(request({ task: "json" }))).text) as { summary: string; keywords: string[] };
     expect(free.summary.length).toBeGreaterThan(0);
     expect(free.keywords[0]).toBe("alice");
+  });
+});
+
+describe("OfflineModel transcripts", () => {
+  // 60 turns, with repeated small talk that TextRank would drop, and a code block with blank lines.
+  const turns = Array.from({ length: 60 }, (_, i) =>
+    i % 3 === 0 ? `user: ok   thanks (${i})` : i === 31 ? "assistant: Here:\n\n```py\nx = 1\n\n\ny = 2\n```" : `${i % 2 ? "assistant" : "user"}: Turn ${i} talks about topic ${i * 7}.`,
+  );
+  const chat: ModelInput = {
+    id: "c1",
+    content: `# Weekend plans\n2023-05-08\n\n${turns.join("\n\n\n")}`,
+    metadata: { time: { created_at: "2023-05-08T13:56:00.000Z" } },
+  };
+
+  it("keeps every turn, in order, for a transcript prompt (no selection)", async () => {
+    const { renderTemplate, DEFAULT_TEMPLATES } = await import("../pipeline/templates");
+    const prompt = renderTemplate(DEFAULT_TEMPLATES.transcript, { record: { id: "c1", content: chat.content, metadata: chat.metadata } });
+    const res = await model.complete({ model: OFFLINE_MODEL_ID, prompt, temperature: 0, task: "summarize", inputs: [chat] });
+    let at = 0;
+    for (const turn of turns) {
+      const cleaned = turn.startsWith("user: ok") ? turn.replace(/\s+/g, " ") : turn;
+      const found = res.text.indexOf(cleaned.split("\n")[0]!, at);
+      expect(found, `turn missing or out of order: ${cleaned}`).toBeGreaterThanOrEqual(at);
+      at = found;
+    }
+    // Code keeps its blank lines; the date is written out in words for search.
+    expect(res.text).toContain("```py\nx = 1\n\n\ny = 2\n```");
+    expect(res.text).toContain("Date: Monday 8 May 2023");
+    // A summary prompt over the same input is still an extractive selection (shorter).
+    const summary = await model.complete({ model: OFFLINE_MODEL_ID, prompt: "Summarize this conversation.", temperature: 0, task: "summarize", inputs: [chat] });
+    expect(summary.text.length).toBeLessThan(res.text.length / 2);
+  });
+
+  it("does not mistake the word transcript inside the conversation for the instruction", () => {
+    const inputs = [{ id: "x", content: "user: please send me the transcript of the meeting" }];
+    expect(isTranscriptRequest({ model: OFFLINE_MODEL_ID, prompt: `Summarize:\n${inputs[0]!.content}`, temperature: 0, task: "summarize", inputs })).toBe(false);
   });
 });

@@ -2,6 +2,11 @@
  * The offline provider (DESIGN §2): deterministic, network-free, extractive. It does not follow
  * the prompt's prose; it works on `request.inputs` (and `request.state`) and selects sentences
  * from them with TextRank. The same request always yields byte-for-byte the same text.
+ *
+ * One exception: a request to rewrite a conversation as a transcript (the prompt asks for a
+ * "transcript", "every turn" or "verbatim") is never a selection, because a transcript must not
+ * lose what was said. It gets a deterministic clean-up of the inputs instead: every turn kept,
+ * in order, whitespace normalised, the date written out in words so it can be searched.
  */
 import { ModelError, type ModelInput, type ModelProvider, type ModelRequest, type ModelResponse } from "../engine/model";
 import {
@@ -70,7 +75,66 @@ function budget(request: ModelRequest, fallback: number): number {
 // Tasks
 // ---------------------------------------------------------------------------------------------
 
+const TRANSCRIPT_REQUEST_RE = /\btranscripts?\b|\bevery (?:turn|message)\b|\bverbatim\b/i;
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+/** Does the prompt (with the inputs' own text taken out) ask for a transcript? */
+export function isTranscriptRequest(request: ModelRequest): boolean {
+  let instructions = request.prompt ?? "";
+  for (const text of contents(request.inputs)) if (text) instructions = instructions.split(text).join(" ");
+  return TRANSCRIPT_REQUEST_RE.test(instructions);
+}
+
+/** "Monday 8 May 2023", from an ISO timestamp (UTC); null when it does not parse. */
+export function dateInWords(iso: unknown): string | null {
+  if (typeof iso !== "string") return null;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return null;
+  return `${WEEKDAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}
+
+/**
+ * Lossless clean-up of a conversation: every paragraph (every turn) is kept in order; only
+ * whitespace is normalised (outside code fences) and blank-line runs collapsed. When the input
+ * carries a creation time, a "Date:" line in words heads the transcript.
+ */
+export function cleanTranscript(inputs: readonly ModelInput[]): string {
+  const out: string[] = [];
+  for (const input of inputs ?? []) {
+    const text = (typeof input.content === "string" ? input.content : String(input.content ?? "")).replace(/\r\n?/g, "\n").replace(/[\u200B-\u200D\uFEFF]/g, "");
+    const time = (input.metadata as { time?: { created_at?: unknown } } | undefined)?.time?.created_at;
+    const date = dateInWords(time);
+    const paragraphs: string[] = [];
+    let inFence = false;
+    let current: string[] = [];
+    const flush = () => {
+      const p = current.join("\n").trim();
+      if (p) paragraphs.push(p);
+      current = [];
+    };
+    for (const raw of text.split("\n")) {
+      const line = raw.replace(/\s+$/, "");
+      if (/^\s*(`{3,}|~{3,})/.test(line)) inFence = !inFence;
+      if (inFence || /^\s*(`{3,}|~{3,})/.test(line)) {
+        current.push(line);
+        continue;
+      }
+      if (!line.trim()) {
+        flush();
+        continue;
+      }
+      current.push(line.replace(/[ \t]+/g, " ").trim());
+    }
+    flush();
+    if (date && !paragraphs.some((p) => p.includes(date))) paragraphs.splice(paragraphs[0]?.startsWith("#") ? 1 : 0, 0, `Date: ${date}`);
+    if (paragraphs.length) out.push(paragraphs.join("\n\n"));
+  }
+  return out.join("\n\n");
+}
+
 function summarize(request: ModelRequest): string {
+  if (isTranscriptRequest(request)) return cleanTranscript(request.inputs);
   const maxTokens = budget(request, DEFAULT_MAX_OUTPUT_TOKENS);
   const texts = contents(request.inputs);
   const sentences = sentencesOf(texts);

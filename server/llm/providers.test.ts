@@ -284,7 +284,7 @@ describe("keys", () => {
     const bad = await caller.provider.testConnection({ workspaceId, name: "wrong" });
     outputs.push(bad);
     expect(bad.ok).toBe(false);
-    expect(bad.message).toMatch(/authentication failed/);
+    expect(bad.message).toBe("Reachable, but the provider refused the API key.");
     outputs.push(await caller.provider.upsert({ workspaceId, name: "leaky", kind: "openai-compatible", baseUrl: mock.baseUrl, maxConcurrency: 2 }));
     outputs.push(await caller.provider.prices({ workspaceId }));
     // A run whose every call fails with an auth error: failures and run rows hold no key.

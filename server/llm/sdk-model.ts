@@ -35,6 +35,8 @@ export interface ProviderConfig {
   maxConcurrency?: number;
   requestsPerMinute?: number | null;
   timeoutMs?: number;
+  /** The fetch its requests go through (workspace credentials: the outbound-checked one). */
+  fetch?: typeof fetch;
 }
 
 export interface AiSdkModelOptions {
@@ -82,12 +84,12 @@ export function createLanguageModel(config: ProviderConfig, modelName: string): 
   const baseURL = config.baseUrl ?? undefined;
   switch (config.kind) {
     case "openai":
-      return createOpenAI({ apiKey, baseURL }).chat(modelName);
+      return createOpenAI({ apiKey, baseURL, fetch: config.fetch }).chat(modelName);
     case "anthropic":
-      return createAnthropic({ apiKey, baseURL })(modelName);
+      return createAnthropic({ apiKey, baseURL, fetch: config.fetch })(modelName);
     case "openai-compatible":
       if (!baseURL) throw new ModelError(`Provider "${config.name}" has no base URL.`, { kind: "permanent" });
-      return createOpenAICompatible({ name: config.name, baseURL, apiKey, includeUsage: true, supportsStructuredOutputs: true }).chatModel(modelName);
+      return createOpenAICompatible({ name: config.name, baseURL, apiKey, includeUsage: true, supportsStructuredOutputs: true, fetch: config.fetch }).chatModel(modelName);
   }
 }
 

@@ -10,14 +10,14 @@ import { parseModelId } from "./sdk-model";
 
 /**
  * The embedder named `id` for a workspace (default: the offline hashing embedder):
- * - `offline/hash-<dims>`;
+ * - `offline/hash2-<dims>` (the default, hashing v2) or the legacy `offline/hash-<dims>`;
  * - `local/<model dir>`: a local ONNX model through transformers.js (if installed);
  * - `<provider>/<model>[@<dims>]`: an OpenAI-compatible embeddings endpoint, with the
  *   workspace credential named `<provider>` or, for `openai`, OPENAI_API_KEY / OPENAI_BASE_URL.
  */
 export async function getEmbedder(db: DbTx, workspaceId: string, id: string = OFFLINE_EMBEDDER_ID): Promise<Embedder> {
-  const offline = /^offline\/hash-(\d+)$/.exec(id);
-  if (offline) return new OfflineHashEmbedder(Number(offline[1]));
+  const offline = /^offline\/hash(2?)-(\d+)$/.exec(id);
+  if (offline) return new OfflineHashEmbedder(Number(offline[2]), offline[1] ? 2 : 1);
   if (id === "offline" || id === "offline/hash") return new OfflineHashEmbedder();
   const { provider, name: rest } = parseModelId(id);
   if (provider === "local") return TransformersEmbedder.fromPath(rest);

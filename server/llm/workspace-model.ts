@@ -7,6 +7,7 @@
  * Costs use the workspace's price overrides over the built-in table.
  */
 import { decryptSecret } from "../auth/encryption";
+import { outboundFetch } from "../http/outbound";
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse } from "../engine/model";
 import type { DbTx } from "../core/db";
 import { OfflineModel, isOfflineModel } from "./offline-model";
@@ -51,6 +52,8 @@ export function configFromCredential(row: CredentialRow): ProviderConfig {
     maxConcurrency: row.maxConcurrency,
     requestsPerMinute: row.requestsPerMinute,
     timeoutMs: row.timeoutMs,
+    // A workspace's base URL is user input: every request is checked against private addresses.
+    fetch: outboundFetch(),
   };
 }
 

@@ -94,7 +94,7 @@ describe("diffSpecs", () => {
   it("a source change invalidates every step below it", () => {
     const diff = diffSpecs(base, defaultChatMemorySpec("claude-export"));
     expect(diff.sources[0]).toMatchObject({ name: "chats", status: "changed", reasons: [{ kind: "config", keys: ["format"] }], rerun: true });
-    expect(diff.invalidated).toEqual(["transcripts", "summaries", "monthly", "world-model"]);
+    expect(diff.invalidated).toEqual(["transcripts", "summaries", "monthly", "world-model", "windows"]);
     expect(step(diff, "transcripts").reasons).toEqual([{ kind: "upstream", names: ["chats"] }]);
   });
 

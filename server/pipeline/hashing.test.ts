@@ -61,9 +61,9 @@ describe("stepVersionHashes", () => {
   const hashes = stepVersionHashes(spec);
 
   it("hashes every source and step", () => {
-    expect(Object.keys(hashes)).toEqual(["chats", "transcripts", "summaries", "monthly", "world-model"]);
+    expect(Object.keys(hashes)).toEqual(["chats", "transcripts", "summaries", "monthly", "world-model", "windows"]);
     for (const h of Object.values(hashes)) expect(h).toMatch(/^[0-9a-f]{64}$/);
-    expect(new Set(Object.values(hashes)).size).toBe(5);
+    expect(new Set(Object.values(hashes)).size).toBe(6);
   });
 
   it("changing a template changes exactly that step's hash and everything downstream, nothing upstream", () => {
@@ -72,7 +72,7 @@ describe("stepVersionHashes", () => {
     const fold = stepVersionHashes(withStep(spec, "world-model", { prompt: "{{ state }}\n{{ record.content }}" }));
     expect(changed(hashes, fold)).toEqual(["world-model"]);
     const first = stepVersionHashes(withStep(spec, "transcripts", { prompt: "T: {{ record.content }}" }));
-    expect(changed(hashes, first)).toEqual(["transcripts", "summaries", "monthly", "world-model"]);
+    expect(changed(hashes, first)).toEqual(["transcripts", "summaries", "monthly", "world-model", "windows"]);
   });
 
   it("model, temperature, output schema and config each change the hash", () => {
@@ -85,7 +85,7 @@ describe("stepVersionHashes", () => {
 
   it("a source's hash is (format, scope) and flows downstream", () => {
     const scoped = { ...spec, sources: [{ ...spec.sources[0]!, scope: "acme:eng" }] };
-    expect(changed(hashes, stepVersionHashes(scoped))).toEqual(["chats", "transcripts", "summaries", "monthly", "world-model"]);
+    expect(changed(hashes, stepVersionHashes(scoped))).toEqual(["chats", "transcripts", "summaries", "monthly", "world-model", "windows"]);
     const described = { ...spec, sources: [{ ...spec.sources[0]!, description: "my export" }] };
     expect(changed(hashes, stepVersionHashes(described))).toEqual([]);
   });

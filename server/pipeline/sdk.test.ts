@@ -132,16 +132,18 @@ describe("reference architectures", () => {
       ["transform", "summaries", "transcripts"],
       ["aggregate", "monthly", "summaries"],
       ["fold", "world-model", "monthly"],
+      ["split", "windows", "transcripts"],
     ]);
     expect(spec.steps[2]).toMatchObject({ groupBy: { period: "month" }, prompt: DEFAULT_TEMPLATES.monthly });
     expect(spec.steps[3]).toMatchObject({ prompt: DEFAULT_TEMPLATES.worldModel, checkpointEvery: 6, maxStateTokens: 8000 });
+    expect(spec.steps[4]).toMatchObject({ operator: { kind: "turns", size: 3, stride: 1 } });
     expect(spec.outputs).toEqual([
       { name: "context", from: "world-model", surface: "projection" },
-      { name: "search", from: ["transcripts", "summaries", "monthly"], surface: "search" },
+      { name: "search", from: ["transcripts", "summaries", "monthly", "windows"], surface: "search" },
     ]);
     expect(defaultChatMemorySpec("claude-export").sources[0]!.format).toBe("claude-export");
     const hosted = defaultChatMemorySpec("chatgpt-export", { model: "openai/gpt-4o-mini", scope: "acme:mark" });
-    expect(hosted.steps.every((s) => "model" in s && s.model === "openai/gpt-4o-mini")).toBe(true);
+    expect(hosted.steps.filter((s) => "prompt" in s).every((s) => "model" in s && s.model === "openai/gpt-4o-mini")).toBe(true);
     expect(hosted.sources[0]!.scope).toBe("acme:mark");
     expect(specHash(defaultChatMemorySpec())).toBe(specHash(spec));
   });

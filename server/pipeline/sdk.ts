@@ -233,8 +233,9 @@ export interface DefaultSpecOptions {
 
 /**
  * The seed's default chat-memory architecture (`synthex init --from export.json`):
- * chats → transcripts → summaries → monthly → world-model; a `context` projection of the world
- * model and a `search` index over transcripts, summaries and monthly reflections.
+ * chats → transcripts → summaries → monthly → world-model; `windows` of 3 turns (one per turn)
+ * cut from the transcripts, the unit most questions are answered by; a `context` projection of
+ * the world model and a `search` index over transcripts, windows, summaries and monthly reflections.
  */
 export function defaultChatMemoryPipeline(format: SourceFormat = "chatgpt-export", options: DefaultSpecOptions = {}): Pipeline {
   const llm = options.model ? { model: options.model } : {};
@@ -244,8 +245,9 @@ export function defaultChatMemoryPipeline(format: SourceFormat = "chatgpt-export
     .transform("summaries", { from: "transcripts", prompt: DEFAULT_TEMPLATES.summary, ...llm })
     .aggregate("monthly", { from: "summaries", period: "month", prompt: DEFAULT_TEMPLATES.monthly, ...llm })
     .fold("world-model", { from: "monthly", orderKey: "time.period", prompt: DEFAULT_TEMPLATES.worldModel, ...llm })
+    .split("windows", { from: "transcripts", operator: { kind: "turns", size: 3, stride: 1 } })
     .output("context", { from: "world-model", surface: "projection" })
-    .output("search", { from: ["transcripts", "summaries", "monthly"], surface: "search" });
+    .output("search", { from: ["transcripts", "summaries", "monthly", "windows"], surface: "search" });
 }
 
 export function defaultChatMemorySpec(format: SourceFormat = "chatgpt-export", options: DefaultSpecOptions = {}): PipelineSpec {

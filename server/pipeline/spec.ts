@@ -59,6 +59,9 @@ export const DEFAULT_CHUNK_OVERLAP = 0;
 export const DEFAULT_SENTENCES_PER_RECORD = 1;
 /** `extractive-summary` operator: sentences kept, per step type. */
 export const DEFAULT_SUMMARY_SENTENCES = { transform: 3, aggregate: 5 } as const;
+/** `turns` split operator: turns per window and turns between window starts. */
+export const DEFAULT_TURNS_PER_WINDOW = 3;
+export const DEFAULT_TURNS_STRIDE = 1;
 export const DEFAULT_DEDUPE = "content_hash" as const;
 export const DEFAULT_CONFLICT = "prefer_latest" as const;
 export const DEFAULT_CONSOLIDATE_THRESHOLD = 0.85;
@@ -70,6 +73,7 @@ export const SPEC_DEFAULTS = {
   fold: { orderKey: DEFAULT_ORDER_KEY, checkpointEvery: DEFAULT_CHECKPOINT_EVERY, maxStateTokens: DEFAULT_MAX_STATE_TOKENS },
   chunk: { size: DEFAULT_CHUNK_SIZE, overlap: DEFAULT_CHUNK_OVERLAP },
   sentences: { per: DEFAULT_SENTENCES_PER_RECORD },
+  turns: { size: DEFAULT_TURNS_PER_WINDOW, stride: DEFAULT_TURNS_STRIDE },
   extractiveSummary: DEFAULT_SUMMARY_SENTENCES,
   merge: { dedupe: DEFAULT_DEDUPE, conflict: DEFAULT_CONFLICT },
   consolidate: { threshold: DEFAULT_CONSOLIDATE_THRESHOLD },
@@ -175,6 +179,12 @@ const sentencesOperator = z.strictObject({
   kind: z.literal("sentences"),
   per: int("per (sentences per record)", 1, 1000).default(DEFAULT_SENTENCES_PER_RECORD),
 });
+/** Windows of conversation turns ("Speaker: text" paragraphs), turn numbers in metadata. */
+const turnsOperator = z.strictObject({
+  kind: z.literal("turns"),
+  size: int("size (turns per window)", 1, 1000).default(DEFAULT_TURNS_PER_WINDOW),
+  stride: int("stride (turns between window starts)", 1, 1000).default(DEFAULT_TURNS_STRIDE),
+});
 const regexEntitiesOperator = z.strictObject({ kind: z.literal("regex-entities") });
 /** One record per paragraph (a chat turn) with `radius` paragraphs either side; a leading "# " header line is kept in each. */
 const windowsOperator = z.strictObject({
@@ -200,7 +210,7 @@ export const transformOperatorSchema = z.discriminatedUnion(
   [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.transform), piiFlagOperator, jsonPickOperator, identityOperator],
   { error: operatorError("transform") },
 );
-export const splitOperatorSchema = z.discriminatedUnion("kind", [chunkOperator, sentencesOperator, regexEntitiesOperator, windowsOperator], {
+export const splitOperatorSchema = z.discriminatedUnion("kind", [chunkOperator, sentencesOperator, turnsOperator, regexEntitiesOperator, windowsOperator], {
   error: operatorError("split"),
 });
 export const aggregateOperatorSchema = z.discriminatedUnion("kind", [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.aggregate)], {

@@ -22,7 +22,7 @@ describe("TOML round trip", () => {
     const toml = roundTrip(defaultChatMemorySpec());
     expect(toml).toContain('[[steps]]\nname = "monthly"\ntype = "aggregate"\nfrom = "summaries"\ngroupBy = { period = "month" }');
     expect(toml).toContain("prompt = '''\nSummarize this conversation in 2-3 sentences.");
-    expect(toml).toContain('[[outputs]]\nname = "search"\nfrom = ["transcripts", "summaries", "monthly"]\nsurface = "search"');
+    expect(toml).toContain('[[outputs]]\nname = "search"\nfrom = ["transcripts", "summaries", "monthly", "windows"]\nsurface = "search"');
   });
 
   it("a spec using every step type, operator, dedupe form and output option", () => {

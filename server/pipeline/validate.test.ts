@@ -188,7 +188,7 @@ describe("graph helpers", () => {
 
   it("orders sources first, then steps by dependency, ties by declaration order", () => {
     expect(topologicalOrder(spec)).toEqual(["chats", "claude", "a", "b", "c", "m", "z"]);
-    expect(topologicalOrder(defaultChatMemorySpec())).toEqual(["chats", "transcripts", "summaries", "monthly", "world-model"]);
+    expect(topologicalOrder(defaultChatMemorySpec())).toEqual(["chats", "transcripts", "summaries", "monthly", "world-model", "windows"]);
   });
 
   it("puts steps caught in a cycle last instead of failing", () => {

@@ -1,6 +1,7 @@
 /**
- * Incremental indexing. Full text needs nothing: "Record"."searchVector" is a generated column
- * with a GIN index (migration search_fts). Embeddings: for every search output, the records its
+ * Incremental indexing. Full text: "Record"."searchVector" is a generated column with a GIN
+ * index (migration search_fts); the BM25 statistics (document frequencies per step) are
+ * recomputed for steps whose record set changed (server/search/lexical.ts). Embeddings: for every search output, the records its
  * steps show on the branch that have no embedding for the output's embedder yet (anti-join,
  * batched) are embedded and stored, and the embedder's HNSW index is ensured.
  *
@@ -10,12 +11,15 @@ import { getEmbedder } from "../llm/workspace-embedder";
 import { ensureVectorIndex, storeEmbeddings } from "../store/embedding-store";
 import type { Db } from "../core/db";
 import { indexedSteps, resolveBranch } from "./context";
+import { refreshLexicalStats } from "./lexical";
 
 const BATCH = 256;
 
 export interface IndexResult {
   embedded: number;
   byModel: Record<string, number>;
+  /** Steps whose BM25 statistics were recomputed (their record set changed). */
+  lexicalStats?: string[];
 }
 
 /** Embeds the records of covered steps on the branch that lack an embedding for their output's embedder. */
@@ -51,5 +55,6 @@ export async function indexPipeline(db: Db, pipelineId: string, branch = "main",
     result.byModel[embedder.id] = count;
     result.embedded += count;
   }
+  result.lexicalStats = await refreshLexicalStats(db, ctx.workspaceId, ctx.branchId, [...indexedSteps(ctx.spec).keys()]);
   return result;
 }

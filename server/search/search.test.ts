@@ -214,7 +214,7 @@ describe("drill-down", () => {
     expect(detail.audit).toMatchObject({ model: "offline/extractive" });
     expect(detail.sourceCount).toBe(3);
     expect(detail.childCount).toBe(1);
-    expect(detail.embeddings.map((e) => e.model)).toEqual(["offline/hash-384"]);
+    expect(detail.embeddings.map((e) => e.model)).toEqual(["offline/hash2-512"]);
     await expectDomainError(listByStep(db, { workspaceId, pipelineId, step: "monthly", cursor: "garbage" }), /Invalid cursor/);
   });
 });

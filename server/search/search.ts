@@ -10,6 +10,9 @@ import { getEmbedder } from "../llm/workspace-embedder";
 import { toVectorLiteral } from "../store/embedding-store";
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
+import { isQueryEmbedder } from "../llm/embedder";
+import { inRange, parseDateRange, type DateRange } from "./dates";
+import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
 import {
   altitudes,
   filterConditions,
@@ -30,8 +33,31 @@ export type SearchMode = (typeof SEARCH_MODES)[number];
 
 export const MAX_QUERY_LENGTH = 1000;
 export const MAX_LIMIT = 100;
-/** RRF constant (Cormack et al.). */
-const RRF_K = 60;
+/** Hybrid fusion defaults (weighted reciprocal rank fusion), tuned on the LoCoMo dev split. */
+export const FUSION_DEFAULTS = { method: "rrf", k: 20, fts: 1, semantic: 0.5, context: 0.5, semanticFloor: 0.2 } as const satisfies Required<Fusion>;
+
+/**
+ * How hybrid search combines its two lists, and how much a record's own source adds:
+ * - `method` "rrf": fts / (k + fts rank) + semantic / (k + semantic rank) (reciprocal rank fusion);
+ *   "sum": fts × fts score + semantic × cosine (both scores are 0..1, so the sum can be cut on);
+ * - `context`: a candidate whose source record is also a candidate (a window and its transcript)
+ *   gets `context` × the source's score added — evidence that the whole conversation is about
+ *   the question, not just one line;
+ * - `semanticFloor`: the relevance floor. A record found only by meaning (no query word in it)
+ *   must have at least this cosine similarity, so a query that shares neither words nor meaning
+ *   with anything returns nothing instead of the least-bad neighbours.
+ */
+/** Score multiplier for records inside a date range the query names (`dates: "boost"`). */
+export const DATE_BOOST = 1.3;
+
+export interface Fusion {
+  method?: "rrf" | "sum";
+  k?: number;
+  fts?: number;
+  semantic?: number;
+  context?: number;
+  semanticFloor?: number;
+}
 /** Below this many candidate records, semantic search computes exact distances over the filtered set. */
 const EXACT_KNN_THRESHOLD = 20_000;
 const HL_START = "\u0002";
@@ -54,6 +80,19 @@ export interface SearchInput extends RecordFilters {
   recency?: { halfLifeDays: number; weight?: number };
   /** Unscoped only: keep the highest altitude (default true). */
   dedupe?: boolean;
+  /** Hybrid: score = fts / (k + fts rank) + semantic / (k + semantic rank). Defaults: FUSION_DEFAULTS. */
+  fusion?: Fusion;
+  /**
+   * Drop hits whose relevance — the larger of `score.fts` (share of the query's idf weight the
+   * record matches, 0..~1) and `score.semantic` (cosine) — is below this.
+   */
+  minScore?: number;
+  /**
+   * A month, day or year named in the query ("in May 2023"): "boost" (default) multiplies the
+   * score of records from that range by DATE_BOOST; "filter" keeps only them (as `from`/`to`,
+   * unless those are given); "off" ignores it.
+   */
+  dates?: "boost" | "filter" | "off";
 }
 
 export interface LowerHit {
@@ -83,6 +122,8 @@ export interface SearchResult {
   mode: SearchMode | "exact";
   query: string;
   steps: string[];
+  /** The date range read from the query, when `dates` used one. */
+  dateRange?: DateRange & { use: "boost" | "filter" };
   hits: SearchHit[];
   /** Why a result may be empty or partial (e.g. only stop words). */
   notice?: string;
@@ -117,21 +158,19 @@ function baseConditions(params: Params, ctx: BranchContext, steps: string[], fil
 
 const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
 
-/** True when the text has searchable lexemes (not empty, not only stop words). */
-async function hasLexemes(db: Db, query: string): Promise<boolean> {
-  const [row] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT numnode(websearch_to_tsquery('english', $1))::int AS n`, query);
-  return (row?.n ?? 0) > 0;
-}
-
-async function ftsCandidates(db: Db, ctx: BranchContext, steps: string[], query: string, filters: RecordFilters, n: number): Promise<Candidate[]> {
+async function ftsCandidates(
+  db: Db,
+  ctx: BranchContext,
+  steps: string[],
+  terms: QueryTerms,
+  stats: Map<string, StepTermStats>,
+  filters: RecordFilters,
+  n: number,
+): Promise<Candidate[]> {
   const params = new Params();
-  const q = params.add(query);
-  const where = [`r."searchVector" @@ websearch_to_tsquery('english', ${q})`, ...baseConditions(params, ctx, steps, filters)];
-  const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, ts_rank_cd(r."searchVector", websearch_to_tsquery('english', ${q}), 32)::float8 AS rank
-     FROM "Record" r WHERE ${where.join(" AND ")}
-     ORDER BY rank DESC, r.id LIMIT ${params.add(n, "int")}`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; rank: number }>>(trace("fts", sql, params.values), ...params.values);
-  return rows.map((r, i) => ({ id: r.id, step: r.step, time: r.t, fts: Number(r.rank), semantic: null, ftsRank: i + 1 }));
+  const where = baseConditions(params, ctx, steps, filters);
+  const hits = await bm25Candidates(db, { steps, terms, stats, n, params, where, timeExpr: TIME_EXPR });
+  return hits.map((h, i) => ({ id: h.id, step: h.step, time: h.time, fts: h.score, semantic: null, ftsRank: i + 1 }));
 }
 
 function sqlString(value: string): string {
@@ -151,11 +190,12 @@ async function semanticCandidates(
   filters: RecordFilters,
   n: number,
   embedderId: string,
+  weightOf?: (surface: string) => number,
 ): Promise<{ candidates: Candidate[]; plan: "exact" | "hnsw" }> {
   const embedder = await getEmbedder(db, ctx.workspaceId, embedderId).catch((err: Error) => {
     throw badRequest(`Semantic search is unavailable: ${err.message}`);
   });
-  const [vector] = await embedder.embed([query]);
+  const [vector] = weightOf && isQueryEmbedder(embedder) ? [embedder.embedQuery(query, weightOf)] : await embedder.embed([query]);
   const dims = embedder.dimensions;
   const lit = toVectorLiteral(vector!);
   const model = sqlString(embedder.id);
@@ -219,6 +259,17 @@ function recencyFactor(time: string | null, recency: SearchInput["recency"], now
   if (Number.isNaN(t)) return 1 - weight;
   const ageDays = Math.max(0, (now - t) / 86_400_000);
   return 1 - weight + weight * Math.pow(0.5, ageDays / recency.halfLifeDays);
+}
+
+/** child → source, for records whose direct source is also in `ids`. */
+async function directSources(db: Db, workspaceId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length < 2) return new Map();
+  const rows = await db.$queryRawUnsafe<Array<{ childId: string; parentId: string }>>(
+    `SELECT "childId", "parentId" FROM "RecordEdge" WHERE "childId" = ANY($1::text[]) AND "parentId" = ANY($1::text[]) AND "workspaceId" = $2`,
+    ids,
+    workspaceId,
+  );
+  return new Map(rows.map((r) => [r.childId, r.parentId]));
 }
 
 /** Parent ids reachable from each hit (bounded), restricted to the hit set: derived -> lower pairs. */
@@ -293,12 +344,17 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     throw badRequest(`This pipeline has no search output: add one (surface "search") or name a step to search.`);
   }
   const unscoped = explicit === null;
+  const dateUse = input.dates ?? "boost";
+  const parsedRange = dateUse === "off" ? null : parseDateRange(query);
+  const dateRange = parsedRange ? { ...parsedRange, use: dateUse as "boost" | "filter" } : undefined;
+  if (dateRange?.use === "filter" && !input.from && !input.to) input = { ...input, from: dateRange.from, to: dateRange.to };
   const pool = unscoped ? Math.min(300, limit * 3) : limit;
 
   const n = mode === "hybrid" ? Math.max(50, pool) : pool;
-  const fts = mode !== "semantic" ? await ftsCandidates(db, ctx, steps, query, input, n) : [];
-  // Only an empty full-text result needs to know why (saves a round trip on the hot path).
-  const lexemes = mode !== "semantic" && (fts.length > 0 || (await hasLexemes(db, query)));
+  const terms = await queryTerms(db, query);
+  const stats = await loadTermStats(db, ctx.branchId, steps, terms.lexemes);
+  const fts = mode !== "semantic" && terms.lexemes.length ? await ftsCandidates(db, ctx, steps, terms, stats, input, n) : [];
+  const lexemes = terms.lexemes.length > 0;
   let notice: string | undefined;
   if (mode === "fts" && !lexemes) {
     return { mode, query, steps, hits: [], notice: "The query has only stop words or punctuation: nothing to match in full text." };
@@ -313,23 +369,34 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
       notice = `Step(s) ${steps.join(", ")} are not in a search output (no embeddings): full-text results only.`;
     } else {
       const embedSteps = steps.filter((s) => indexed.get(s) === models[0]);
-      sem = (await semanticCandidates(db, ctx, embedSteps, query, input, n, models[0]!)).candidates;
+      sem = (await semanticCandidates(db, ctx, embedSteps, query, input, n, models[0]!, wordWeights(terms, stats))).candidates;
     }
   }
 
   // Fuse.
+  const fusion = { ...FUSION_DEFAULTS, ...input.fusion };
   const now = Date.now();
   const byId = new Map<string, Candidate>();
   for (const c of [...fts, ...sem]) {
     const prev = byId.get(c.id);
     byId.set(c.id, prev ? { ...prev, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== null && v !== undefined)) } : c);
   }
+  const base = (c: Candidate): number => {
+    if (mode === "fts") return c.fts ?? 0;
+    if (mode === "semantic") return c.semantic ?? 0;
+    if (fusion.method === "sum") return fusion.fts * (c.fts ?? 0) + fusion.semantic * Math.max(0, c.semantic ?? 0);
+    return (c.ftsRank ? fusion.fts / (fusion.k + c.ftsRank) : 0) + (c.semRank ? fusion.semantic / (fusion.k + c.semRank) : 0);
+  };
+  for (const [id, c] of byId) {
+    if (mode === "hybrid" && c.fts === null && (c.semantic ?? 0) < fusion.semanticFloor) byId.delete(id);
+    else if (input.minScore !== undefined && Math.max(c.fts ?? 0, c.semantic ?? 0) < input.minScore) byId.delete(id);
+  }
+  const parents = fusion.context > 0 ? await directSources(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, string>();
   const fused = [...byId.values()].map((c) => {
-    let score: number;
-    if (mode === "fts") score = c.fts ?? 0;
-    else if (mode === "semantic") score = c.semantic ?? 0;
-    else score = (c.ftsRank ? 1 / (RRF_K + c.ftsRank) : 0) + (c.semRank ? 1 / (RRF_K + c.semRank) : 0);
-    return { c, score: score * recencyFactor(c.time, input.recency, now) };
+    const parent = parents.get(c.id);
+    const score = base(c) + (parent ? fusion.context * base(byId.get(parent)!) : 0);
+    const dated = dateRange?.use === "boost" && inRange(c.time, dateRange) ? DATE_BOOST : 1;
+    return { c, score: score * dated * recencyFactor(c.time, input.recency, now) };
   });
   fused.sort((a, b) => b.score - a.score || a.c.id.localeCompare(b.c.id));
   let ranked = fused.slice(0, pool);
@@ -340,11 +407,13 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     const altOf = (id: string) => alt.get(byId.get(id)!.step) ?? 0;
     const alts = ranked.map((r) => alt.get(r.c.step) ?? 0);
     const pairs = await derivedPairs(db, ctx.workspaceId, ranked.map((r) => r.c.id), Math.max(...alts) - Math.min(...alts));
+    // A lower hit goes to the highest-altitude record derived from it, the best-ranked of those.
+    const rankOf = new Map(ranked.map((r, i) => [r.c.id, i]));
     const owner = new Map<string, string>();
     for (const { top, id } of pairs) {
       if (altOf(top) <= altOf(id)) continue;
       const cur = owner.get(id);
-      if (!cur || altOf(top) > altOf(cur)) owner.set(id, top);
+      if (!cur || altOf(top) > altOf(cur) || (altOf(top) === altOf(cur) && rankOf.get(top)! < rankOf.get(cur)!)) owner.set(id, top);
     }
     // A lower hit whose owner is itself absorbed goes to the top-most owner.
     const root = (id: string): string => {
@@ -367,17 +436,17 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     ctx,
     ranked.map((r) => r.c),
     alt,
-    lexemes ? { kind: "fts", query } : { kind: "none" },
+    lexemes ? { kind: "fts", tsquery: terms.lexemes.map((l) => `'${l.replace(/'/g, "''")}'`).join(" | ") } : { kind: "none" },
   );
   const scoreOf = new Map(ranked.map((r) => [r.c.id, r.score]));
   for (const h of hits) {
     h.score.fused = scoreOf.get(h.id) ?? 0;
     h.lowerHits = (lower.get(h.id) ?? []).sort((a, b) => b.altitude - a.altitude || a.id.localeCompare(b.id));
   }
-  return { mode, query, steps, hits, ...(notice ? { notice } : {}) };
+  return { mode, query, steps, hits, ...(notice ? { notice } : {}), ...(dateRange ? { dateRange } : {}) };
 }
 
-type SnippetSource = { kind: "fts"; query: string } | { kind: "phrase"; phrase: string } | { kind: "none" };
+type SnippetSource = { kind: "fts"; tsquery: string } | { kind: "phrase"; phrase: string } | { kind: "none" };
 
 /** Content, metadata, snippet with highlights and source count for the final hits, in order. */
 async function hydrate(db: Db, ctx: BranchContext, candidates: Candidate[], alt: Map<string, number>, snip: SnippetSource): Promise<SearchHit[]> {
@@ -387,7 +456,7 @@ async function hydrate(db: Db, ctx: BranchContext, candidates: Candidate[], alt:
   const ws = params.add(ctx.workspaceId);
   const headline =
     snip.kind === "fts"
-      ? `ts_headline('english', left(r.content, 20000), websearch_to_tsquery('english', ${params.add(snip.query)}), ${params.add(
+      ? `ts_headline('english', left(r.content, 20000), ${params.add(snip.tsquery, "tsquery")}, ${params.add(
           `StartSel=${HL_START}, StopSel=${HL_STOP}, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`,
         )})`
       : `NULL::text`;

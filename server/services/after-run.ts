@@ -2,6 +2,7 @@
  * What every run does when it ends, whichever executor ran it: index the new records for
  * search, then notice projection changes and deliver their webhooks.
  */
+import { trackBackground } from "./background";
 import type { Db } from "../core/db";
 import { indexPipeline, type IndexResult } from "../search/indexing";
 import { detectProjectionChanges } from "./projections";
@@ -40,7 +41,7 @@ export async function afterRun(db: Db, run: FinishedRun, options: AfterRunOption
       out.errors.push(`projections: ${(err as Error).message}`);
     }
     if (out.enqueued > 0 && options.deliver !== "none") {
-      const delivering = deliverPending(db).catch((err: Error) => console.error("[synthex webhooks]", err.message));
+      const delivering = trackBackground(deliverPending(db).catch((err: Error) => console.error("[synthex webhooks]", err.message)));
       if (options.deliver === "await") await delivering;
     }
   } catch (err) {

@@ -12,6 +12,7 @@
  */
 import type { PipelineSpec } from "../pipeline/spec";
 import { DEFAULT_MODEL, LLM_STEP_TYPES } from "../pipeline/spec";
+import { trackBackground } from "./background";
 import type { Db } from "../core/db";
 import { storedSpec } from "../store/pipelines";
 
@@ -83,7 +84,7 @@ export function localExecutor(execute: (db: Db, runId: string) => Promise<unknow
   return {
     kind: "local",
     async dispatch(db, run) {
-      void execute(db, run.id).catch((err: unknown) => markFailed(db, run.id, err instanceof Error ? err.message : String(err)));
+      void trackBackground(execute(db, run.id).catch((err: unknown) => markFailed(db, run.id, err instanceof Error ? err.message : String(err))));
     },
     cancel: async () => ({ sent: false }),
     sourceAppended: async () => ({ sent: false }),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Prisma } from "../generated/prisma/client";
 import { sourceKey } from "../engine/keys";
 import type { NewRecord } from "../engine/types";
+import { OutboundUrlError } from "../http/outbound";
 import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/hashing";
 import { diffSpecs } from "../pipeline/diff";
 import { defaultChatMemorySpec, ragBaselineSpec } from "../pipeline/sdk";
@@ -13,6 +14,7 @@ import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { toJsonColumn } from "../core/json";
 import type { SourceItem } from "../core/source-item";
+import { assertWebhookUrls } from "./webhooks";
 
 export const pipelineNameSchema = z
   .string()
@@ -38,6 +40,16 @@ export function requireValidSpec(input: unknown): PipelineSpec {
   return parsed.spec;
 }
 
+/** Webhook URLs must be allowed outbound URLs (https, public addresses) when saved. */
+async function requireAllowedWebhooks(spec: PipelineSpec) {
+  try {
+    await assertWebhookUrls(spec);
+  } catch (err) {
+    if (err instanceof OutboundUrlError) throw badRequest(`The pipeline spec is invalid:\n${err.message}`);
+    throw err;
+  }
+}
+
 export async function createPipeline(
   db: Db,
   workspaceId: string,
@@ -45,6 +57,7 @@ export async function createPipeline(
 ) {
   const name = pipelineNameSchema.parse(input.name);
   const spec = requireValidSpec(input.spec);
+  await requireAllowedWebhooks(spec);
   return db.$transaction(async (tx) => {
     if (await tx.pipeline.findUnique({ where: { workspaceId_name: { workspaceId, name } } })) {
       throw conflict(`A pipeline named "${name}" already exists in this workspace.`);
@@ -81,6 +94,7 @@ export async function saveVersion(
   input: { spec: unknown; layout?: unknown; message?: string; authorId?: string | null; branch?: string },
 ) {
   const spec = requireValidSpec(input.spec);
+  await requireAllowedWebhooks(spec);
   const { branch, version: head } = await getBranch(db, pipelineId, input.branch ?? "main");
   const version = await db.pipelineVersion.create({
     data: {

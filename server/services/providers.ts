@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { encryptSecret, keyPreview } from "../auth/encryption";
+import { assertOutboundUrl, OutboundUrlError } from "../http/outbound";
 import { ModelError } from "../engine/model";
 import { BUILTIN_PRICES, priceOf } from "../llm/pricing";
 import { AiSdkModel, PROVIDER_KINDS } from "../llm/sdk-model";
@@ -26,7 +27,7 @@ export const upsertProviderInput = z.object({
   name: providerNameSchema,
   kind: z.enum(PROVIDER_KINDS),
   baseUrl: z.string().trim().url().max(500).nullable().optional(),
-  /** Write-only. Omitted: keep the stored key. Empty string: remove it. */
+  /** Write-only. Omitted: keep the stored key (refused when the base URL or kind changes). Empty string: remove it. */
   apiKey: z.string().max(500).optional(),
   maxConcurrency: z.number().int().min(1).max(512).default(8),
   requestsPerMinute: z.number().int().min(1).max(1_000_000).nullable().optional(),
@@ -88,7 +89,22 @@ export async function upsertProvider(db: DbTx, workspaceId: string, raw: UpsertP
   const input = upsertProviderInput.parse(raw);
   if (RESERVED.has(input.name)) throw badRequest(`"${input.name}" is reserved for the built-in offline model.`);
   if (input.kind === "openai-compatible" && !input.baseUrl) throw badRequest("An OpenAI-compatible provider needs a base URL (e.g. http://localhost:11434/v1).");
+  if (input.baseUrl) {
+    try {
+      await assertOutboundUrl(input.baseUrl);
+    } catch (err) {
+      if (err instanceof OutboundUrlError) throw badRequest(`Base URL: ${err.message}`);
+      throw err;
+    }
+  }
   const key = input.apiKey?.trim();
+  if (key === undefined) {
+    // The stored key must never follow the provider somewhere new (test connection would send it there).
+    const existing = await db.providerCredential.findUnique({ where: { workspaceId_name: { workspaceId, name: input.name } } });
+    if (existing?.encryptedKey && (existing.kind !== input.kind || (existing.baseUrl ?? null) !== (input.baseUrl ?? null))) {
+      throw badRequest(`Changing the base URL or kind of "${input.name}" needs its API key again: enter the key (or an empty key to remove it).`);
+    }
+  }
   const keyFields =
     key === undefined ? {} : key === "" ? { encryptedKey: null, keyPreview: null } : { encryptedKey: encryptSecret(key), keyPreview: keyPreview(key) };
   const fields = {
@@ -118,6 +134,17 @@ const DEFAULT_TEST_MODEL: Record<string, string> = {
   "openai-compatible": "gpt-4o-mini",
 };
 
+/**
+ * What "test connection" may say: reachable, or a provider-level problem. Never socket errors,
+ * raw statuses or response bodies (they would make it a port scanner for whatever the URL names).
+ */
+function connectionVerdict(err: unknown): string {
+  const message = err instanceof Error ? err.message : "";
+  if (err instanceof ModelError && /authentication failed/.test(message)) return "Reachable, but the provider refused the API key.";
+  if (err instanceof ModelError && /HTTP 429/.test(message)) return "Reachable, but the provider is rate-limiting this key: try again later.";
+  return "Could not reach a compatible provider at this base URL: check the URL, the kind and the model name.";
+}
+
 /** One tiny completion through the saved provider (no retries). Never echoes the key. */
 export async function testProviderConnection(db: DbTx, workspaceId: string, input: { name: string; model?: string }) {
   const row = await db.providerCredential.findUnique({ where: { workspaceId_name: { workspaceId, name: input.name } } });
@@ -129,6 +156,15 @@ export async function testProviderConnection(db: DbTx, workspaceId: string, inpu
   } catch (err) {
     return { ok: false as const, model, latencyMs: 0, message: (err as Error).message };
   }
+  if (row.baseUrl) {
+    // Checked again now (the allowance or DNS may have changed since it was saved); the request itself is checked too.
+    try {
+      await assertOutboundUrl(row.baseUrl);
+    } catch (err) {
+      if (err instanceof OutboundUrlError) return { ok: false as const, model, latencyMs: 0, message: err.message };
+      throw err;
+    }
+  }
   const provider = new AiSdkModel({ ...config, timeoutMs: Math.min(config.timeoutMs ?? 20_000, 20_000) }, {
     maxRetries: 0,
     limiter: new ProviderLimiter({ maxConcurrency: 1 }),
@@ -136,10 +172,9 @@ export async function testProviderConnection(db: DbTx, workspaceId: string, inpu
   const started = Date.now();
   try {
     const res = await provider.complete({ model, prompt: "Reply with the single word OK.", temperature: 0, task: "summarize", inputs: [], maxOutputTokens: 5 });
-    return { ok: true as const, model, latencyMs: Date.now() - started, message: `Connected: ${res.tokensIn} tokens in, ${res.tokensOut} out.` };
+    return { ok: true as const, model, latencyMs: Date.now() - started, message: `Reachable: ${res.tokensIn} tokens in, ${res.tokensOut} out.` };
   } catch (err) {
-    const message = err instanceof ModelError ? err.message : "The connection test failed.";
-    return { ok: false as const, model, latencyMs: Date.now() - started, message };
+    return { ok: false as const, model, latencyMs: Date.now() - started, message: connectionVerdict(err) };
   }
 }
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { checkPasswordStrength, hashPassword, verifyPassword } from "../auth/password";
+import { checkPasswordStrength, hashPassword, verifyPassword, verifyAgainstDummy } from "../auth/password";
+import { signInLimiter, type SignInLimiter } from "../auth/sign-in-limiter";
 import type { Db, DbTx } from "../core/db";
-import { conflict } from "../core/errors";
+import { conflict, DomainError } from "../core/errors";
 import { claimLocalWorkspace } from "./local-workspace";
 import { createWorkspaceInTx } from "./workspaces";
 
@@ -22,8 +23,26 @@ export async function signUp(db: Db, input: SignUpInput) {
     const user = await tx.user.create({ data: { email, name: name || null, passwordHash } });
     const workspace = await createPersonalWorkspace(tx, user.id, name || email);
     await claimLocalWorkspace(tx, user.id);
-    return { user: { id: user.id, email: user.email, name: user.name }, workspace };
+    return { user: { id: user.id, email: user.email, name: user.name }, workspace: { id: workspace.id, slug: workspace.slug, name: workspace.name } };
   });
+}
+
+/** What the public sign-up answers, whether the email was new or already had an account. */
+export const SIGN_UP_ANSWER =
+  "If this email is new, your account is ready and you are being signed in. If it already has an account, sign in with its password instead.";
+
+/**
+ * Public sign-up: the same answer, in about the same time (the password is hashed either way),
+ * whether or not the email already has an account, so it cannot be used to discover accounts.
+ * Invalid input (bad email, weak password) is still explained.
+ */
+export async function signUpPublic(db: Db, input: SignUpInput): Promise<{ message: string }> {
+  try {
+    await signUp(db, input);
+  } catch (err) {
+    if (!(err instanceof DomainError && err.code === "CONFLICT")) throw err;
+  }
+  return { message: SIGN_UP_ANSWER };
 }
 
 export async function createPersonalWorkspace(tx: DbTx, userId: string, displayName: string) {
@@ -31,12 +50,36 @@ export async function createPersonalWorkspace(tx: DbTx, userId: string, displayN
   return createWorkspaceInTx(tx, userId, { name: `${base}'s workspace`, personal: true });
 }
 
-/** Returns the user when the password matches; null otherwise (no hint which part was wrong). */
+/**
+ * Returns the user when the password matches; null otherwise (no hint which part was wrong).
+ * An unknown email (or an OAuth-only account) is compared against a dummy hash so that it
+ * takes as long as a wrong password for a real account.
+ */
 export async function authenticatePassword(db: Db, email: string, password: string) {
   const user = await db.user.findUnique({ where: { email: email.trim().toLowerCase() } });
-  if (!user?.passwordHash) return null;
+  if (!user?.passwordHash) {
+    await verifyAgainstDummy(password);
+    return null;
+  }
   const ok = await verifyPassword(password, user.passwordHash);
   return ok ? { id: user.id, email: user.email, name: user.name } : null;
+}
+
+/**
+ * Password sign-in with brute-force limits per email and per client address: throws
+ * SignInLimitedError (a clear "try again in N seconds") while either is locked.
+ */
+export async function signInWithPassword(
+  db: Db,
+  input: { email: string; password: string; address: string },
+  limiter: SignInLimiter = signInLimiter(),
+) {
+  const email = input.email.trim().toLowerCase();
+  await limiter.check(email, input.address);
+  const user = await authenticatePassword(db, email, input.password);
+  if (user) await limiter.succeeded(email);
+  else await limiter.failed(email, input.address);
+  return user;
 }
 
 /** OAuth sign-in: find or create the user (and their personal workspace) by verified email. */

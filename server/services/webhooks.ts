@@ -9,6 +9,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Db } from "../core/db";
+import { assertOutboundUrl, outboundFetch, OutboundUrlError } from "../http/outbound";
+import type { PipelineSpec } from "../pipeline/spec";
 
 export const SIGNATURE_HEADER = "X-Synthex-Signature";
 export const TIMESTAMP_HEADER = "X-Synthex-Timestamp";
@@ -45,11 +47,37 @@ export function verifyWebhookSignature(
   return expected.length === got.length && timingSafeEqual(expected, got);
 }
 
-/** The workspace's signing secret, generated (once, race-free) on first use. */
+const newSecret = () => `whsec_${randomBytes(24).toString("hex")}`;
+
+/**
+ * A new signing secret for the workspace, returned this once (admins see it when they rotate;
+ * no read ever returns it again). Deliveries from now on are signed with it.
+ */
+export async function rotateWebhookSecret(db: Db, workspaceId: string): Promise<{ secret: string; rotatedAt: Date }> {
+  const secret = newSecret();
+  await db.workspace.update({ where: { id: workspaceId }, data: { webhookSecret: secret } });
+  return { secret, rotatedAt: new Date() };
+}
+
+/** The workspace's signing secret, generated (once, race-free) on first use. Server-side only. */
 export async function getWebhookSecret(db: Db, workspaceId: string): Promise<string> {
-  await db.workspace.updateMany({ where: { id: workspaceId, webhookSecret: null }, data: { webhookSecret: `whsec_${randomBytes(24).toString("hex")}` } });
+  await db.workspace.updateMany({ where: { id: workspaceId, webhookSecret: null }, data: { webhookSecret: newSecret() } });
   const ws = await db.workspace.findUniqueOrThrow({ where: { id: workspaceId }, select: { webhookSecret: true } });
   return ws.webhookSecret!;
+}
+
+/** Save-time check of a spec's webhook URLs: each must be an allowed outbound URL. Throws naming the output. */
+export async function assertWebhookUrls(spec: PipelineSpec): Promise<void> {
+  for (const output of spec.outputs ?? []) {
+    const url = (output as { webhook?: { url?: string } }).webhook?.url;
+    if (!url) continue;
+    try {
+      await assertOutboundUrl(url);
+    } catch (err) {
+      if (err instanceof OutboundUrlError) throw new OutboundUrlError(`outputs.${output.name}.webhook.url: ${err.message}`);
+      throw err;
+    }
+  }
 }
 
 const LEASE_MS = 5 * 60_000;
@@ -58,7 +86,8 @@ export async function deliverPending(db: Db, options: DeliverOptions = {}) {
   const now = options.now ?? (() => new Date());
   const maxAttempts = options.maxAttempts ?? 8;
   const backoff = options.backoffMs ?? 30_000;
-  const doFetch = options.fetch ?? fetch;
+  // Webhook URLs are user input: only public addresses, redirects answered, never followed.
+  const doFetch = options.fetch ?? outboundFetch({ followRedirects: false });
   // Claim due rows: pending, or a lease that expired (a worker died mid-send).
   const claimed = await db.$queryRawUnsafe<Array<{ id: string }>>(
     `UPDATE "WebhookDelivery" SET status = 'sending', "nextAttemptAt" = $1
@@ -81,7 +110,9 @@ export async function deliverPending(db: Db, options: DeliverOptions = {}) {
     const timestamp = Math.floor(now().getTime() / 1000);
     let status: number | null = null;
     let error: string | null = null;
+    let permanent = false;
     try {
+      await assertOutboundUrl(d.url);
       const res = await doFetch(d.url, {
         method: "POST",
         headers: {
@@ -101,12 +132,13 @@ export async function deliverPending(db: Db, options: DeliverOptions = {}) {
       if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
     } catch (err) {
       error = (err as Error).message || String(err);
+      permanent = err instanceof OutboundUrlError; // retrying cannot make a refused address allowed
     }
     const attempts = d.attempts + 1;
     if (!error) {
       await db.webhookDelivery.update({ where: { id }, data: { status: "delivered", attempts, responseStatus: status, lastError: null, deliveredAt: now() } });
       summary.delivered++;
-    } else if (attempts >= maxAttempts) {
+    } else if (attempts >= maxAttempts || permanent) {
       await db.webhookDelivery.update({ where: { id }, data: { status: "failed", attempts, responseStatus: status, lastError: error.slice(0, 1000) } });
       summary.failed++;
     } else {

@@ -21,6 +21,20 @@ function slugify(name: string): string {
   return base || "workspace";
 }
 
+/** What members see of a workspace: never its webhook signing secret, only whether one exists. */
+export interface WorkspaceView {
+  id: string;
+  slug: string;
+  name: string;
+  personal: boolean;
+  createdAt: Date;
+  hasWebhookSecret: boolean;
+}
+
+export function workspaceView(ws: { id: string; slug: string; name: string; personal: boolean; createdAt: Date; webhookSecret: string | null }): WorkspaceView {
+  return { id: ws.id, slug: ws.slug, name: ws.name, personal: ws.personal, createdAt: ws.createdAt, hasWebhookSecret: ws.webhookSecret !== null };
+}
+
 export async function createWorkspaceInTx(tx: DbTx, userId: string, input: { name: string; personal?: boolean }) {
   const name = workspaceNameSchema.parse(input.name);
   // A short random suffix keeps slugs unique without a retry loop.
@@ -30,8 +44,8 @@ export async function createWorkspaceInTx(tx: DbTx, userId: string, input: { nam
   return workspace;
 }
 
-export function createWorkspace(db: Db, userId: string, input: { name: string }) {
-  return db.$transaction((tx) => createWorkspaceInTx(tx, userId, input));
+export async function createWorkspace(db: Db, userId: string, input: { name: string }): Promise<WorkspaceView> {
+  return workspaceView(await db.$transaction((tx) => createWorkspaceInTx(tx, userId, input)));
 }
 
 export async function listWorkspacesForUser(db: Db, userId: string) {
@@ -40,11 +54,11 @@ export async function listWorkspacesForUser(db: Db, userId: string) {
     include: { workspace: true },
     orderBy: { createdAt: "asc" },
   });
-  return memberships.map((m) => ({ ...m.workspace, role: m.role as Role }));
+  return memberships.map((m) => ({ ...workspaceView(m.workspace), role: m.role as Role }));
 }
 
-export async function renameWorkspace(db: Db, workspaceId: string, name: string) {
-  return db.workspace.update({ where: { id: workspaceId }, data: { name: workspaceNameSchema.parse(name) } });
+export async function renameWorkspace(db: Db, workspaceId: string, name: string): Promise<WorkspaceView> {
+  return workspaceView(await db.workspace.update({ where: { id: workspaceId }, data: { name: workspaceNameSchema.parse(name) } }));
 }
 
 export async function listMembers(db: Db, workspaceId: string) {

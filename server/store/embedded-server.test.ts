@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -60,7 +61,7 @@ describe("embedded server", () => {
   it("the first call owns the directory; a second call finds the owner", async () => {
     first = await ensureEmbeddedServer({ dataDir });
     expect(first.owned).toBe(true);
-    expect(first.url).toMatch(/^postgresql:\/\/postgres:postgres@127\.0\.0\.1:\d+\/postgres$/);
+    expect(first.url).toMatch(/^postgresql:\/\/postgres:[0-9a-f]{64}@127\.0\.0\.1:\d+\/postgres$/);
     const lock = readOwnerLock(dataDir);
     expect(lock).toMatchObject({ pid: process.pid, state: "ready" });
     expect(first.url).toContain(`:${lock!.port}/`);
@@ -158,5 +159,108 @@ describe("embedded server", () => {
     owner.child.kill("SIGTERM");
     await owner.exited;
     expect(readOwnerLock(dataDir)).toBeNull();
+  });
+});
+
+/** Every path under `dir` with its permission bits. */
+function modes(dir: string): Array<{ path: string; mode: number; dir: boolean }> {
+  const out = [{ path: dir, mode: statSync(dir).mode & 0o777, dir: true }];
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const full = path.join(entry.parentPath, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    out.push({ path: full, mode: statSync(full).mode & 0o777, dir: entry.isDirectory() });
+  }
+  return out;
+}
+
+/** A raw client: startup message, then whatever `after` sends; resolves with everything the server said. */
+function rawSession(port: number, after: (socket: net.Socket) => void): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: "127.0.0.1" });
+    const chunks: Buffer[] = [];
+    socket.on("data", (c) => chunks.push(c));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(Buffer.concat(chunks)));
+    socket.on("connect", () => {
+      const params = Buffer.from("user\0postgres\0database\0postgres\0\0");
+      const startup = Buffer.alloc(8 + params.length);
+      startup.writeInt32BE(8 + params.length, 0);
+      startup.writeInt32BE(196608, 4);
+      params.copy(startup, 8);
+      socket.write(startup);
+      after(socket);
+    });
+  });
+}
+
+describe("embedded server: only this OS user gets in", () => {
+  let dataDir: string;
+  let server: EmbeddedServer;
+  let port: number;
+  const withPassword = (password: string) => server.url.replace(/postgres:[^@]+@/, `postgres:${password}@`);
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), "synthex-embedded-auth-"));
+    server = await ensureEmbeddedServer({ dataDir });
+    port = readOwnerLock(dataDir)!.port!;
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("the right password (from the 0600 db-password file) works", async () => {
+    const password = readFileSync(path.join(dataDir, "db-password"), "utf8").trim();
+    expect(password).toMatch(/^[0-9a-f]{64}$/);
+    expect(server.url).toContain(`:${password}@`);
+    expect(await count(server.url, "SELECT 1 AS c")).toBe(1);
+  });
+
+  it("a wrong password and no password are refused with 28P01", async () => {
+    for (const url of [withPassword("postgres"), withPassword(""), withPassword("0".repeat(64))]) {
+      const client = new pg.Client({ connectionString: url });
+      const err = await client.connect().then(
+        () => null,
+        (e: Error & { code?: string }) => e,
+      );
+      await client.end().catch(() => {});
+      expect(err, url).not.toBeNull();
+      // pg refuses an empty password itself before asking the server; otherwise the server's answer.
+      if (!url.includes("postgres:@")) expect(err!.code).toBe("28P01");
+    }
+  });
+
+  it("a client that skips authentication and sends a query gets an error and no data", async () => {
+    const said = await rawSession(port, (socket) => {
+      const sql = Buffer.from("SELECT 'leaked' AS secret\0");
+      const q = Buffer.alloc(5 + sql.length);
+      q.write("Q", 0);
+      q.writeInt32BE(4 + sql.length, 1);
+      sql.copy(q, 5);
+      socket.write(q);
+    });
+    expect(said[0]).toBe("R".charCodeAt(0)); // AuthenticationSASL: the server asks for SCRAM
+    expect(said.readInt32BE(5)).toBe(10);
+    expect(said.toString("latin1")).toContain("SCRAM-SHA-256");
+    expect(said.toString("latin1")).toContain("28P01");
+    expect(said.toString("latin1")).not.toContain("leaked");
+    expect(said.toString("latin1")).not.toMatch(/Z\0\0\0\x05/); // never ReadyForQuery
+  });
+
+  it("every file in the data directory is 0600 and every directory 0700, owner.json included", async () => {
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    await client.query("CREATE TABLE IF NOT EXISTS t (x int)");
+    await client.end();
+    const open = modes(dataDir);
+    expect(open.find((m) => m.path.endsWith("owner.json"))?.mode).toBe(0o600);
+    expect(open.find((m) => m.path.endsWith("db-password"))?.mode).toBe(0o600);
+    expect(open[0]!.mode).toBe(0o700);
+    await server.close();
+    const closed = modes(dataDir);
+    expect(closed.length).toBeGreaterThan(100); // the PGlite files are in there
+    expect(closed.filter((m) => m.mode !== (m.dir ? 0o700 : 0o600))).toEqual([]);
+    server = await ensureEmbeddedServer({ dataDir });
+    expect(modes(dataDir).filter((m) => m.mode !== (m.dir ? 0o700 : 0o600))).toEqual([]);
   });
 });

@@ -8,8 +8,13 @@
  * over, when its pid is dead, or when its pid is alive but its port refuses connections for a
  * few seconds (pid reused). A live owner that is starting or closing is waited for, never
  * taken over.
+ *
+ * Only this OS user may reach the data: the wire port asks for a password (SCRAM-SHA-256),
+ * generated on first start into `<dataDir>/db-password`; the directory is 0700 and every file in
+ * it 0600 (PGlite creates its files 0666, so they are tightened when the owner opens and closes).
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -28,7 +33,7 @@ export interface EmbeddedServerOptions {
 }
 
 export interface EmbeddedServer {
-  /** `postgresql://postgres:postgres@127.0.0.1:PORT/postgres` */
+  /** `postgresql://postgres:<password from db-password>@127.0.0.1:PORT/postgres` */
   url: string;
   /** True when this call opened the directory (and `close()` really closes it). */
   owned: boolean;
@@ -47,9 +52,56 @@ interface LockInfo {
 const HOST = "127.0.0.1";
 const LOCK_FILE = "owner.json";
 const TAKEOVER_FILE = "owner.json.takeover";
+const PASSWORD_FILE = "db-password";
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
 
-export function embeddedUrl(port: number, host = HOST): string {
-  return `postgresql://postgres:postgres@${host}:${port}/postgres`;
+export function embeddedUrl(port: number, password: string, host = HOST): string {
+  return `postgresql://postgres:${encodeURIComponent(password)}@${host}:${port}/postgres`;
+}
+
+/** The data directory, created (or tightened) to 0700. */
+function ensurePrivateDir(dir: string) {
+  mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  chmodSync(dir, DIR_MODE);
+}
+
+/** Every file under `dir` 0600, every directory 0700 (symlinks left alone). */
+export function restrictTree(dir: string) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    try {
+      if (entry.isDirectory()) {
+        chmodSync(full, DIR_MODE);
+        restrictTree(full);
+      } else if ((lstatSync(full).mode & 0o777) !== FILE_MODE) {
+        chmodSync(full, FILE_MODE);
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err; // removed meanwhile
+    }
+  }
+}
+
+/** The wire port's password: read, or generated on first start (written whole, then linked in: concurrent starters agree). */
+export function ensureDbPassword(dataDir: string): string {
+  const file = path.join(dataDir, PASSWORD_FILE);
+  if (!existsSync(file)) {
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, randomBytes(32).toString("hex"), { mode: FILE_MODE });
+    try {
+      linkSync(tmp, file); // fails with EEXIST if another process won the race
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    } finally {
+      unlinkSync(tmp);
+    }
+  }
+  chmodSync(file, FILE_MODE);
+  const password = readFileSync(file, "utf8").trim();
+  if (!password) throw new Error(`${file} is empty: delete it and start again`);
+  return password;
 }
 
 // Owners started by this process, by resolved data dir (survives module reloads in next dev).
@@ -117,7 +169,7 @@ function readLock(file: string): { info: LockInfo | null; raw: string | null; ag
 
 function writeLock(file: string, info: LockInfo) {
   const tmp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w");
+  const fd = openSync(tmp, "w", FILE_MODE);
   try {
     writeSync(fd, JSON.stringify(info));
   } finally {
@@ -129,7 +181,7 @@ function writeLock(file: string, info: LockInfo) {
 function createLockExclusive(file: string, info: LockInfo): boolean {
   let fd: number;
   try {
-    fd = openSync(file, "wx");
+    fd = openSync(file, "wx", FILE_MODE);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw err;
@@ -180,14 +232,15 @@ async function acquire(
   waitMs: number,
   idleInTransactionTimeoutMs: number | undefined,
 ): Promise<EmbeddedServer> {
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
+  const password = ensureDbPassword(dataDir);
   const lockFile = path.join(dataDir, LOCK_FILE);
   const takeoverFile = path.join(dataDir, TAKEOVER_FILE);
   const deadline = Date.now() + waitMs;
   let refusedSince: number | null = null;
   for (;;) {
     const info: LockInfo = { pid: process.pid, state: "starting", startedAt: new Date().toISOString() };
-    if (createLockExclusive(lockFile, info)) return becomeOwner(dataDir, lockFile, info, port, idleInTransactionTimeoutMs);
+    if (createLockExclusive(lockFile, info)) return becomeOwner(dataDir, lockFile, info, port, password, idleInTransactionTimeoutMs);
 
     const { info: other, raw, ageMs } = readLock(lockFile);
     let stale = false;
@@ -199,7 +252,7 @@ async function acquire(
       stale = true;
     } else if (other.state === "ready" && other.port) {
       if (await portAnswers(other.port, other.host)) {
-        const url = embeddedUrl(other.port, other.host);
+        const url = embeddedUrl(other.port, password, other.host);
         return { url, owned: false, close: async () => {} };
       }
       refusedSince ??= Date.now();
@@ -224,6 +277,7 @@ async function becomeOwner(
   lockFile: string,
   info: LockInfo,
   port: number | undefined,
+  password: string,
   idleInTransactionTimeoutMs: number | undefined,
 ): Promise<EmbeddedServer> {
   let db: PGlite | null = null;
@@ -241,7 +295,8 @@ async function becomeOwner(
   try {
     db = await PGlite.create(path.join(dataDir, "pgdata"), { extensions: { vector } });
     await db.exec("CREATE EXTENSION IF NOT EXISTS vector");
-    wire = await startWireServer(db, { host: HOST, port, idleInTransactionTimeoutMs });
+    restrictTree(dataDir);
+    wire = await startWireServer(db, { host: HOST, port, password, idleInTransactionTimeoutMs });
   } catch (err) {
     await db?.close().catch(() => {});
     process.off("exit", onExit);
@@ -261,6 +316,7 @@ async function becomeOwner(
         writeLock(lockFile, { ...info, state: "closing", port: openWire.port, host: HOST });
         await openWire.close();
         await openDb.close();
+        restrictTree(dataDir);
       } finally {
         removeLock();
         process.off("exit", onExit);
@@ -277,7 +333,7 @@ async function becomeOwner(
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  return { url: embeddedUrl(openWire.port), owned: true, close };
+  return { url: embeddedUrl(openWire.port, password), owned: true, close };
 }
 
 /** For diagnostics and tests: the current lock content, if any. */

@@ -35,14 +35,14 @@ const records = [
 
 describe("embedding store", () => {
   it("stores embeddings per (record, model), skipping ones already stored", async () => {
-    const embedder = new OfflineHashEmbedder();
+    const embedder = new OfflineHashEmbedder(384, 1);
     let calls = 0;
     const counting = { id: embedder.id, dimensions: embedder.dimensions, embed: (t: string[]) => ((calls += t.length), embedder.embed(t)) };
     expect(await storeEmbeddings(db, workspaceId, counting, records)).toEqual({ stored: 3, skipped: 0 });
     expect(await storeEmbeddings(db, workspaceId, counting, [...records, records[0]!])).toEqual({ stored: 0, skipped: 3 });
     expect(calls).toBe(3);
     // Another model: its own rows.
-    const small = new OfflineHashEmbedder(64);
+    const small = new OfflineHashEmbedder(64, 1);
     expect(await storeEmbeddings(db, workspaceId, small, records)).toEqual({ stored: 3, skipped: 0 });
     const rows = await db.$queryRawUnsafe<Array<{ model: string; n: number }>>(`SELECT model, count(*)::int AS n FROM "Embedding" GROUP BY model ORDER BY model`);
     expect(rows).toEqual([
@@ -77,9 +77,12 @@ describe("embedding store", () => {
 describe("embedders", () => {
   it("getEmbedder defaults to the offline hashing embedder", async () => {
     const e = await getEmbedder(db, workspaceId);
-    expect(e.id).toBe("offline/hash-384");
-    expect(e.dimensions).toBe(384);
-    expect((await getEmbedder(db, workspaceId, "offline/hash-128")).dimensions).toBe(128);
+    expect(e.id).toBe("offline/hash2-512");
+    expect(e.dimensions).toBe(512);
+    // The legacy embedder stays available under its id, so vectors stored with it stay comparable.
+    const legacy = await getEmbedder(db, workspaceId, "offline/hash-128");
+    expect([legacy.id, legacy.dimensions]).toEqual(["offline/hash-128", 128]);
+    expect(await legacy.embed(["tomatoes"])).toEqual([hashEmbedding("tomatoes", 128)]);
   });
 
   it("an OpenAI-compatible endpoint (workspace credential), batched, with probing of unknown sizes", async () => {

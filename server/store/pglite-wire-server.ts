@@ -18,10 +18,17 @@
  * prepared statements, temp tables, advisory locks) is shared by all connections, and a
  * connection idle inside a transaction blocks everyone else until it finishes (after
  * `idleInTransactionTimeoutMs` with others waiting, it is disconnected and rolled back).
+ *
+ * Authentication: PGlite accepts any startup message, so the server answers it itself with a
+ * SCRAM-SHA-256 exchange against `password` and forwards the startup message to PGlite only
+ * once the client has proved it knows the password. A wrong or missing password gets the
+ * Postgres error 28P01 and the connection is closed before it reaches the database.
  */
 import net from "node:net";
 import type { PGlite } from "@electric-sql/pglite";
+import { SCRAM_MECHANISM, ScramExchange, scramVerifier, type ScramVerifier } from "./wire-auth";
 
+const PROTOCOL_3 = 196608;
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const CANCEL_REQUEST = 80877102;
@@ -32,8 +39,14 @@ const TYPE_COPY_BOTH = 0x57; // 'W'
 const FE_TERMINATE = 0x58; // 'X'
 const FE_FLUSH = 0x48; // 'H'
 const STATUS_IDLE = 0x49; // 'I'
+const FE_PASSWORD = 0x70; // 'p': SASLInitialResponse / SASLResponse
+/** Messages before authentication are tiny; anything bigger is not a Postgres client. */
+const MAX_AUTH_MESSAGE = 8 * 1024;
+const AUTH_TIMEOUT_MS = 10_000;
 
 export interface WireServerOptions {
+  /** Every client must prove it knows this password (SCRAM-SHA-256); any user name is accepted. */
+  password: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0: any free port. */
@@ -66,6 +79,35 @@ function frontendMessage(type: string, body: Buffer = Buffer.alloc(0)): Uint8Arr
 const SYNC = frontendMessage("S");
 const ROLLBACK = frontendMessage("Q", Buffer.from("ROLLBACK\0"));
 const COPY_FAIL = frontendMessage("f", Buffer.from("client disconnected\0"));
+
+function backendMessage(type: string, body: Buffer): Buffer {
+  const out = Buffer.alloc(5 + body.length);
+  out.write(type, 0, "latin1");
+  out.writeInt32BE(4 + body.length, 1);
+  body.copy(out, 5);
+  return out;
+}
+
+function authMessage(code: number, data: Buffer | string = Buffer.alloc(0)): Buffer {
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  const body = Buffer.alloc(4 + bytes.length);
+  body.writeInt32BE(code, 0);
+  bytes.copy(body, 4);
+  return backendMessage("R", body);
+}
+
+function fatal(code: string, message: string): Buffer {
+  const field = (tag: string, value: string) => `${tag}${value}\0`;
+  return backendMessage("E", Buffer.from(`${field("S", "FATAL")}${field("V", "FATAL")}${field("C", code)}${field("M", message)}\0`, "utf8"));
+}
+
+/** The key/value pairs of a startup message (after length and protocol version). */
+function startupParams(msg: Buffer): Map<string, string> {
+  const parts = msg.subarray(8).toString("utf8").split("\0");
+  const out = new Map<string, string>();
+  for (let i = 0; i + 1 < parts.length && parts[i]; i += 2) out.set(parts[i]!, parts[i + 1]!);
+  return out;
+}
 
 /** FIFO ownership of the single PGlite session. */
 class SessionGate {
@@ -110,7 +152,12 @@ class SessionGate {
 
 class Connection {
   private inBuf: Buffer = Buffer.alloc(0);
-  private started = false;
+  /** startup: waiting for the startup message; auth: SCRAM exchange; ready: forwarding to PGlite. */
+  private phase: "startup" | "auth" | "ready" = "startup";
+  private startup: Uint8Array | null = null;
+  private user = "";
+  private scram: ScramExchange | null = null;
+  private authTimer: NodeJS.Timeout | null = null;
   private queue: Uint8Array[] = [];
   private pumping = false;
   private closed = false;
@@ -134,8 +181,11 @@ class Connection {
     private readonly db: PGlite,
     private readonly gate: SessionGate,
     private readonly onError: (err: unknown) => void,
+    private readonly verifier: ScramVerifier,
   ) {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.authTimer = setTimeout(() => this.refuse("08006", "authentication timed out"), AUTH_TIMEOUT_MS);
+    this.authTimer.unref();
     socket.setNoDelay(true);
     socket.on("data", (chunk) => this.onData(chunk));
     socket.on("error", () => this.onClose());
@@ -156,10 +206,10 @@ class Connection {
     if (this.closed) return;
     this.inBuf = this.inBuf.length ? Buffer.concat([this.inBuf, chunk]) : chunk;
     for (;;) {
-      if (!this.started) {
+      if (this.phase === "startup") {
         if (this.inBuf.length < 8) break;
         const len = this.inBuf.readInt32BE(0);
-        if (len < 8 || len > 1 << 20) return this.protocolError();
+        if (len < 8 || len > MAX_AUTH_MESSAGE) return this.protocolError();
         if (this.inBuf.length < len) break;
         const code = this.inBuf.readInt32BE(4);
         const msg = this.inBuf.subarray(0, len);
@@ -173,11 +223,26 @@ class Connection {
           this.socket.end();
           return;
         }
-        this.started = true;
-        this.queue.push(new Uint8Array(msg));
+        if (code !== PROTOCOL_3) return this.refuse("0A000", "unsupported frontend protocol");
+        // Kept until the client has authenticated; PGlite answers it with AuthenticationOk.
+        this.startup = new Uint8Array(msg);
+        this.user = startupParams(msg).get("user") ?? "";
+        this.scram = new ScramExchange(this.verifier);
+        this.phase = "auth";
+        this.socket.write(authMessage(10, Buffer.from(`${SCRAM_MECHANISM}\0\0`, "utf8")));
         continue;
       }
       if (this.inBuf.length < 5) break;
+      if (this.phase === "auth") {
+        const len = this.inBuf.readInt32BE(1);
+        if (len < 4 || len > MAX_AUTH_MESSAGE) return this.protocolError();
+        if (this.inBuf.length < 1 + len) break;
+        const type = this.inBuf[0];
+        const body = this.inBuf.subarray(5, 1 + len);
+        this.inBuf = this.inBuf.subarray(1 + len);
+        if (type !== FE_PASSWORD || !this.authenticate(body)) return this.refuse("28P01", `password authentication failed for user "${this.user}"`);
+        continue;
+      }
       const len = this.inBuf.readInt32BE(1);
       if (len < 4) return this.protocolError();
       if (this.inBuf.length < 1 + len) break;
@@ -189,6 +254,39 @@ class Connection {
 
   private protocolError() {
     this.socket.destroy();
+    this.onClose();
+  }
+
+  /** Handles SASLInitialResponse, then SASLResponse; false means refuse the connection. */
+  private authenticate(body: Buffer): boolean {
+    const scram = this.scram!;
+    if (!this.authStep) {
+      const nul = body.indexOf(0);
+      if (nul < 0 || body.subarray(0, nul).toString("utf8") !== SCRAM_MECHANISM || body.length < nul + 5) return false;
+      const dataLen = body.readInt32BE(nul + 1);
+      if (dataLen < 0 || body.length < nul + 5 + dataLen) return false;
+      const serverFirst = scram.first(body.subarray(nul + 5, nul + 5 + dataLen).toString("utf8"));
+      if (!serverFirst) return false;
+      this.authStep = 1;
+      this.socket.write(authMessage(11, serverFirst));
+      return true;
+    }
+    const serverFinal = scram.final(body.toString("utf8"));
+    if (!serverFinal) return false;
+    if (this.authTimer) clearTimeout(this.authTimer);
+    this.socket.write(authMessage(12, serverFinal));
+    this.phase = "ready";
+    this.scram = null;
+    this.queue.push(this.startup!);
+    this.startup = null;
+    return true;
+  }
+  private authStep = 0;
+
+  /** Answers with a FATAL error and closes; nothing has reached the database. */
+  private refuse(code: string, message: string) {
+    if (this.closed) return;
+    if (this.socket.writable) this.socket.end(fatal(code, message));
     this.onClose();
   }
 
@@ -268,6 +366,7 @@ class Connection {
   private onClose() {
     if (this.closed) return;
     this.closed = true;
+    if (this.authTimer) clearTimeout(this.authTimer);
     this.queue = [];
     this.gate.drop(this);
     if (!this.pumping) void this.cleanup();
@@ -294,7 +393,9 @@ class Connection {
 }
 
 /** Serve `db` on host:port. The caller keeps owning `db` (open it before, close it after `close()`). */
-export async function startWireServer(db: PGlite, options: WireServerOptions = {}): Promise<WireServer> {
+export async function startWireServer(db: PGlite, options: WireServerOptions): Promise<WireServer> {
+  if (!options.password) throw new Error("wire server: a password is required");
+  const verifier = scramVerifier(options.password);
   const host = options.host ?? "127.0.0.1";
   const onError =
     options.onError ?? ((err: unknown) => console.error("[synthex db] wire server:", err instanceof Error ? err.message : err));
@@ -302,7 +403,7 @@ export async function startWireServer(db: PGlite, options: WireServerOptions = {
   const gate = new SessionGate();
   const connections = new Set<Connection>();
   const server = net.createServer((socket) => {
-    const conn = new Connection(socket, db, gate, onError);
+    const conn = new Connection(socket, db, gate, onError, verifier);
     connections.add(conn);
     void conn.done.then(() => connections.delete(conn));
   });

@@ -25,6 +25,18 @@ export const searchInput = z.object({
   limit: z.number().int().min(1).max(MAX_LIMIT).default(20),
   recency: z.object({ halfLifeDays: z.number().positive().max(36500), weight: z.number().min(0).max(1).optional() }).optional(),
   dedupe: z.boolean().default(true),
+  fusion: z
+    .object({
+      method: z.enum(["rrf", "sum"]).optional(),
+      k: z.number().min(0).max(1000).optional(),
+      fts: z.number().min(0).max(100).optional(),
+      semantic: z.number().min(0).max(100).optional(),
+      context: z.number().min(0).max(10).optional(),
+      semanticFloor: z.number().min(-1).max(1).optional(),
+    })
+    .optional(),
+  minScore: z.number().min(0).max(10).optional(),
+  dates: z.enum(["boost", "filter", "off"]).default("boost"),
   ...filters,
 });
 

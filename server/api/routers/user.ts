@@ -3,7 +3,7 @@ import * as users from "../../services/users";
 import { createTRPCRouter, publicProcedure, userProcedure } from "../trpc";
 
 export const userRouter = createTRPCRouter({
-  signUp: publicProcedure.input(users.signUpInput).mutation(({ ctx, input }) => users.signUp(ctx.db, input)),
+  signUp: publicProcedure.input(users.signUpInput).mutation(({ ctx, input }) => users.signUpPublic(ctx.db, input)),
   me: userProcedure.query(({ ctx }) =>
     ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.userId }, select: { id: true, email: true, name: true } }),
   ),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { rotateWebhookSecret } from "../../services/webhooks";
 import * as workspaces from "../../services/workspaces";
 import { authedProcedure, createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
 
@@ -12,7 +13,9 @@ export const workspaceRouter = createTRPCRouter({
   create: userProcedure
     .input(z.object({ name: workspaces.workspaceNameSchema }))
     .mutation(({ ctx, input }) => workspaces.createWorkspace(ctx.db, ctx.user.userId, input)),
-  get: workspaceProcedure("workspace:read").query(({ ctx }) => ({ ...ctx.workspace, role: ctx.role })),
+  get: workspaceProcedure("workspace:read").query(({ ctx }) => ({ ...workspaces.workspaceView(ctx.workspace), role: ctx.role })),
+  /** Owners and admins: a new webhook signing secret, shown in this answer only. */
+  rotateWebhookSecret: workspaceProcedure("workspace:update").mutation(({ ctx }) => rotateWebhookSecret(ctx.db, ctx.workspace.id)),
   rename: workspaceProcedure("workspace:update")
     .input(z.object({ name: z.string() }))
     .mutation(({ ctx, input }) => workspaces.renameWorkspace(ctx.db, ctx.workspace.id, input.name)),

@@ -2,7 +2,7 @@
 import type { SplitStep } from "../../pipeline/spec";
 import { oneToOneWorkKey, splitKey } from "../keys";
 import { ModelError } from "../model";
-import { applySplitOperator } from "../operators";
+import { applySplitOperator, type SplitPart } from "../operators";
 import { inheritedMetadata, recordVars } from "../step-context";
 import type { Audit } from "../types";
 import { oneToOnePlanning, type InputItem } from "./one-to-one";
@@ -12,7 +12,7 @@ export const splitKind: StepKind<SplitStep, InputItem> = {
   type: "split",
   ...oneToOnePlanning<SplitStep>({ exactlyOne: false }),
   async execute(ctx, { input }) {
-    let parts: string[];
+    let parts: Array<string | SplitPart>;
     let audit: Audit;
     if (ctx.step.operator) {
       parts = applySplitOperator(ctx.step.operator, input.content);
@@ -27,16 +27,18 @@ export const splitKind: StepKind<SplitStep, InputItem> = {
     }
     const metadata = inheritedMetadata([input]);
     return parts
-      .filter((p) => p.trim())
-      .map((content, index) =>
+      .map((p) => (typeof p === "string" ? { content: p } : p))
+      .filter((p) => p.content.trim())
+      .map((part, index) =>
         ctx.newRecord({
           workKey: oneToOneWorkKey(ctx.svh, input.id),
           materializationKey: splitKey(ctx.svh, input.id, index),
-          content,
+          content: part.content,
           scope: input.scope,
           sources: [input.id],
           groupKey: `${input.id}#${index}`,
-          metadata: { ...metadata, step: { index } },
+          // Operator metadata (e.g. the turn numbers of a window) goes under `custom`.
+          metadata: { ...metadata, step: { index }, ...(part.metadata ? { custom: part.metadata } : {}) },
           audit,
         }),
       );

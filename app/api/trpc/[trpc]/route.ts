@@ -2,6 +2,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/trpc";
 import { getSessionUser } from "@/server/auth/session";
+import { apiBodyLimit, withBodyLimit } from "@/server/http/body-limit";
 import { getDb } from "@/server/store/db";
 
 const handler = (req: Request) =>
@@ -17,4 +18,7 @@ const handler = (req: Request) =>
       }),
   });
 
-export { handler as GET, handler as POST };
+// Bodies over SYNTHEX_MAX_BODY_BYTES get a 413 before tRPC parses anything (sign-up is public).
+const limited = withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init));
+
+export { limited as GET, limited as POST };

@@ -1,21 +1,21 @@
 /**
  * Upload a file into a pipeline source: POST multipart/form-data with a `file` field (optional
- * `format`, `workspaceId`), or a raw body with `?filename=`. Auth: a signed-in session or a Bearer
- * API key (same context as tRPC); the caller needs `pipelines:write` in the pipeline's workspace.
- * The body is streamed to a temp file and handed to `importFile`; the answer is its report.
+ * `format`), or a raw body with `?filename=` (optional `?format=`, `?workspaceId=` to find a
+ * pipeline by name). Auth: a signed-in session or a Bearer API key (same context as tRPC); the
+ * caller needs `pipelines:write` in the pipeline's workspace. Who is asking and whether they may
+ * write there is settled before a byte of the body is read; the body is then streamed to a temp
+ * file under SYNTHEX_MAX_UPLOAD_BYTES (413 beyond it) and handed to `importFile`.
  */
-import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
-import { pipeline as pump } from "node:stream/promises";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { TRPCError } from "@trpc/server";
 import { createContext, roleIn, type Context } from "@/server/api/trpc";
 import { can } from "@/server/auth/permissions";
 import { getSessionUser } from "@/server/auth/session";
 import { DomainError } from "@/server/core/errors";
+import { BodyTooLargeError, declaresTooLarge, tooLargeResponse, uploadBodyLimit } from "@/server/http/body-limit";
+import { receiveUpload } from "@/server/http/upload-body";
 import { IMPORT_FORMATS, isImportFormat } from "@/server/importers";
 import { importFile } from "@/server/services/imports";
 import { getDb } from "@/server/store/db";
@@ -50,53 +50,40 @@ async function authorize(ctx: Context, pipelineRef: string, workspaceHint: strin
   return pipeline;
 }
 
-function safeName(name: string) {
-  const base = path.basename(name || "upload").replace(/[^\w.\-]+/g, "_").slice(0, 120);
-  return base && base !== "." && base !== ".." ? base : "upload";
-}
-
 export async function POST(req: Request, { params }: { params: Promise<{ pipelineId: string; source: string }> }) {
   const { pipelineId, source } = await params;
   const url = new URL(req.url);
+  const limit = uploadBodyLimit();
   let dir: string | null = null;
   try {
     const db = await getDb();
     const authorization = req.headers.get("authorization");
     const ctx = await createContext({ db, session: authorization ? null : await getSessionUser(), authorization });
-    const contentType = req.headers.get("content-type") ?? "";
-    const multipart = contentType.startsWith("multipart/form-data");
-    const form = multipart ? await req.formData() : null;
-    const workspaceHint = (form?.get("workspaceId") as string | null) ?? url.searchParams.get("workspaceId");
-    const pipeline = await authorize(ctx, decodeURIComponent(pipelineId), workspaceHint);
-    const formatParam = ((form?.get("format") as string | null) ?? url.searchParams.get("format")) || undefined;
+    // Nothing of the body is read before this point.
+    const pipeline = await authorize(ctx, decodeURIComponent(pipelineId), url.searchParams.get("workspaceId"));
+    if (declaresTooLarge(req, limit)) return tooLargeResponse(limit);
+    if (!req.body) return fail(400, "The request has no body.");
+
+    dir = await mkdtemp(path.join(tmpdir(), "synthex-upload-"));
+    const received = await receiveUpload(req.body, req.headers.get("content-type") ?? "", dir, limit, url.searchParams.get("filename") ?? "upload");
+    if (!received.file) return fail(400, 'Send the file in a multipart field named "file".');
+    const formatParam = (received.fields.format ?? url.searchParams.get("format")) || undefined;
     if (formatParam !== undefined && !isImportFormat(formatParam)) {
       return fail(400, `Unknown format "${formatParam.slice(0, 40)}". Formats: ${IMPORT_FORMATS.join(", ")}.`);
     }
     const format = formatParam;
-
-    dir = await mkdtemp(path.join(tmpdir(), "synthex-upload-"));
-    let file: string;
-    if (form) {
-      const entry = form.get("file");
-      if (!entry || typeof entry === "string") return fail(400, 'Send the file in a multipart field named "file".');
-      file = path.join(/*turbopackIgnore: true*/ dir, safeName(entry.name));
-      await pump(Readable.fromWeb(entry.stream() as unknown as WebReadableStream), createWriteStream(file));
-    } else {
-      if (!req.body) return fail(400, "The request has no body.");
-      file = path.join(/*turbopackIgnore: true*/ dir, safeName(url.searchParams.get("filename") ?? "upload"));
-      await pump(Readable.fromWeb(req.body as unknown as WebReadableStream), createWriteStream(file));
-    }
     const result = await importFile(db, {
       workspaceId: pipeline.workspaceId,
       pipelineId: pipeline.id,
       source: decodeURIComponent(source),
-      path: file,
+      path: received.file,
       // Records and messages name the uploaded file, never the temp path.
-      displayName: path.basename(file),
+      displayName: path.basename(received.file),
       format,
     });
-    return Response.json({ ...result, fileName: path.basename(file) });
+    return Response.json({ ...result, fileName: path.basename(received.file) });
   } catch (err) {
+    if (err instanceof BodyTooLargeError) return tooLargeResponse(limit);
     if (err instanceof TRPCError) return fail(STATUS[err.code] ?? 500, err.message);
     if (err instanceof DomainError) return fail(STATUS[err.code] ?? 400, err.message);
     console.error("upload failed", err);

@@ -1,0 +1,20 @@
+/**
+ * Work this process started and did not wait for (a local run and its post-run indexing,
+ * webhook deliveries). A short-lived process (the CLI) awaits `settleBackgroundWork` before it
+ * closes the database, so nothing is cut off half-way ("Cannot use a pool after calling end").
+ */
+const pending = new Set<Promise<unknown>>();
+
+/** Remember a promise until it settles; returns it unchanged. */
+export function trackBackground<T>(promise: Promise<T>): Promise<T> {
+  const tracked = promise.finally(() => pending.delete(tracked));
+  pending.add(tracked);
+  // The caller handles rejections; the tracked copy must not raise an unhandled rejection.
+  tracked.catch(() => {});
+  return promise;
+}
+
+/** Wait until every tracked promise (including ones started meanwhile) has settled. */
+export async function settleBackgroundWork(): Promise<void> {
+  while (pending.size > 0) await Promise.allSettled([...pending]);
+}
