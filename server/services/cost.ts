@@ -352,8 +352,10 @@ function callsFor(e: Expected | undefined, pending: number, items: number): numb
 }
 
 /** [x ÷ f, x × f]: f grows with the uncalibrated model steps upstream, whose errors compound. */
+// An uncalibrated model step upstream may write anything from a tenth of its input (a summary) to
+// all of it (a lossless clean-up such as the offline transcript step), so each one doubles the spread.
 const spread = (x: number, calibrated: boolean, depth: number): [number, number] | null => {
-  const f = UNCALIBRATED_SPREAD * 1.25 ** depth;
+  const f = UNCALIBRATED_SPREAD * 2 ** depth;
   return calibrated ? null : [x / f, x * f];
 };
 
