@@ -25,6 +25,8 @@ export default defineConfig({
     timeout: 180_000,
     reuseExistingServer: false,
     stdout: "pipe",
-    env: { PORT: String(port), SYNTHEX_DATA_DIR: dataDir, NEXTAUTH_URL: `http://localhost:${port}`, SYNTHEX_DB_PORT: "0" },
+    env: { PORT: String(port), SYNTHEX_DATA_DIR: dataDir, NEXTAUTH_URL: `http://localhost:${port}`, SYNTHEX_DB_PORT: "0",
+      // The e2e mock model server listens on 127.0.0.1: allowed as an operator would for development.
+      SYNTHEX_ALLOW_HTTP_HOSTS: "127.0.0.1,localhost", SYNTHEX_ALLOW_PRIVATE_NETWORKS: "127.0.0.1/32" },
   },
 });

@@ -81,15 +81,15 @@ test("the CLI against a running server with an API key: init, import, plan, run,
   expect(detail.out).toMatch(new RegExp(`Run ${runs[0]!.id} on main: completed`));
   expect(detail.out).toMatch(/summaries\s+5\s+5\s+0\s+0/);
 
-  const search = JSON.parse((await cli("search", "blue ceramic frog", "--step", "summaries", "--mode", "fts", "--json")).out) as {
+  const search = JSON.parse((await cli("search", "blue ceramic frog", "--step", "transcripts", "--mode", "fts", "--json")).out) as {
     hits: Array<{ id: string; step: string }>;
   };
-  expect(search.hits[0]!.step).toBe("summaries");
+  expect(search.hits[0]!.step).toBe("transcripts");
   const id = search.hits[0]!.id;
   const record = await cli("get", id);
-  expect(record.out).toMatch(new RegExp(`^summaries · ${id}`));
+  expect(record.out).toMatch(new RegExp(`^transcripts · ${id}`));
   const lineage = await cli("lineage", id);
-  expect(lineage.out.split("\n").some((l) => /^ {4}└ chats .*/.test(l))).toBe(true);
+  expect(lineage.out.split("\n").some((l) => /^\s*└ chats .*/.test(l))).toBe(true);
 
   const toml = await cli("export", "--toml");
   expect(toml.out).toMatch(/^# Synthex pipeline spec/);

@@ -253,26 +253,26 @@ test("explorer: quick Altitude then Mode changes both stick; the URL holds the s
   await page.getByTestId("search-input").press("Enter");
   await expect(page).toHaveURL(/q=blue\+ceramic\+frog/);
   // Two changes back to back, without waiting in between.
-  await page.getByTestId("search-step").selectOption("monthly");
+  await page.getByTestId("search-step").selectOption("transcripts");
   await page.getByTestId("search-mode").selectOption("fts");
-  await expect(page).toHaveURL(/step=monthly/);
+  await expect(page).toHaveURL(/step=transcripts/);
   await expect(page).toHaveURL(/mode=fts/);
-  await expect(page.getByTestId("search-step")).toHaveValue("monthly");
+  await expect(page.getByTestId("search-step")).toHaveValue("transcripts");
   await expect(page.getByTestId("search-mode")).toHaveValue("fts");
-  await expect(page.getByTestId("search-result").first()).toHaveAttribute("data-step", "monthly");
+  await expect(page.getByTestId("search-result").first()).toHaveAttribute("data-step", "transcripts");
   await shot(page, "10-explorer-url-state");
 
   // A fresh load of the URL restores every control.
   await page.reload();
   await expect(shown("search-input")).toHaveValue("blue ceramic frog");
-  await expect(shown("search-step")).toHaveValue("monthly");
+  await expect(shown("search-step")).toHaveValue("transcripts");
   await expect(shown("search-mode")).toHaveValue("fts");
   // Selecting a result is a history entry: back returns to the list state.
   await shown("search-result").first().click();
   await expect(page).toHaveURL(/trail=/);
   await page.goBack();
   await expect(page).not.toHaveURL(/trail=/);
-  await expect(shown("search-step")).toHaveValue("monthly");
+  await expect(shown("search-step")).toHaveValue("transcripts");
   await expect(shown("search-mode")).toHaveValue("fts");
 });
 
