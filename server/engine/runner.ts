@@ -14,8 +14,8 @@ import pLimit from "p-limit";
 import { normalizedStepVersionHashes } from "../pipeline/hashing";
 import type { PipelineSpec } from "../pipeline/spec";
 import { downstreamOf, topologicalOrder, upstreamOf } from "../pipeline/validate";
-import { EngineError, failureKind, ModelError, type FailureKind, type ModelProvider } from "./model";
-import { emptyStats, RunCancelled, StepContext, type ExecutionOptions, type StepStats } from "./step-context";
+import { EngineError, failureKind, ModelError, type FailureKind } from "./model";
+import { emptyStats, RunCancelled, StepContext, type ExecutionOptions, type StepIdentity, type StepStats } from "./step-context";
 import { inputsOf, stepKindOf, type StepDefinition, type StepKind } from "./steps";
 import type { RecordStore, RunFailureInput } from "./types";
 
@@ -51,13 +51,7 @@ export interface EngineSpec {
   steps: StepDefinition[];
 }
 
-export interface EngineContext {
-  store: RecordStore;
-  model: ModelProvider;
-  workspaceId: string;
-  pipelineId: string;
-  branchId: string;
-  runId: string;
+export interface EngineContext extends StepIdentity {
   spec: EngineSpec;
 }
 
