@@ -14,23 +14,41 @@ function Frame({ testId, height = 260, children }: { testId: string; height?: nu
   );
 }
 
-/** Grouped bars: one group per metric, one bar per run. */
-export function MetricBars({ runs, metrics }: { runs: ComparedRun[]; metrics: readonly string[] }) {
-  const data = metrics.map((m) => ({ metric: m, ...Object.fromEntries(runs.map((r) => [r.id, r.metrics[m as keyof typeof r.metrics] ?? 0])) }));
+const fixed3 = (v: unknown) => (typeof v === "number" ? v.toFixed(3) : String(v));
+
+/** One bar chart shape for every bar chart here: a category axis, one bar (or stack segment) per series. */
+function Bars({ testId, data, xKey, series, stacked, yDomain, format }: {
+  testId: string;
+  data: Array<Record<string, string | number>>;
+  xKey: string;
+  series: Array<{ key: string; name: string }>;
+  /** Stack the series (cost plan) instead of grouping them side by side. */
+  stacked?: boolean;
+  yDomain?: [number, number];
+  format?: (v: unknown) => string;
+}) {
   return (
-    <Frame testId="chart-metrics">
+    <Frame testId={testId}>
       <BarChart data={data} margin={{ left: 0, right: 8, top: 8 }}>
         <CartesianGrid strokeDasharray="3 3" vertical={false} />
-        <XAxis dataKey="metric" tick={axis} interval={0} />
-        <YAxis tick={axis} domain={[0, 1]} />
-        <Tooltip formatter={(v) => (typeof v === "number" ? v.toFixed(3) : String(v))} />
+        <XAxis dataKey={xKey} tick={axis} interval={0} />
+        <YAxis tick={axis} domain={yDomain} />
+        <Tooltip formatter={format} />
         <Legend />
-        {runs.map((r, i) => (
-          <Bar key={r.id} dataKey={r.id} name={r.label} fill={RUN_COLORS[i % RUN_COLORS.length]} isAnimationActive={false} />
+        {series.map((s, i) => (
+          <Bar key={s.key} dataKey={s.key} name={s.name} stackId={stacked ? "stack" : undefined} fill={RUN_COLORS[(stacked ? i + 1 : i) % RUN_COLORS.length]} isAnimationActive={false} />
         ))}
       </BarChart>
     </Frame>
   );
+}
+
+const runSeries = (runs: ComparedRun[]) => runs.map((r) => ({ key: r.id, name: r.label }));
+
+/** Grouped bars: one group per metric, one bar per run. */
+export function MetricBars({ runs, metrics }: { runs: ComparedRun[]; metrics: readonly string[] }) {
+  const data = metrics.map((m) => ({ metric: m, ...Object.fromEntries(runs.map((r) => [r.id, r.metrics[m as keyof typeof r.metrics] ?? 0])) }));
+  return <Bars testId="chart-metrics" data={data} xKey="metric" series={runSeries(runs)} yDomain={[0, 1]} format={fixed3} />;
 }
 
 /** Grouped bars of one metric per benchmark category. */
@@ -40,20 +58,7 @@ export function CategoryBars({ runs, metric, names }: { runs: ComparedRun[]; met
     category: names[c] ? `${c} ${names[c]}` : c,
     ...Object.fromEntries(runs.map((r) => [r.id, (r.perCategory[c] as Record<string, number> | undefined)?.[metric] ?? 0])),
   }));
-  return (
-    <Frame testId="chart-categories">
-      <BarChart data={data} margin={{ left: 0, right: 8, top: 8 }}>
-        <CartesianGrid strokeDasharray="3 3" vertical={false} />
-        <XAxis dataKey="category" tick={axis} interval={0} />
-        <YAxis tick={axis} />
-        <Tooltip formatter={(v) => (typeof v === "number" ? v.toFixed(3) : String(v))} />
-        <Legend />
-        {runs.map((r, i) => (
-          <Bar key={r.id} dataKey={r.id} name={r.label} fill={RUN_COLORS[i % RUN_COLORS.length]} isAnimationActive={false} />
-        ))}
-      </BarChart>
-    </Frame>
-  );
+  return <Bars testId="chart-categories" data={data} xKey="category" series={runSeries(runs)} format={fixed3} />;
 }
 
 /** Accuracy vs cost: x = build cost (USD) or context tokens per query, y = the chosen metric. */
@@ -81,20 +86,7 @@ export function CostScatter({ runs, metric, x }: { runs: ComparedRun[]; metric: 
 export function CostPlanBars({ runs }: { runs: ComparedRun[] }) {
   const steps = [...new Set(runs.flatMap((r) => (r.cost.perStep ?? []).map((s) => s.step)))];
   const data = runs.map((r) => ({ run: r.label, ...Object.fromEntries((r.cost.perStep ?? []).map((s) => [s.step, s.tokensIn + s.tokensOut])) }));
-  return (
-    <Frame testId="chart-cost-plan">
-      <BarChart data={data} margin={{ left: 8, right: 8, top: 8 }}>
-        <CartesianGrid strokeDasharray="3 3" vertical={false} />
-        <XAxis dataKey="run" tick={axis} interval={0} />
-        <YAxis tick={axis} />
-        <Tooltip />
-        <Legend />
-        {steps.map((s, i) => (
-          <Bar key={s} dataKey={s} stackId="tokens" name={`${s} tokens`} fill={RUN_COLORS[(i + 1) % RUN_COLORS.length]} isAnimationActive={false} />
-        ))}
-      </BarChart>
-    </Frame>
-  );
+  return <Bars testId="chart-cost-plan" data={data} xKey="run" series={steps.map((s) => ({ key: s, name: `${s} tokens` }))} stacked />;
 }
 
 /** A metric across eval runs over time, one line per pipeline/branch/template. */

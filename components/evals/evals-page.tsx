@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { AlertTriangle, FlaskConical, GitCompare } from "lucide-react";
 import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
-import { useMemo, useState } from "react";
+import { useState } from "react";
 import { PipelineTabs } from "@/components/overview/pipeline-tabs";
 import { fmtDate, fmtUsd } from "@/components/runs/format";
 import { RunStatusBadge } from "@/components/runs/run-status-badge";
@@ -27,18 +27,13 @@ export function EvalsPage({ pipelineId }: { pipelineId: string }) {
   const branch = params.get("branch") ?? "main";
   const base = `/w/${workspace.slug}/pipelines/${pipelineId}`;
   const pipeline = useQuery(trpc.pipeline.get.queryOptions({ workspaceId: workspace.id, pipelineId, branch }));
+  // One list (the pipeline's runs and the template runs beside them) polled while any of them is in
+  // progress: a second, unpolled query left template rows frozen at their first state.
   const runs = useQuery({
-    ...trpc.evals.list.queryOptions({ workspaceId: workspace.id, pipelineId }),
+    ...trpc.evals.list.queryOptions({ workspaceId: workspace.id, pipelineId, withTemplates: true }),
     refetchInterval: (q) => (q.state.data?.some((r) => r.status === "queued" || r.status === "running") ? 1000 : false),
   });
-  // Templates scored on the same datasets are rows of every comparison too.
-  const templateRuns = useQuery(trpc.evals.list.queryOptions({ workspaceId: workspace.id }));
-  const all = useMemo(() => {
-    const mine = runs.data ?? [];
-    const datasets = new Set(mine.map((r) => r.datasetId));
-    const templates = (templateRuns.data ?? []).filter((r) => r.template && (datasets.size === 0 || datasets.has(r.datasetId)));
-    return [...mine, ...templates].sort((a, b) => +new Date(b.createdAt) - +new Date(a.createdAt));
-  }, [runs.data, templateRuns.data]);
+  const all = runs.data ?? [];
   const [selected, setSelected] = useState<string[]>([]);
   const [metric, setMetric] = useState("session_hit@5");
   const queryClient = useQueryClient();

@@ -38,6 +38,9 @@ interface EvalOptions extends EvalGlobalOptions {
   template?: string;
   seed?: string;
   size?: "tiny" | "small" | "medium" | "large";
+  answerModel?: string;
+  judgeModel?: string;
+  budget?: string;
 }
 
 const fmt = (name: string, v: number | undefined) => (v === undefined ? "-" : name === "context_tokens" ? v.toFixed(0) : v.toFixed(3));
@@ -93,6 +96,14 @@ export function metricsTable(runs: Array<{ label: string; run: EvalRun }>): stri
   return table(rows);
 }
 
+/** What the judge measured (or why it did not), with what it spent and what it could not grade. */
+export function judgeLine(label: string, run: EvalRun): string {
+  const j = run.judge;
+  if (!j.measured) return `${label}: j not measured (${j.reason}).`;
+  const unjudged = [j.garbage ? `${j.garbage} garbage judge replies` : "", j.failed ? `${j.failed} failed calls` : "", j.overBudget ? `${j.overBudget} over the $${j.budgetUsd} budget` : ""].filter(Boolean);
+  return `${label}: j measured on ${j.judged} questions by ${j.judgeModel} (answers by ${j.answerModel}); ${j.calls} calls, ${j.tokens} tokens, $${(j.spentUsd ?? 0).toFixed(4)} of $${j.budgetUsd}${unjudged.length ? `; not judged: ${unjudged.join(", ")}` : ""}.`;
+}
+
 function categoryTable(run: EvalRun): string {
   const metrics = ["session_hit@1", "session_hit@5", "evidence_recall@2k", "mrr"] as const;
   const rows = Object.entries(run.perCategory).map(([cat, m]) => ({
@@ -114,6 +125,9 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
     .addOption(new Option("--mode <mode>", "search mode").choices([...EVAL_MODES]))
     .option("--k <n>", "records retrieved per question (1-100, default 50)")
     .option("--template <names>", `score templates instead of a pipeline (comma-separated: ${EVAL_TEMPLATES.join(", ")}, or "all")`)
+    .option("--answer-model <provider/model>", "answer each question from the retrieved context with this model and measure the judge score j (default: extractive, j not measured)")
+    .option("--judge-model <provider/model>", "the model that grades the answers (default: the answer model)")
+    .option("--budget <usd>", "most the answer and judge calls may spend, in USD (default 1)")
     .option("--seed <n>", "synthexbench: generator seed", "1")
     .addOption(new Option("--size <size>", "synthexbench: size").choices(["tiny", "small", "medium", "large"]).default("small"))
     .addOption(new Option("--format <format>", "report: md or html").choices(["md", "html"]).default("md"));
@@ -161,6 +175,8 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       }
       const k = o.k !== undefined ? Number(o.k) : undefined;
       if (k !== undefined && !(Number.isInteger(k) && k >= 1 && k <= 100)) deps.fail("--k must be a whole number from 1 to 100.", 2);
+      const budgetUsd = o.budget !== undefined ? Number(o.budget) : undefined;
+      if (budgetUsd !== undefined && !(budgetUsd > 0)) deps.fail("--budget must be a positive number of US dollars.", 2);
       const results: Array<{ label: string; run: EvalRun }> = [];
       for (const target of targets) {
         const started = await conn.api.evals.start.mutate({
@@ -172,6 +188,9 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
           step: o.step,
           mode: o.mode,
           k,
+          answerModel: o.answerModel,
+          judgeModel: o.judgeModel,
+          budgetUsd,
         });
         const line = new ProgressLine();
         let run: EvalRun;
@@ -193,8 +212,7 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       }
       const lines = [`${benchmark} · ${dataset.name} · ${results[0]!.run.questions} scored questions${benchmark === "locomo" ? " (categories 1-4; 5 adversarial reported apart)" : ""}`, "", metricsTable(results)];
       for (const r of results) lines.push("", `Per category · ${r.label}`, categoryTable(r.run));
-      const judge = results[0]!.run.judge as { measured?: boolean; reason?: string };
-      if (judge && judge.measured === false) lines.push("", `Note: j not measured (${judge.reason}).`);
+      lines.push("", ...results.map((r) => judgeLine(r.label, r.run)));
       lines.push("", "Open the Evals tab of the pipeline to compare runs question by question.");
       console.log(lines.join("\n"));
     }),

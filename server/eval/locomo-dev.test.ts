@@ -9,9 +9,8 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
-import { signUp } from "../services/users";
-import { createTestDb } from "../store/test-db";
-import { importDataset, runEval } from "./service";
+import { runEval } from "./service";
+import { evalWorkspace } from "./testing/eval-workspace";
 
 const DATA = path.resolve("../shared/data/locomo-dev/locomo-dev.json");
 const SCRIPT = path.resolve("../shared/tools/locomo-baseline");
@@ -43,9 +42,7 @@ describe.skipIf(!baseline)("BM25 templates on the LoCoMo dev split match shared/
   let workspaceId: string;
   let datasetId: string;
   beforeAll(async () => {
-    ({ db, close } = await createTestDb());
-    workspaceId = (await signUp(db, { email: "dev-split@example.com", password: "correct-horse-battery" })).workspace.id;
-    datasetId = (await importDataset(db, workspaceId, { benchmark: "locomo", text: readFileSync(DATA, "utf8"), name: "locomo-dev.json" })).id;
+    ({ db, close, workspaceId, datasetId } = await evalWorkspace("dev-split@example.com", { text: readFileSync(DATA, "utf8"), name: "locomo-dev.json" }));
   }, 120_000);
   afterAll(() => close?.());
 

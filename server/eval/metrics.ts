@@ -23,6 +23,7 @@ export const METRIC_NAMES = [
   "temporal_accuracy",
   "freshness",
   "f1",
+  "j",
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 export type Metrics = Partial<Record<MetricName, number>>;

@@ -8,9 +8,8 @@ import type { Db } from "../core/db";
 import { appendSourceRecords, createBranch, createPipeline, listPipelines, saveVersion } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
-import { createTestDb } from "../store/test-db";
 import { compareEvalRuns, createEvalRun, executeEvalRun, getEvalCase, importDataset, listEvalRuns, runEval, type StoredHit } from "./service";
-import { locomoFixture } from "./testing/locomo-fixture";
+import { evalWorkspace } from "./testing/eval-workspace";
 
 /** The offline model, counting calls: proves what an incremental eval computes. */
 class CountingModel implements ModelProvider {
@@ -27,14 +26,10 @@ let close: () => Promise<void>;
 let workspaceId: string;
 let userId: string;
 let datasetId: string;
-const text = JSON.stringify(locomoFixture());
+let text: string;
 
 beforeAll(async () => {
-  ({ db, close } = await createTestDb());
-  const { workspace, user } = await signUp(db, { email: "evals@example.com", password: "correct-horse-battery" });
-  workspaceId = workspace.id;
-  userId = user.id;
-  datasetId = (await importDataset(db, workspaceId, { benchmark: "locomo", text, name: "tiny-locomo.json" })).id;
+  ({ db, close, workspaceId, userId, datasetId, text } = await evalWorkspace("evals@example.com"));
 }, 180_000);
 afterAll(() => close?.());
 
@@ -122,6 +117,11 @@ describe("eval runs", () => {
     }
     expect(cmp.runs[1]!.deltas["session_hit@5"]).toBeCloseTo((main.metrics as Record<string, number>)["session_hit@5"]! - (raw.metrics as Record<string, number>)["session_hit@5"]!);
     expect((await listEvalRuns(db, workspaceId, { pipelineId: pipeline.id })).map((r) => r.id).sort()).toEqual([main.id, raw.id].sort());
+    // The Evals tab's one polled list: the pipeline's runs and the template runs on its datasets.
+    const templateRuns = await db.evalRun.findMany({ where: { workspaceId, template: { not: null }, datasetId }, select: { id: true } });
+    expect(templateRuns.length).toBeGreaterThan(0);
+    const tab = await listEvalRuns(db, workspaceId, { pipelineId: pipeline.id, withTemplates: true });
+    expect(tab.map((r) => r.id).sort()).toEqual([main.id, raw.id, ...templateRuns.map((r) => r.id)].sort());
   }, 120_000);
 
   it("scores SynthexBench: freshness and temporal accuracy, per kind of question", async () => {
@@ -134,6 +134,9 @@ describe("eval runs", () => {
     expect(metrics.temporal_accuracy).toBeGreaterThanOrEqual(0);
     // Planted facts are verbatim in one turn: BM25 over windows finds the session.
     expect((run.perCategory as Record<string, Record<string, number>>).planted!["session_hit@5"]).toBe(1);
+    // A template run on a dataset the team pipeline was never scored on is not a row of its tab.
+    const team = await db.pipeline.findFirstOrThrow({ where: { workspaceId, name: "team-memory" } });
+    expect((await listEvalRuns(db, workspaceId, { pipelineId: team.id, withTemplates: true })).map((r) => r.id)).not.toContain(run.id);
   }, 60_000);
 
   it("a cancelled eval stores nothing and is never shown as finished", async () => {

@@ -25,14 +25,18 @@ import { Bm25Index, bm25Terms } from "./bm25";
 import { loadDataset, type DatasetSource } from "./datasets";
 import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
 import { evalTemplate, isEvalTemplate, EVAL_MODES, type EvalMode, type EvalTemplate } from "./templates";
+import { workspaceModel } from "../llm/workspace-model";
+import { parseModelId } from "../llm/sdk-model";
+import { AnswerJudge, ANSWER_PROMPT, DEFAULT_BUDGET_USD, JUDGE_PROMPT, type JudgeRecord } from "./judge";
 import { ProvenanceTracer, type HitRecord } from "./trace";
-import { datasetSchema, sampleScope, sessionContent, type Benchmark, type Dataset, type LoadSkip, type Question, type Session } from "./types";
+import { datasetSchema, LOCOMO_CATEGORIES, sampleScope, sessionContent, type Benchmark, type Dataset, type LoadSkip, type Question, type Session } from "./types";
 
 export const DEFAULT_K = 50;
 export const MAX_K = 100;
 /** Retrieved records stored per case (for the per-question view). */
 const STORED_HITS = 20;
-const OFFLINE_JUDGE = { measured: false, reason: "offline: no model configured, so answers are extractive (the best-matching sentence of the retrieved context) and the judge score j was not measured" };
+const OFFLINE_JUDGE: JudgeRecord = { measured: false, reason: "offline: no model configured, so answers are extractive (the best-matching sentence of the retrieved context) and the judge score j was not measured" };
+const EXTRACTIVE = "offline/extractive";
 
 export interface EvalProgress {
   phase: "ingest" | "build" | "search" | "store";
@@ -152,7 +156,32 @@ export interface StartEvalInput {
   step?: string;
   mode?: EvalMode;
   k?: number;
+  /** `provider/model` that answers each question from the retrieved context (omitted: extractive, j not measured). */
+  answerModel?: string;
+  /** `provider/model` that grades the answers (default: the answer model). */
+  judgeModel?: string;
+  /** USD the answer and judge calls may spend (default $1). */
+  budgetUsd?: number;
   triggeredBy?: string | null;
+}
+
+/** The judge configuration a run is created with (completed by the run with what it spent and counted). */
+function judgeConfig(input: StartEvalInput): { model: string; judge: JudgeRecord } {
+  if (!input.answerModel) {
+    if (input.judgeModel) throw badRequest("A judge model needs an answer model to grade: pass --answer-model too.");
+    return { model: EXTRACTIVE, judge: OFFLINE_JUDGE };
+  }
+  for (const [what, id] of [["answer", input.answerModel], ["judge", input.judgeModel]] as const) {
+    if (id === undefined) continue;
+    const { provider, name } = parseModelId(id);
+    if (!provider || !name) throw badRequest(`The ${what} model "${id}" is not provider/model (e.g. openai/gpt-4o-mini).`);
+  }
+  const budgetUsd = input.budgetUsd ?? DEFAULT_BUDGET_USD;
+  if (!(budgetUsd > 0 && budgetUsd <= 1000)) throw badRequest("The budget must be more than $0 and at most $1000.");
+  return {
+    model: input.answerModel,
+    judge: { measured: true, answerModel: input.answerModel, judgeModel: input.judgeModel ?? input.answerModel, answerPrompt: ANSWER_PROMPT, prompt: JUDGE_PROMPT, budgetUsd },
+  };
 }
 
 /** Validates the request and creates the queued EvalRun row (with its eval copy ready). */
@@ -189,6 +218,7 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
   if (mode === "bm25" && !step) throw badRequest("Mode bm25 ranks one step: pass --step.");
   const k = Math.floor(input.k ?? DEFAULT_K);
   if (!(k >= 1 && k <= MAX_K)) throw badRequest(`k must be between 1 and ${MAX_K}.`);
+  const answering = judgeConfig(input);
   // One eval at a time per eval copy (its branches share source records and runs).
   const running = await db.evalRun.findFirst({ where: { workspaceId: input.workspaceId, pipelineId, template: input.template ?? null, datasetId: datasetRow.id, status: { in: ["queued", "running"] } } });
   if (running) throw badRequest(`An eval of ${label} on this dataset is already in progress (${running.id}). Wait for it or cancel it.`);
@@ -207,8 +237,8 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
       step: step ?? null,
       mode,
       k,
-      model: "offline/extractive",
-      judge: OFFLINE_JUDGE,
+      model: answering.model,
+      judge: answering.judge as unknown as Prisma.InputJsonValue,
       status: "queued",
       triggeredBy: input.triggeredBy ?? null,
     },
@@ -258,6 +288,7 @@ export async function executeEvalRun(
             cost: result.cost as Prisma.InputJsonValue,
             latency: result.latency as Prisma.InputJsonValue,
             skips: result.skips as unknown as Prisma.InputJsonValue,
+            judge: result.judge as unknown as Prisma.InputJsonValue,
             progress: { phase: "store", done: result.cases.length, total: result.cases.length },
           },
         });
@@ -283,6 +314,7 @@ interface Evaluated {
   latency: { p50: number; p95: number; mean: number };
   skips: LoadSkip[];
   cases: Prisma.EvalCaseCreateManyInput[];
+  judge: JudgeRecord;
 }
 
 async function evaluate(
@@ -321,6 +353,11 @@ async function evaluate(
   const scored: Array<{ q: Question; m: Metrics }> = [];
   const latencies: number[] = [];
   const questions = dataset.questions;
+  const configured = run.judge as unknown as JudgeRecord;
+  const categories = dataset.benchmark === "locomo" ? LOCOMO_CATEGORIES : Object.fromEntries([...new Set(questions.map((q) => q.category))].map((c) => [c, c]));
+  const judge = configured.measured
+    ? new AnswerJudge(model ?? workspaceModel(db, run.workspaceId), { answerModel: configured.answerModel!, judgeModel: configured.judgeModel, budgetUsd: configured.budgetUsd }, categories)
+    : null;
   for (let i = 0; i < questions.length; i++) {
     const q = questions[i]!;
     if (i % 25 === 0) await checkCancel();
@@ -345,7 +382,13 @@ async function evaluate(
       temporalAnswer: temporal ? q.answer : undefined,
       freshness: q.stale ? { current: q.answer, stale: q.stale } : undefined,
     });
-    const answer = extractiveAnswer(q.question, contextCut(traced).hits);
+    const context = contextCut(traced).hits;
+    let answer = extractiveAnswer(q.question, context);
+    if (judge) {
+      const judged = await judge.answerAndJudge({ id: q.id, question: q.question, gold: q.answer }, context.map((h) => ({ id: h.id, content: h.content ?? "" })));
+      if (judged?.answer) answer = judged.answer;
+      if (judged && judged.j !== null) m.j = judged.j;
+    }
     m.f1 = tokenF1(answer, q.answer.split(";")[0]!);
     scored.push({ q, m });
     cases.push({
@@ -382,6 +425,7 @@ async function evaluate(
     latency: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), mean: latencies.reduce((a, n) => a + n, 0) / Math.max(1, latencies.length) },
     skips,
     cases,
+    judge: judge ? judge.record : OFFLINE_JUDGE,
   };
 }
 
@@ -528,9 +572,20 @@ const RUN_LIST_SELECT = {
   finishedAt: true,
 } as const;
 
-export async function listEvalRuns(db: Db, workspaceId: string, filter: { pipelineId?: string; benchmark?: string } = {}) {
+/**
+ * Eval runs, newest first. With `pipelineId` and `withTemplates`, the pipeline's runs plus the
+ * template runs on the datasets it was scored on (all template runs before its first eval): the
+ * rows a pipeline's Evals tab compares, in one list so one poll follows every run in progress.
+ */
+export async function listEvalRuns(db: Db, workspaceId: string, filter: { pipelineId?: string; benchmark?: string; withTemplates?: boolean } = {}) {
+  let scope: Prisma.EvalRunWhereInput = filter.pipelineId ? { pipelineId: filter.pipelineId } : {};
+  if (filter.pipelineId && filter.withTemplates) {
+    const datasets = await db.evalRun.findMany({ where: { workspaceId, pipelineId: filter.pipelineId }, distinct: ["datasetId"], select: { datasetId: true } });
+    const templates: Prisma.EvalRunWhereInput = datasets.length ? { template: { not: null }, datasetId: { in: datasets.map((d) => d.datasetId) } } : { template: { not: null } };
+    scope = { OR: [{ pipelineId: filter.pipelineId }, templates] };
+  }
   const runs = await db.evalRun.findMany({
-    where: { workspaceId, ...(filter.pipelineId ? { pipelineId: filter.pipelineId } : {}), ...(filter.benchmark ? { benchmark: filter.benchmark } : {}) },
+    where: { workspaceId, ...scope, ...(filter.benchmark ? { benchmark: filter.benchmark } : {}) },
     orderBy: { createdAt: "desc" },
     take: 200,
     select: RUN_LIST_SELECT,
@@ -553,6 +608,7 @@ export async function getEvalRun(db: Db, workspaceId: string, id: string) {
     metrics: run.metrics as Metrics,
     perCategory: run.perCategory as Record<string, Metrics & { questions: number }>,
     skips: run.skips as unknown as LoadSkip[],
+    judge: run.judge as unknown as JudgeRecord,
     label: evalLabel(run, new Map(run.pipelineId && pipeline ? [[run.pipelineId, pipeline.name]] : [])),
   };
 }

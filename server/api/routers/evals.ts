@@ -39,6 +39,10 @@ export const evalsRouter = createTRPCRouter({
         step: z.string().optional(),
         mode: z.enum(EVAL_MODES).optional(),
         k: z.number().int().min(1).max(evals.MAX_K).optional(),
+        /** `provider/model` answering from the retrieved context; with it the judge score j is measured. */
+        answerModel: z.string().max(200).optional(),
+        judgeModel: z.string().max(200).optional(),
+        budgetUsd: z.number().positive().max(1000).optional(),
       }),
     )
     .mutation(async ({ ctx, input }) => {
@@ -51,6 +55,9 @@ export const evalsRouter = createTRPCRouter({
         step: input.step,
         mode: input.mode,
         k: input.k,
+        answerModel: input.answerModel,
+        judgeModel: input.judgeModel,
+        budgetUsd: input.budgetUsd,
         triggeredBy: ctx.userId,
       });
       // Runs in this process; the row always ends completed, failed or cancelled.
@@ -61,10 +68,10 @@ export const evalsRouter = createTRPCRouter({
     .input(z.object({ id: z.string() }))
     .mutation(({ ctx, input }) => evals.cancelEvalRun(ctx.db, ctx.workspace.id, input.id)),
   list: workspaceProcedure("evals:read")
-    .input(z.object({ pipelineId: z.string().optional(), benchmark: z.string().optional() }))
+    .input(z.object({ pipelineId: z.string().optional(), benchmark: z.string().optional(), withTemplates: z.boolean().optional() }))
     .query(async ({ ctx, input }) => {
       const pipelineId = input.pipelineId ? (await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId)).id : undefined;
-      return evals.listEvalRuns(ctx.db, ctx.workspace.id, { pipelineId, benchmark: input.benchmark });
+      return evals.listEvalRuns(ctx.db, ctx.workspace.id, { pipelineId, benchmark: input.benchmark, withTemplates: input.withTemplates });
     }),
   get: workspaceProcedure("evals:read")
     .input(z.object({ id: z.string() }))
