@@ -4,6 +4,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { locomoFixture } from "../eval/testing/locomo-fixture";
+import type { PipelineSpec } from "../pipeline/spec";
+import { createBranch, getBranch, saveVersion } from "../services/pipelines";
+import { closeDb } from "../store/db";
+import { openMigratedDb } from "../store/runtime-env";
 
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-eval-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +55,47 @@ describe("synthex eval", () => {
     expect(report.out).toMatch(/\| eval \| benchmark \| mode \| session_hit@1/);
     expect(report.out).toMatch(/\| team-memory@main \| locomo \| hybrid \|/);
   }, 300_000);
+
+  it("--compare scores a second branch beside the first: both columns with deltas, an array in --json", async () => {
+    // A branch of team-memory (made above) with smaller chunks, saved through the pipeline service in
+    // this process: the spawned commands have exited, so this process may own the embedded database.
+    const saved = { dir: process.env.SYNTHEX_DATA_DIR, url: process.env.DATABASE_URL };
+    process.env.SYNTHEX_DATA_DIR = path.join(dir, "data");
+    process.env.DATABASE_URL = "";
+    try {
+      const db = await openMigratedDb();
+      const pipeline = await db.pipeline.findFirstOrThrow({ where: { name: "team-memory", evalOfId: null } });
+      await createBranch(db, pipeline.id, { name: "small-chunks", from: "main" });
+      const spec = structuredClone((await getBranch(db, pipeline.id, "main")).spec) as PipelineSpec;
+      const chunks = spec.steps.find((s) => s.name === "chunks")! as { operator?: { kind: string; size?: number } };
+      chunks.operator = { kind: "chunk", size: 200 };
+      await saveVersion(db, pipeline.id, { spec, branch: "small-chunks", message: "smaller chunks" });
+    } finally {
+      await closeDb();
+      process.env.SYNTHEX_DATA_DIR = saved.dir;
+      process.env.DATABASE_URL = saved.url;
+      if (saved.dir === undefined) delete process.env.SYNTHEX_DATA_DIR;
+      if (saved.url === undefined) delete process.env.DATABASE_URL;
+    }
+
+    const human = synthex("eval", "locomo", "--data", file, "--mode", "fts", "--compare", "small-chunks");
+    expect(human.code).toBe(0);
+    expect(human.err).toMatch(/team-memory@small-chunks\s+completed · 8 questions/);
+    expect(human.out).toMatch(/metric\s+team-memory@main\s+team-memory@small-chunks/);
+    expect(human.out).toMatch(/context_tokens\s+\d+\s+\d+ \([+-]\d+\)/);
+    expect(human.out).toMatch(/Per category · team-memory@small-chunks/);
+
+    const json = synthex("eval", "locomo", "--data", file, "--mode", "fts", "--compare", "small-chunks", "--json");
+    expect(json.code).toBe(0);
+    const results = JSON.parse(json.out) as Array<{ pipeline: string; branch: string; questions: number; metrics: Record<string, number>; cost: { perStep: Array<{ step: string; records: number }> } }>;
+    expect(results.map((r) => [r.pipeline, r.branch, r.questions])).toEqual([
+      ["team-memory", "main", 8],
+      ["team-memory", "small-chunks", 8],
+    ]);
+    // Each column is its own branch's memory: 200-character chunks make more chunk records than 1,200.
+    const chunkRecords = results.map((r) => r.cost.perStep.find((s) => s.step === "chunks")!.records);
+    expect(chunkRecords[1]).toBeGreaterThan(chunkRecords[0]!);
+  }, 600_000);
 
   it("says what is wrong with bad input", () => {
     const missing = synthex("eval", "locomo");
