@@ -88,7 +88,9 @@ test("run evals from the UI, compare two branches, open a regressed question's l
   await runFromForm(page, { branch: "gist", mode: "bm25", step: "gist" });
   await waitForRows(page, 3);
   await expect(page.locator('[data-testid="eval-run-row"][data-label="memory-e2e@main"]')).toContainText("bm25 @ windows");
-  await expect(page.getByTestId("chart-history").locator("svg.recharts-surface")).toBeVisible();
+  // The history line chart: one dot per completed run (three series of one run each).
+  await expect(page.getByTestId("chart-history").locator("svg.recharts-surface[role=application]")).toBeVisible();
+  await expect(page.getByTestId("chart-history").locator(".recharts-line-dot")).toHaveCount(3);
   await shot("evals-01-runs.png");
 
   await page.getByLabel("Select memory-e2e@main").check();
@@ -103,7 +105,7 @@ test("run evals from the UI, compare two branches, open a regressed question's l
   expect(await page.getByTestId("chart-metrics").locator("path.recharts-rectangle").count()).toBeGreaterThanOrEqual(2);
   expect(await page.getByTestId("chart-categories").locator("path.recharts-rectangle").count()).toBeGreaterThanOrEqual(2);
   await expect(page.getByTestId("chart-scatter").locator(".recharts-scatter-symbol")).toHaveCount(2);
-  await expect(page.getByTestId("chart-cost-plan").locator("svg.recharts-surface")).toBeVisible();
+  await expect(page.getByTestId("chart-cost-plan").locator("svg.recharts-surface[role=application]")).toBeVisible();
   await shot("evals-02-compare.png");
 
   // Regressions come first; open one and follow a retrieved record to its source session.
