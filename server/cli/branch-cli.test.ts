@@ -164,5 +164,10 @@ describe("synthex branch, apply and gc", () => {
     const real = await json<{ deleted: number; records: number }>("gc");
     expect(real.deleted).toBe(dry.records);
     expect((await json<{ records: number }>("gc", "--dry-run")).records).toBe(0);
+
+    // Main's protection is a setting of the pipeline (on for new ones).
+    expect((await synthex("branch", "protect", "off")).out).toBe("main is not protected.");
+    expect((await json<{ protectedMain: boolean }>("branch", "list")).protectedMain).toBe(false);
+    expect((await synthex("branch", "protect", "on")).out).toBe("main is protected.");
   });
 });
