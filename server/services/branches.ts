@@ -14,7 +14,6 @@ import { specHash, stepVersionHashes } from "../pipeline/hashing";
 import { mergeSpecs } from "../pipeline/merge";
 import {
   comparePointers,
-  copyPointers,
   deleteBranchRows,
   deleteRecords,
   differingPairs,
@@ -22,6 +21,7 @@ import {
   unreachedRecords,
   type GcCounts,
 } from "../store/branches";
+import { copyBranchPointers } from "../store/branch-pointers";
 import { findBranch, findVersion } from "../store/pipelines";
 import { contentDiff } from "../text/content-diff";
 import { branchNameSchema, requireValidSpec, stepStatus } from "./pipelines";
@@ -120,7 +120,7 @@ export async function createBranch(
           createdById: input.createdById ?? null,
         },
       });
-      const pointers = await copyPointers(tx, origin.pointersOf.id, branch.id);
+      const pointers = await copyBranchPointers(tx, origin.pointersOf.id, branch.id);
       return { branch, pointers };
     },
     { timeout: 300_000 },

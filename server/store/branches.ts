@@ -5,16 +5,6 @@
  */
 import type { DbTx } from "../core/db";
 
-/** Copies every pointer of `fromBranchId` to `toBranchId` in one INSERT…SELECT. Returns the count. */
-export async function copyPointers(db: DbTx, fromBranchId: string, toBranchId: string): Promise<number> {
-  return db.$executeRawUnsafe(
-    `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
-     SELECT "workspaceId", $1, step, "groupKey", "recordId", now() FROM "BranchPointer" WHERE "branchId" = $2`,
-    toBranchId,
-    fromBranchId,
-  );
-}
-
 export interface StepPointerCounts {
   step: string;
   /** Records only A points to, only B points to, and both point to. */
