@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
+import { FIXTURE, newPipeline, signUp, trpc, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * Evals in a real browser: a pipeline with two branches, a LoCoMo-shaped file uploaded on the
@@ -15,21 +16,6 @@ const user = { email: `evals-${stamp}@example.com`, password: "evals-password-1"
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-e2e-evals-"));
 const FILE = path.join(dir, "tiny-locomo.json");
 writeFileSync(FILE, JSON.stringify(locomoFixture()));
-
-async function trpc<T>(page: Page, proc: string, input: unknown, kind: "query" | "mutation" = "query"): Promise<T> {
-  return page.evaluate(
-    async ({ proc, input, kind }) => {
-      const res =
-        kind === "query"
-          ? await fetch(`/api/trpc/${proc}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`)
-          : await fetch(`/api/trpc/${proc}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: input }) });
-      const body = await res.json();
-      if (!res.ok) throw new Error(`${proc}: ${JSON.stringify(body)}`);
-      return body.result.data.json;
-    },
-    { proc, input, kind },
-  ) as Promise<T>;
-}
 
 /** Windows for turn-level evidence, a one-sentence extractive gist per session (loses most turns). */
 const SPEC = {
@@ -60,17 +46,11 @@ test("run evals from the UI, compare two branches, open a regressed question's l
   test.setTimeout(600_000);
   const shot = (name: string) => page.screenshot({ path: info.outputPath(name), fullPage: true }).then((b) => info.attach(name, { body: b, contentType: "image/png" }));
 
-  await page.goto("/signup");
-  await page.getByLabel("Email").fill(user.email);
-  await page.getByLabel("Password").fill(user.password);
-  await page.getByRole("button", { name: "Create account" }).click();
-  await expect(page).toHaveURL(/\/w\/[^/]+\/pipelines$/);
-  const slug = page.url().split("/w/")[1]!.split("/")[0]!;
-  const workspaces = await trpc<Array<{ id: string; slug: string }>>(page, "workspace.list", undefined);
-  const workspaceId = workspaces.find((w) => w.slug === slug)!.id;
+  const slug = await signUp(page, user);
+  const workspaceId = await workspaceIdOf(page, slug);
   // Setup: the pipeline and its second branch (what is under test is the Evals UI).
   const created = await trpc<{ pipeline: { id: string } }>(page, "pipeline.create", { workspaceId, name: "memory-e2e", spec: SPEC }, "mutation");
-  await trpc(page, "pipeline.createBranch", { workspaceId, pipelineId: created.pipeline.id, name: "gist" }, "mutation");
+  await trpc(page, "branch.create", { workspaceId, pipelineId: created.pipeline.id, name: "gist" }, "mutation");
 
   await page.goto(`/w/${slug}/pipelines/${created.pipeline.id}?branch=main`);
   await page.getByTestId("tab-evals").click();
@@ -127,4 +107,45 @@ test("run evals from the UI, compare two branches, open a regressed question's l
   await expect(page.getByTestId("compare-view")).toBeVisible();
   await expect(page.getByTestId("chart-scatter").locator(".recharts-scatter-symbol")).toHaveCount(3);
   await shot("evals-04-workspace-compare.png");
+});
+
+test("add to question set from the explorer, then score the pipeline on it from the Evals tab", async ({ page }, info) => {
+  test.setTimeout(300_000);
+  const shot = (name: string) => page.screenshot({ path: info.outputPath(name), fullPage: true }).then((b) => info.attach(name, { body: b, contentType: "image/png" }));
+  const slug = await signUp(page, { email: `qs-${stamp}@example.com`, password: user.password });
+  // A pipeline with its own memory: the chat-memory template, a ChatGPT export uploaded, one run.
+  const overview = await newPipeline(page, slug, "own-memory");
+  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
+  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await page.getByTestId("run-button").click();
+  await waitForRun(page);
+
+  // Explorer: search, open a hit's source, add it to a new question set with the expected answer.
+  await page.goto(`${overview}/explore?branch=main`);
+  await page.getByTestId("search-input").fill("lighthouse key");
+  await page.getByTestId("search-submit").click();
+  await page.getByTestId("search-result").first().click();
+  await page.getByTestId("source-item").first().click();
+  await expect(page.getByTestId("record-content")).toContainText("lighthouse");
+  await page.getByTestId("add-to-question-set").click();
+  const dialog = page.getByTestId("question-set-dialog");
+  await dialog.getByTestId("question-set-name").fill("lighthouse-questions");
+  await expect(dialog.getByTestId("question-set-question")).toHaveValue("lighthouse key");
+  await dialog.getByTestId("question-set-question").fill("Where is the lighthouse key hidden?");
+  await dialog.getByTestId("question-set-answer").fill("under the blue ceramic frog");
+  await shot("evals-05-add-to-question-set.png");
+  await dialog.getByTestId("question-set-save").click();
+  await expect(page.getByText("Added to lighthouse-questions (1 questions).")).toBeVisible();
+
+  // Evals tab: the set is a benchmark choice; scored on the pipeline's own memory.
+  await page.goto(`${overview}/evals?branch=main`);
+  await page.getByTestId("eval-dataset").selectOption({ label: "question set · lighthouse-questions (1 questions)" });
+  await expect(page.getByTestId("baseline-bm25-sessions")).toBeDisabled();
+  await page.getByTestId("eval-mode").selectOption("fts");
+  await page.getByTestId("run-eval").click();
+  await waitForRows(page, 1);
+  const row = page.locator('[data-testid="eval-run-row"][data-label="own-memory@main"]');
+  await expect(row).toContainText("question-set");
+  await expect(row.getByTestId("metric-session_hit@5")).toHaveText("1.000");
+  await shot("evals-06-question-set-run.png");
 });

@@ -158,7 +158,7 @@ function EvalRow({ run, checked, baseline, onToggle, onCancel }: { run: EvalRunS
       </TableCell>
       <TableCell className="text-right tabular-nums">{run.status === "completed" ? run.questions : "—"}</TableCell>
       <TableCell className="text-right tabular-nums">{fmtMetric("session_hit@1", run.metrics["session_hit@1"])}</TableCell>
-      <TableCell className="text-right tabular-nums">{fmtMetric("session_hit@5", run.metrics["session_hit@5"])}</TableCell>
+      <TableCell className="text-right tabular-nums" data-testid="metric-session_hit@5">{fmtMetric("session_hit@5", run.metrics["session_hit@5"])}</TableCell>
       <TableCell className="text-right tabular-nums">{fmtMetric("evidence_recall@2k", run.metrics["evidence_recall@2k"])}</TableCell>
       <TableCell className="text-right tabular-nums">{fmtMetric("mrr", run.metrics.mrr)}</TableCell>
       <TableCell className="text-right tabular-nums">{run.status === "completed" ? fmtUsd(cost.buildCostUsd) : "—"}</TableCell>

@@ -11,6 +11,8 @@ import { errorMessage, useTRPC } from "@/lib/trpc";
 
 const BASELINES = ["bm25-sessions", "bm25-windows", "rag-baseline", "chat-memory"] as const;
 const selectClass = "h-9 rounded-md border bg-background px-2 text-sm";
+/** Option values of team question sets in the benchmark select. */
+const QS = "qs:";
 
 /** Pick (or upload) a benchmark, a branch, altitude and mode; optionally score the baseline templates beside it. */
 export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pipelineId: string; branches: string[]; defaultBranch: string; steps: string[] }) {
@@ -18,13 +20,16 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const datasets = useQuery(trpc.evals.datasets.queryOptions({ workspaceId: workspace.id }));
+  const questionSets = useQuery(trpc.evals.questionSets.queryOptions({ workspaceId: workspace.id }));
   const [datasetId, setDatasetId] = useState<string>("");
   const [branch, setBranch] = useState(defaultBranch);
   const [mode, setMode] = useState<"hybrid" | "fts" | "semantic" | "bm25">("hybrid");
   const [step, setStep] = useState("");
   const [baselines, setBaselines] = useState<string[]>([]);
   const [uploading, setUploading] = useState(false);
-  const chosen = datasetId || datasets.data?.[0]?.id || "";
+  const chosen = datasetId || datasets.data?.[0]?.id || (questionSets.data?.[0] ? `${QS}${questionSets.data[0].id}` : "");
+  // A team's question set is asked of this pipeline's own memory: no templates beside it.
+  const questionSet = chosen.startsWith(QS) ? chosen.slice(QS.length) : null;
 
   const importDataset = useMutation(trpc.evals.importDataset.mutationOptions());
   const start = useMutation(trpc.evals.start.mutationOptions());
@@ -47,8 +52,8 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
   async function run() {
     if (!chosen) return;
     try {
-      await start.mutateAsync({ workspaceId: workspace.id, pipelineId, branch, datasetId: chosen, mode, step: step || undefined });
-      for (const template of baselines) await start.mutateAsync({ workspaceId: workspace.id, template: template as (typeof BASELINES)[number], branch: "main", datasetId: chosen });
+      await start.mutateAsync({ workspaceId: workspace.id, pipelineId, branch, ...(questionSet ? { questionSet } : { datasetId: chosen }), mode, step: step || undefined });
+      if (!questionSet) for (const template of baselines) await start.mutateAsync({ workspaceId: workspace.id, template: template as (typeof BASELINES)[number], branch: "main", datasetId: chosen });
       toast.success("Eval started: the table below shows its progress.");
     } catch (err) {
       toast.error(errorMessage(err));
@@ -69,12 +74,21 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
           <div className="grid gap-1.5">
             <Label htmlFor="eval-dataset">Benchmark</Label>
             <select id="eval-dataset" className={selectClass} value={chosen} onChange={(e) => setDatasetId(e.target.value)} data-testid="eval-dataset">
-              {(datasets.data ?? []).length === 0 && <option value="">Upload a file first</option>}
+              {(datasets.data ?? []).length === 0 && !(questionSets.data ?? []).length && <option value="">Upload a file first</option>}
               {(datasets.data ?? []).map((d) => (
                 <option key={d.id} value={d.id}>
                   {d.benchmark} · {d.name} ({d.questions} questions)
                 </option>
               ))}
+              {(questionSets.data ?? []).length > 0 && (
+                <optgroup label="Team question sets (this pipeline's own memory)">
+                  {questionSets.data!.map((q) => (
+                    <option key={q.id} value={`${QS}${q.id}`}>
+                      question set · {q.name} ({q.questions} questions)
+                    </option>
+                  ))}
+                </optgroup>
+              )}
             </select>
           </div>
           <div className="grid gap-1.5">
@@ -118,7 +132,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
           <legend className="mb-1 text-xs text-muted-foreground">Also score these templates on the same benchmark (rows to compare against):</legend>
           {BASELINES.map((t) => (
             <label key={t} className="flex items-center gap-1.5">
-              <input type="checkbox" checked={baselines.includes(t)} onChange={() => setBaselines((b) => (b.includes(t) ? b.filter((x) => x !== t) : [...b, t]))} data-testid={`baseline-${t}`} />
+              <input type="checkbox" disabled={!!questionSet} checked={baselines.includes(t)} onChange={() => setBaselines((b) => (b.includes(t) ? b.filter((x) => x !== t) : [...b, t]))} data-testid={`baseline-${t}`} />
               {t}
             </label>
           ))}

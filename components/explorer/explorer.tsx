@@ -4,6 +4,7 @@ import { ChevronRight, Layers, Search } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useSearchParams } from "next/navigation";
 import { useState } from "react";
+import { AddToQuestionSet } from "@/components/evals/add-to-question-set";
 import { BranchSelect } from "@/components/overview/pipeline-overview";
 import { PipelineTabs } from "@/components/overview/pipeline-tabs";
 import { PageHeader } from "@/components/shell/page-header";
@@ -321,6 +322,7 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
                   <Link className="ml-auto text-primary hover:underline" href={`${base}/records/${selected.data.id}?branch=${encodeURIComponent(branch)}`} data-testid="open-record">
                     Record details
                   </Link>
+                  <AddToQuestionSet recordId={selected.data.id} question={q} />
                 </>
               ) : null}
             </header>

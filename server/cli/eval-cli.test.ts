@@ -5,7 +5,11 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { locomoFixture } from "../eval/testing/locomo-fixture";
 import type { PipelineSpec } from "../pipeline/spec";
-import { createBranch, getBranch, saveVersion } from "../services/pipelines";
+import { addToQuestionSet } from "../eval/question-sets";
+import { OfflineModel } from "../llm/offline-model";
+import { createBranch } from "../services/branches";
+import { appendSourceRecords, getBranch, saveVersion } from "../services/pipelines";
+import { runPipeline } from "../services/runs";
 import { closeDb } from "../store/db";
 import { openMigratedDb } from "../store/runtime-env";
 
@@ -70,6 +74,14 @@ describe("synthex eval", () => {
       const chunks = spec.steps.find((s) => s.name === "chunks")! as { operator?: { kind: string; size?: number } };
       chunks.operator = { kind: "chunk", size: 200 };
       await saveVersion(db, pipeline.id, { spec, branch: "small-chunks", message: "smaller chunks" });
+      // The team's own memory and a question set about it (for `synthex eval <question-set>` below).
+      await appendSourceRecords(db, pipeline.id, spec.sources[0]!.name, [
+        { externalId: "own-1", content: "# Kayak\n\nUser: I paddled my zebra-striped kayak across Lake Orta." },
+        { externalId: "own-2", content: "# Bread\n\nUser: My sourdough starter is called Bubbles." },
+      ]);
+      expect((await runPipeline(db, { workspaceId: pipeline.workspaceId, pipelineId: pipeline.id }, { model: new OfflineModel() })).status).toBe("completed");
+      const kayak = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "chunks", content: { contains: "kayak" } } });
+      await addToQuestionSet(db, pipeline.workspaceId, { set: "team-qs", question: "Where did I paddle my kayak?", answer: "Lake Orta", recordIds: [kayak.id] });
     } finally {
       await closeDb();
       process.env.SYNTHEX_DATA_DIR = saved.dir;
@@ -97,6 +109,19 @@ describe("synthex eval", () => {
     expect(chunkRecords[1]).toBeGreaterThan(chunkRecords[0]!);
   }, 600_000);
 
+  it("scores a team's question set on the selected pipeline's own memory", () => {
+    const json = synthex("eval", "team-qs", "--mode", "fts", "--json");
+    expect(json.code).toBe(0);
+    const result = JSON.parse(json.out);
+    expect(result).toMatchObject({ benchmark: "question-set", pipeline: "team-memory", branch: "main", questions: 1, mode: "fts" });
+    expect(result.metrics["session_hit@1"]).toBe(1);
+    expect(result.metrics["evidence_recall@10"]).toBe(1);
+    const human = synthex("eval", "team-qs", "--mode", "fts");
+    expect(human.err).toMatch(/Question set team-qs: 1 questions, asked of the pipeline's own memory/);
+    expect(human.out).toMatch(/metric\s+team-memory@main/);
+    expect(synthex("eval", "team-qs", "--template", "all").err).toMatch(/score a pipeline \(--pipeline\), not templates/);
+  }, 300_000);
+
   it("says what is wrong with bad input", () => {
     const missing = synthex("eval", "locomo");
     expect(missing.code).toBe(2);
@@ -106,6 +131,8 @@ describe("synthex eval", () => {
     const truncated = synthex("eval", "locomo", "--data", cut, "--template", "bm25-sessions");
     expect(truncated.code).toBe(1);
     expect(truncated.err).toMatch(/cut\.json: not valid JSON .*truncated/);
-    expect(synthex("eval", "mmlu").err).toMatch(/value 'mmlu' is invalid for argument 'benchmark'\. Allowed choices are locomo, longmemeval, synthexbench, report/);
+    const unknown = synthex("eval", "mmlu");
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/No question set "mmlu" in this workspace \(benchmarks: locomo, longmemeval, synthexbench\)/);
   }, 300_000);
 });

@@ -117,8 +117,8 @@ function categoryTable(run: EvalRun): string {
 export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
   const cmd = program
     .command("eval")
-    .description("score memory on a benchmark (locomo, longmemeval, synthexbench) with its cost; `eval report` for the latest runs")
-    .addArgument(new Argument("<benchmark>", `${BENCHMARKS.join(", ")}, or "report"`).choices([...BENCHMARKS, "report"]))
+    .description("score memory on a benchmark (locomo, longmemeval, synthexbench) or a team's question set, with its cost; `eval report` for the latest runs")
+    .addArgument(new Argument("<benchmark>", `${BENCHMARKS.join(", ")}, the name of a question set (scored on the pipeline's own memory), or "report"`))
     .option("--data <file>", "the benchmark file (LoCoMo locomo10.json, LongMemEval JSON)")
     .option("--compare <branch>", "also score this branch and show both side by side")
     .option("--step <step>", "altitude: search this step only (default: every indexed step)")
@@ -139,28 +139,32 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
         console.log(await report(conn, o.format, deps.pipelineName(o)));
         return;
       }
-      if (!(BENCHMARKS as readonly string[]).includes(benchmark)) deps.fail(`Unknown benchmark "${benchmark}": use ${BENCHMARKS.join(", ")} or report.`, 2);
+      const isBenchmark = (BENCHMARKS as readonly string[]).includes(benchmark);
       let text: string | undefined;
       let name: string | undefined;
-      if (benchmark !== "synthexbench") {
+      if (isBenchmark && benchmark !== "synthexbench") {
         if (!o.data) deps.fail(`${benchmark} needs its data file: pass --data <file>.`, 2);
         if (!existsSync(o.data!)) deps.fail(`File not found: ${o.data}`, 2);
         text = readFileSync(o.data!, "utf8");
         name = path.basename(o.data!);
       }
-      const dataset = await conn.api.evals.importDataset.mutate({
-        workspaceId: conn.workspaceId,
-        benchmark: benchmark as (typeof BENCHMARKS)[number],
-        text,
-        name,
-        seed: o.seed !== undefined ? Number(o.seed) : undefined,
-        size: benchmark === "synthexbench" ? o.size : undefined,
-      });
-      if (!o.json) {
-        const dropped = (dataset.skips as Array<{ dropped: boolean }>).filter((s) => s.dropped).length;
-        const repaired = (dataset.skips as unknown[]).length - dropped;
-        console.error(`Dataset ${dataset.name}: ${dataset.samples} samples, ${dataset.questions} questions (${dropped} skipped, ${repaired} repaired while loading).`);
+      const imported = isBenchmark
+        ? await conn.api.evals.importDataset.mutate({
+            workspaceId: conn.workspaceId,
+            benchmark: benchmark as (typeof BENCHMARKS)[number],
+            text,
+            name,
+            seed: o.seed !== undefined ? Number(o.seed) : undefined,
+            size: benchmark === "synthexbench" ? o.size : undefined,
+          })
+        : null;
+      if (imported && !o.json) {
+        const dropped = (imported.skips as Array<{ dropped: boolean }>).filter((s) => s.dropped).length;
+        const repaired = (imported.skips as unknown[]).length - dropped;
+        console.error(`Dataset ${imported.name}: ${imported.samples} samples, ${imported.questions} questions (${dropped} skipped, ${repaired} repaired while loading).`);
       }
+      // Not a benchmark: a team's question set, asked of the selected pipeline's own memory.
+      const dataset = imported ?? (await questionSetAsDataset(conn, benchmark, o, deps));
       const templates = o.template ? (o.template === "all" ? [...EVAL_TEMPLATES] : o.template.split(",").map((t) => t.trim()).filter(Boolean)) : [];
       const targets: Array<{ label: string; pipelineId?: string; template?: (typeof EVAL_TEMPLATES)[number]; branch: string }> = [];
       for (const t of templates) {
@@ -184,7 +188,7 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
           pipelineId: target.pipelineId,
           template: target.template,
           branch: target.branch,
-          datasetId: dataset.id,
+          ...(isBenchmark ? { datasetId: dataset.id } : { questionSet: dataset.id }),
           step: o.step,
           mode: o.mode,
           k,
@@ -217,6 +221,15 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       console.log(lines.join("\n"));
     }),
   );
+}
+
+/** A question set named on the command line, in the shape the command prints; templates cannot score it. */
+async function questionSetAsDataset(conn: Connection, name: string, o: EvalOptions, deps: EvalCliDeps) {
+  if (o.template) deps.fail(`A question set asks a team's own memory: score a pipeline (--pipeline), not templates.`, 2);
+  if (o.data) deps.fail(`"${name}" is not a benchmark (${BENCHMARKS.join(", ")}): --data is only for benchmark files.`, 2);
+  const set = await conn.api.evals.questionSet.query({ workspaceId: conn.workspaceId, id: name });
+  if (!o.json) console.error(`Question set ${set.name}: ${set.questions.length} questions, asked of the pipeline's own memory.`);
+  return { id: set.id, name: set.name };
 }
 
 /** The latest completed eval of each pipeline/branch/template per benchmark, side by side (md or html). */

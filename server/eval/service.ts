@@ -29,8 +29,9 @@ import { evalTemplate, isEvalTemplate, EVAL_MODES, type EvalMode, type EvalTempl
 import { workspaceModel } from "../llm/workspace-model";
 import { parseModelId } from "../llm/sdk-model";
 import { AnswerJudge, ANSWER_PROMPT, DEFAULT_BUDGET_USD, JUDGE_PROMPT, type JudgeRecord } from "./judge";
+import { getQuestionSet, LineageTracer, QUESTION_SET_BENCHMARK } from "./question-sets";
 import { ProvenanceTracer, type HitRecord } from "./trace";
-import { datasetSchema, LOCOMO_CATEGORIES, sampleScope, sessionContent, type Benchmark, type Dataset, type LoadSkip, type Question, type Session } from "./types";
+import { datasetSchema, LOCOMO_CATEGORIES, sampleScope, sessionContent, type Dataset, type LoadSkip, type Question, type Session } from "./types";
 
 export const DEFAULT_K = 50;
 export const MAX_K = 100;
@@ -152,7 +153,10 @@ export interface StartEvalInput {
   /** … a template scored on its own. */
   template?: string;
   branch?: string;
-  datasetId: string;
+  /** A benchmark dataset, or … */
+  datasetId?: string;
+  /** … a team's own question set (id or name): scored on the pipeline's own memory. */
+  questionSet?: string;
   /** Altitude: one step; omitted = the template's default, or unscoped (every indexed step). */
   step?: string;
   mode?: EvalMode;
@@ -189,7 +193,10 @@ function judgeConfig(input: StartEvalInput): { model: string; judge: JudgeRecord
 export async function createEvalRun(db: Db, input: StartEvalInput) {
   if (!input.pipeline === !input.template) throw badRequest("Name either a pipeline or a template to evaluate.");
   const branchName = input.branch ?? "main";
-  const { row: datasetRow } = await getDataset(db, input.workspaceId, input.datasetId);
+  if (!input.datasetId === !input.questionSet) throw badRequest("Name either a benchmark dataset or a question set to score.");
+  const datasetRow = input.datasetId ? (await getDataset(db, input.workspaceId, input.datasetId)).row : null;
+  const questionSet = input.questionSet ? await getQuestionSet(db, input.workspaceId, input.questionSet) : null;
+  if (questionSet && input.template) throw badRequest("A team's question set asks the team's own memory: name a pipeline, not a template.");
   let spec: PipelineSpec;
   let pipelineId: string | null = null;
   let versionId: string | null = null;
@@ -220,10 +227,16 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
   const k = Math.floor(input.k ?? DEFAULT_K);
   if (!(k >= 1 && k <= MAX_K)) throw badRequest(`k must be between 1 and ${MAX_K}.`);
   const answering = judgeConfig(input);
+  if (questionSet) {
+    if (!questionSet.questions.length) throw badRequest(`The question set "${questionSet.name}" has no questions yet.`);
+    if (questionSet.questions[0]!.pipelineId !== pipelineId) throw badRequest(`The question set "${questionSet.name}" asks another pipeline's memory (its records were picked there).`);
+  }
+  const scored = datasetRow ? { id: datasetRow.id, benchmark: datasetRow.benchmark } : { id: questionSet!.id, benchmark: QUESTION_SET_BENCHMARK };
   // One eval at a time per eval copy (its branches share source records and runs).
-  const running = await db.evalRun.findFirst({ where: { workspaceId: input.workspaceId, pipelineId, template: input.template ?? null, datasetId: datasetRow.id, status: { in: ["queued", "running"] } } });
+  const running = await db.evalRun.findFirst({ where: { workspaceId: input.workspaceId, pipelineId, template: input.template ?? null, datasetId: scored.id, status: { in: ["queued", "running"] } } });
   if (running) throw badRequest(`An eval of ${label} on this dataset is already in progress (${running.id}). Wait for it or cancel it.`);
-  const copy = await ensureEvalCopy(db, input.workspaceId, { pipelineId, template: input.template ?? null, label }, datasetRow, branchName, spec);
+  // A benchmark is scored on an eval copy; a team's question set on the pipeline's own records.
+  const evalPipelineId = datasetRow ? (await ensureEvalCopy(db, input.workspaceId, { pipelineId, template: input.template ?? null, label }, datasetRow, branchName, spec)).id : pipelineId!;
   return db.evalRun.create({
     data: {
       workspaceId: input.workspaceId,
@@ -232,9 +245,9 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
       branch: branchName,
       versionId,
       specHash: specHash(spec),
-      datasetId: datasetRow.id,
-      benchmark: datasetRow.benchmark,
-      evalPipelineId: copy.id,
+      datasetId: scored.id,
+      benchmark: scored.benchmark,
+      evalPipelineId,
       step: step ?? null,
       mode,
       k,
@@ -325,44 +338,23 @@ async function evaluate(
   progress: (p: EvalProgress, force?: boolean) => void,
   checkCancel: () => Promise<void>,
 ): Promise<Evaluated> {
-  const { dataset, skips: loadSkips } = await getDataset(db, run.workspaceId, run.datasetId);
-  const copy = await getBranch(db, run.evalPipelineId, run.branch);
-  const spec = copy.spec;
-  const source = spec.sources[0]!.name;
-
-  // 1. Sources: idempotent (content-addressed), so an unchanged dataset adds nothing.
-  const items = sourceItems(dataset);
-  progress({ phase: "ingest", done: 0, total: items.length }, true);
-  const appended = await appendSourceRecords(db, run.evalPipelineId, source, items);
-  progress({ phase: "ingest", done: items.length, total: items.length }, true);
+  const corpus = run.benchmark === QUESTION_SET_BENCHMARK ? await questionSetCorpus(db, run, progress) : await benchmarkCorpus(db, run, model, progress, checkCancel);
   await checkCancel();
-
-  // 2. Build: an incremental run of the copy's branch (computes only what is missing).
-  progress({ phase: "build", done: 0, total: spec.steps.length }, true);
-  const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
-  if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
-  if (run.mode === "semantic" || run.mode === "hybrid") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
-  progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
-  await checkCancel();
-
-  // 3. Questions.
-  const sessions = new Map<string, Map<string, Session>>(dataset.samples.map((s) => [s.id, new Map(s.sessions.map((x) => [x.id, x]))]));
-  const tracer = new ProvenanceTracer(db, run.workspaceId, spec.sources.map((s) => s.name), sessions);
   const bm25 = new Map<string, { index: Bm25Index; records: HitRecord[] }>();
-  const skips: LoadSkip[] = [...loadSkips];
+  const skips: LoadSkip[] = [...corpus.skips];
   const cases: Prisma.EvalCaseCreateManyInput[] = [];
   const scored: Array<{ q: Question; m: Metrics }> = [];
   const latencies: number[] = [];
-  const questions = dataset.questions;
+  const { questions, tracer } = corpus;
   const configured = run.judge as unknown as JudgeRecord;
-  const categories = dataset.benchmark === "locomo" ? LOCOMO_CATEGORIES : Object.fromEntries([...new Set(questions.map((q) => q.category))].map((c) => [c, c]));
+  const categories = run.benchmark === "locomo" ? LOCOMO_CATEGORIES : Object.fromEntries([...new Set(questions.map((q) => q.category))].map((c) => [c, c]));
   const judge = configured.measured
     ? new AnswerJudge(model ?? workspaceModel(db, run.workspaceId), { answerModel: configured.answerModel!, judgeModel: configured.judgeModel, budgetUsd: configured.budgetUsd }, categories)
     : null;
   for (let i = 0; i < questions.length; i++) {
     const q = questions[i]!;
     if (i % 25 === 0) await checkCancel();
-    const scope = sampleScope(dataset.benchmark, q.sample);
+    const scope = corpus.scopeOf(q);
     const started = performance.now();
     let hits: Array<HitRecord & { score: number }>;
     try {
@@ -375,7 +367,7 @@ async function evaluate(
     latencies.push(latencyMs);
     await tracer.load(hits.map((h) => h.id));
     const traced = hits.map((h) => tracer.trace(h));
-    const temporal = isTemporal(dataset.benchmark, q);
+    const temporal = isTemporal(run.benchmark, q);
     const m = scoreCase({
       evidence: q.evidence,
       evidenceSessions: q.evidenceSessions,
@@ -385,12 +377,12 @@ async function evaluate(
     });
     const context = contextCut(traced).hits;
     let answer = extractiveAnswer(q.question, context);
-    if (judge) {
+    if (judge && q.answer) {
       const judged = await judge.answerAndJudge({ id: q.id, question: q.question, gold: q.answer }, context.map((h) => ({ id: h.id, content: h.content ?? "" })));
       if (judged?.answer) answer = judged.answer;
       if (judged && judged.j !== null) m.j = judged.j;
     }
-    m.f1 = tokenF1(answer, q.answer.split(";")[0]!);
+    if (q.answer) m.f1 = tokenF1(answer, q.answer.split(";")[0]!);
     scored.push({ q, m });
     cases.push({
       workspaceId: run.workspaceId,
@@ -417,12 +409,12 @@ async function evaluate(
     const list = scored.filter((s) => s.q.category === cat);
     perCategory[cat] = { ...meanMetrics(list.map((s) => s.m)), questions: list.length };
   }
-  const cost = await buildCost(db, run, built);
+  const cost = await buildCost(db, run, corpus.built);
   return {
     questions: main.length,
     metrics: meanMetrics(main.map((s) => s.m)),
     perCategory,
-    cost: { ...cost, sourcesAdded: appended.added },
+    cost: { ...cost, sourcesAdded: corpus.sourcesAdded },
     latency: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), mean: latencies.reduce((a, n) => a + n, 0) / Math.max(1, latencies.length) },
     skips,
     cases,
@@ -430,29 +422,89 @@ async function evaluate(
   };
 }
 
-function isTemporal(benchmark: Benchmark, q: Question): boolean {
+/** What an eval searches and how hits are traced: a benchmark's eval copy, or a team's own memory. */
+interface Corpus {
+  questions: Question[];
+  skips: LoadSkip[];
+  tracer: { load(ids: string[]): Promise<void>; trace(hit: HitRecord): TracedHit };
+  /** The scope a question searches within (a benchmark sample), or none (the team's whole memory). */
+  scopeOf(q: Question): string | undefined;
+  /** The run that built the memory for this eval (none for a question set: the memory as it is). */
+  built: { stats: unknown; startedAt: Date | null; finishedAt: Date | null };
+  sourcesAdded: number;
+}
+
+/** A benchmark: its sessions become the eval copy's sources, which is then built incrementally. */
+async function benchmarkCorpus(db: Db, run: EvalRunRow, model: ModelProvider | undefined, progress: (p: EvalProgress, force?: boolean) => void, checkCancel: () => Promise<void>): Promise<Corpus> {
+  const { dataset, skips } = await getDataset(db, run.workspaceId, run.datasetId);
+  const copy = await getBranch(db, run.evalPipelineId, run.branch);
+  const spec = copy.spec;
+  const source = spec.sources[0]!.name;
+
+  // 1. Sources: idempotent (content-addressed), so an unchanged dataset adds nothing.
+  const items = sourceItems(dataset);
+  progress({ phase: "ingest", done: 0, total: items.length }, true);
+  const appended = await appendSourceRecords(db, run.evalPipelineId, source, items);
+  progress({ phase: "ingest", done: items.length, total: items.length }, true);
+  await checkCancel();
+
+  // 2. Build: an incremental run of the copy's branch (computes only what is missing).
+  progress({ phase: "build", done: 0, total: spec.steps.length }, true);
+  const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
+  if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
+  if (run.mode === "semantic" || run.mode === "hybrid") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
+
+  const sessions = new Map<string, Map<string, Session>>(dataset.samples.map((s) => [s.id, new Map(s.sessions.map((x) => [x.id, x]))]));
+  return {
+    questions: dataset.questions,
+    skips,
+    tracer: new ProvenanceTracer(db, run.workspaceId, spec.sources.map((s) => s.name), sessions),
+    scopeOf: (q) => sampleScope(dataset.benchmark, q.sample),
+    built,
+    sourcesAdded: appended.added,
+  };
+}
+
+/** A team's question set: the pipeline branch's own memory, searched as it is (nothing is built). */
+async function questionSetCorpus(db: Db, run: EvalRunRow, progress: (p: EvalProgress, force?: boolean) => void): Promise<Corpus> {
+  const set = await getQuestionSet(db, run.workspaceId, run.datasetId);
+  progress({ phase: "build", done: 0, total: 1 }, true);
+  if (run.mode === "semantic" || run.mode === "hybrid") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  progress({ phase: "build", done: 1, total: 1 }, true);
+  return {
+    questions: set.questions.map((q) => ({ id: q.id, sample: set.name, question: q.question, answer: q.answer, category: "team", evidence: q.recordIds, evidenceSessions: q.sources, apart: false })),
+    skips: [],
+    tracer: new LineageTracer(db, run.workspaceId),
+    scopeOf: () => undefined,
+    built: { stats: {}, startedAt: null, finishedAt: null },
+    sourcesAdded: 0,
+  };
+}
+
+function isTemporal(benchmark: string, q: Question): boolean {
   return (benchmark === "locomo" && q.category === "2") || q.category === "temporal" || q.category === "temporal-reasoning";
 }
 
 /** Ranked records for one question, within its sample's scope. */
-async function retrieve(db: Db, run: EvalRunRow, scope: string, query: string, bm25: Map<string, { index: Bm25Index; records: HitRecord[] }>) {
+async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, query: string, bm25: Map<string, { index: Bm25Index; records: HitRecord[] }>) {
   if (run.mode === "bm25") {
-    let entry = bm25.get(scope);
+    let entry = bm25.get(scope ?? "");
     if (!entry) {
       const records = await db.$queryRawUnsafe<HitRecord[]>(
         `SELECT r.id, r.step, r.content FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
          JOIN "Branch" b ON b.id = p."branchId"
-         WHERE b."pipelineId" = $1 AND b.name = $2 AND p.step = $3 AND r.scope = $4 AND r."workspaceId" = $5
+         WHERE b."pipelineId" = $1 AND b.name = $2 AND p.step = $3 AND ($4::text IS NULL OR r.scope = $4) AND r."workspaceId" = $5
          ORDER BY r.metadata #>> '{time,created_at}' NULLS LAST, r.id`,
         run.evalPipelineId,
         run.branch,
         run.step,
-        scope,
+        scope ?? null,
         run.workspaceId,
       );
       // Windows and chunks keep their order within a session: the split index.
       entry = { index: new Bm25Index(records.map((r) => r.content)), records };
-      bm25.set(scope, entry);
+      bm25.set(scope ?? "", entry);
     }
     return entry.index
       .rank(query)

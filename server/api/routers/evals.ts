@@ -1,5 +1,6 @@
 import { z } from "zod";
 import * as evals from "../../eval/service";
+import * as questionSets from "../../eval/question-sets";
 import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
 import { BENCHMARKS } from "../../eval/types";
 import { getPipeline } from "../../services/pipelines";
@@ -35,7 +36,9 @@ export const evalsRouter = createTRPCRouter({
         pipelineId: z.string().optional(),
         template: z.enum(EVAL_TEMPLATES).optional(),
         branch: z.string().default("main"),
-        datasetId: z.string(),
+        /** A benchmark dataset, or a team's question set (id or name): exactly one. */
+        datasetId: z.string().optional(),
+        questionSet: z.string().optional(),
         step: z.string().optional(),
         mode: z.enum(EVAL_MODES).optional(),
         k: z.number().int().min(1).max(evals.MAX_K).optional(),
@@ -52,6 +55,7 @@ export const evalsRouter = createTRPCRouter({
         template: input.template,
         branch: input.branch,
         datasetId: input.datasetId,
+        questionSet: input.questionSet,
         step: input.step,
         mode: input.mode,
         k: input.k,
@@ -64,6 +68,18 @@ export const evalsRouter = createTRPCRouter({
       void evals.executeEvalRun(ctx.db, run.id).catch((err: Error) => console.error(`[synthex eval ${run.id}]`, err.message));
       return run;
     }),
+  /** A team's own question sets (questions about its memory, with the records that answer them). */
+  questionSets: workspaceProcedure("evals:read").query(({ ctx }) => questionSets.listQuestionSets(ctx.db, ctx.workspace.id)),
+  questionSet: workspaceProcedure("evals:read")
+    .input(z.object({ id: z.string() }))
+    .query(({ ctx, input }) => questionSets.getQuestionSet(ctx.db, ctx.workspace.id, input.id)),
+  /** "Add to question set" (the explorer): the set is created on first use. */
+  addToQuestionSet: workspaceProcedure("evals:write")
+    .input(questionSets.addToQuestionSetInput)
+    .mutation(({ ctx, input }) => questionSets.addToQuestionSet(ctx.db, ctx.workspace.id, input)),
+  removeFromQuestionSet: workspaceProcedure("evals:write")
+    .input(z.object({ setId: z.string(), questionId: z.string() }))
+    .mutation(({ ctx, input }) => questionSets.removeFromQuestionSet(ctx.db, ctx.workspace.id, input.setId, input.questionId)),
   cancel: workspaceProcedure("evals:write")
     .input(z.object({ id: z.string() }))
     .mutation(({ ctx, input }) => evals.cancelEvalRun(ctx.db, ctx.workspace.id, input.id)),
