@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { locomoFixture } from "../eval/testing/locomo-fixture";
 import type { PipelineSpec } from "../pipeline/spec";
 import { addToQuestionSet } from "../eval/question-sets";
+import { startMockOpenAIServer } from "../llm/testing/mock-openai-server";
 import { OfflineModel } from "../llm/offline-model";
 import { createBranch } from "../services/branches";
 import { appendSourceRecords, getBranch, saveVersion } from "../services/pipelines";
@@ -17,9 +18,13 @@ const dir = mkdtempSync(path.join(tmpdir(), "synthex-eval-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function synthex(...args: string[]) {
+  return synthexWithEnv({}, ...args);
+}
+
+function synthexWithEnv(env: Record<string, string>, ...args: string[]) {
   const result = spawnSync(process.execPath, [path.resolve("bin/synthex.mjs"), ...args], {
     cwd: process.cwd(),
-    env: { ...process.env, SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "" },
+    env: { ...process.env, SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "", ...env },
     encoding: "utf8",
     timeout: 180_000,
   });
@@ -120,6 +125,22 @@ describe("synthex eval", () => {
     expect(human.err).toMatch(/Question set team-qs: 1 questions, asked of the pipeline's own memory/);
     expect(human.out).toMatch(/metric\s+team-memory@main/);
     expect(synthex("eval", "team-qs", "--template", "all").err).toMatch(/score a pipeline \(--pipeline\), not templates/);
+  }, 300_000);
+
+  it("--answer-model: answers and the judge j through an OpenAI-compatible endpoint, within --budget", async () => {
+    const mock = await startMockOpenAIServer({
+      behave: (r) => ({ kind: "ok", content: r.text.includes("Gold answer:") ? (r.text.includes("Pepper") ? '{"label": "CORRECT"}' : "no idea") : "a grey whippet" }),
+    });
+    try {
+      const env = { OPENAI_BASE_URL: mock.baseUrl, OPENAI_API_KEY: "sk-cli-test" };
+      const human = synthexWithEnv(env, "eval", "locomo", "--data", file, "--template", "bm25-sessions", "--answer-model", "openai/gpt-4o-mini", "--budget", "0.5");
+      expect(human.code).toBe(0);
+      expect(human.out).toMatch(/^j\s+\d\.\d{3}/m);
+      expect(human.out).toMatch(/bm25-sessions: j measured on 1 questions by openai\/gpt-4o-mini \(answers by openai\/gpt-4o-mini\); 18 calls, \d+ tokens, \$0\.\d{4} of \$0\.5; not judged: 8 garbage judge replies\./);
+      expect(mock.count("chat/completions")).toBe(18);
+    } finally {
+      await mock.close();
+    }
   }, 300_000);
 
   it("says what is wrong with bad input", () => {
