@@ -13,11 +13,10 @@ import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
 import type { TracedHit } from "./metrics";
 import { estimateContextTokens } from "./metrics";
-import type { HitRecord } from "./trace";
+import { LINEAGE_WALK, type HitRecord } from "./trace";
 
 /** The `benchmark` of an eval run that scored a team's question set (its `datasetId` is the set). */
 export const QUESTION_SET_BENCHMARK = "question-set";
-const MAX_DEPTH = 25;
 
 export const teamQuestionSchema = z.object({
   id: z.string(),
@@ -54,21 +53,10 @@ function questionsOf(row: { questions: unknown }): TeamQuestion[] {
 }
 
 /** Source records (no parents) each record comes from, within the workspace. */
-async function sourcesOf(db: Db, workspaceId: string, ids: string[]): Promise<Map<string, string[]>> {
-  const rows = await db.$queryRawUnsafe<Array<{ top: string; id: string }>>(
-    `WITH RECURSIVE walk(top, id, depth) AS (
-       SELECT h, h, 0 FROM unnest($1::text[]) AS h
-       UNION
-       SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
-       WHERE w.depth < ${MAX_DEPTH} AND e."workspaceId" = $2)
-     SELECT DISTINCT w.top, w.id FROM walk w
-     WHERE NOT EXISTS (SELECT 1 FROM "RecordEdge" p WHERE p."childId" = w.id AND p."workspaceId" = $2)`,
-    ids,
-    workspaceId,
-  );
-  const out = new Map<string, string[]>(ids.map((id) => [id, []]));
-  for (const r of rows) out.get(r.top)!.push(r.id);
-  return out;
+async function sourcesOf(db: Db, workspaceId: string, ids: string[]): Promise<string[]> {
+  const tracer = new LineageTracer(db, workspaceId);
+  await tracer.load(ids);
+  return [...new Set(ids.flatMap((id) => tracer.trace({ id, step: "", content: "" }).sessions))];
 }
 
 export async function listQuestionSets(db: Db, workspaceId: string) {
@@ -96,7 +84,7 @@ export async function addToQuestionSet(db: Db, workspaceId: string, raw: z.input
   const pipelineIds = [...new Set(found.map((r) => r.pipelineId))];
   if (pipelineIds.length > 1) throw badRequest("The records of one question come from one pipeline.");
   const pipelineId = pipelineIds[0]!;
-  const sources = [...new Set([...(await sourcesOf(db, workspaceId, ids)).values()].flat())];
+  const sources = await sourcesOf(db, workspaceId, ids);
   return db.$transaction(async (tx) => {
     const existing = await tx.evalQuestionSet.findUnique({ where: { workspaceId_name: { workspaceId, name: input.set } } });
     if (existing?.datasetId) throw badRequest(`"${input.set}" is a benchmark's question set: pick another name.`);
@@ -148,11 +136,7 @@ export class LineageTracer {
     const missing = [...new Set(ids)].filter((id) => !this.lineage.has(id));
     if (!missing.length) return;
     const rows = await this.db.$queryRawUnsafe<Array<{ top: string; id: string; leaf: boolean }>>(
-      `WITH RECURSIVE walk(top, id, depth) AS (
-         SELECT h, h, 0 FROM unnest($1::text[]) AS h
-         UNION
-         SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
-         WHERE w.depth < ${MAX_DEPTH} AND e."workspaceId" = $2)
+      `${LINEAGE_WALK}
        SELECT DISTINCT w.top, w.id,
               NOT EXISTS (SELECT 1 FROM "RecordEdge" p WHERE p."childId" = w.id AND p."workspaceId" = $2) AS leaf
        FROM walk w`,

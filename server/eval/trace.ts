@@ -13,6 +13,16 @@ import type { Session } from "./types";
 
 const MAX_DEPTH = 25;
 
+/**
+ * `walk(top, id, depth)`: every record on the lineage of each id in `$1` (itself included), through
+ * provenance edges of workspace `$2`, up to MAX_DEPTH hops.
+ */
+export const LINEAGE_WALK = `WITH RECURSIVE walk(top, id, depth) AS (
+   SELECT h, h, 0 FROM unnest($1::text[]) AS h
+   UNION
+   SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
+   WHERE w.depth < ${MAX_DEPTH} AND e."workspaceId" = $2)`;
+
 export interface SourceSession {
   sample: string;
   session: string;
@@ -51,11 +61,7 @@ export class ProvenanceTracer {
     const missing = [...new Set(ids)].filter((id) => !this.leavesOf.has(id));
     if (!missing.length) return;
     const rows = await this.db.$queryRawUnsafe<Array<{ top: string; id: string; meta: unknown }>>(
-      `WITH RECURSIVE walk(top, id, depth) AS (
-         SELECT h, h, 0 FROM unnest($1::text[]) AS h
-         UNION
-         SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
-         WHERE w.depth < ${MAX_DEPTH} AND e."workspaceId" = $2)
+      `${LINEAGE_WALK}
        SELECT DISTINCT w.top, w.id, r.metadata #> '{custom,eval}' AS meta
        FROM walk w JOIN "Record" r ON r.id = w.id
        WHERE r.step = ANY($3::text[]) AND r."workspaceId" = $2`,
