@@ -6,7 +6,8 @@ import { existsSync } from "node:fs";
 import { ensureAuthSecret } from "../auth/local-secret";
 import type { Pool } from "pg";
 import type { Db } from "../core/db";
-import { closeDb, getDatabaseUrl, getDb, getPool } from "./db";
+import { checkDatabase } from "./database-check";
+import { closeDb, getDatabaseUrl, getDb, getPool, isEmbeddedDatabase } from "./db";
 import { applyMigrations, resolveMigrationsDir } from "./migrate";
 
 export function dataDir(): string {
@@ -30,7 +31,10 @@ export async function openMigratedDb(): Promise<Db> {
   const pool = await getPool();
   let migrating = migrated.get(pool);
   if (!migrating) {
-    migrating = applyMigrations(pool, resolveMigrationsDir()).then(() => undefined);
+    // A DATABASE_URL is checked first (reachable, password, pgvector), so a bad one fails with
+    // what to fix before any migration runs.
+    const check = (await isEmbeddedDatabase()) ? Promise.resolve() : checkDatabase(await getDatabaseUrl()).then(() => undefined);
+    migrating = check.then(() => applyMigrations(pool, resolveMigrationsDir())).then(() => undefined);
     migrated.set(pool, migrating);
     migrating.catch(() => migrated.delete(pool));
   }

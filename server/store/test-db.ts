@@ -150,10 +150,12 @@ export interface TestDatabase {
 
 /**
  * A new migrated database on the Postgres at `adminUrl` (`TEST_DATABASE_URL`), for tests that
- * need a URL rather than a client (the CLI, `next start`). `from` copies an existing database.
+ * need a URL rather than a client (the CLI, `next start`). `from` copies an existing database;
+ * `empty` gives one with no schema and no extension (what a new managed database looks like).
  */
-export async function createTestDatabase(adminUrl: string, from?: string): Promise<TestDatabase> {
-  const template = from ?? (await ensureTemplate(adminUrl));
+export async function createTestDatabase(adminUrl: string, options: { from?: string; empty?: boolean } = {}): Promise<TestDatabase> {
+  const { from } = options;
+  const template = from ?? (options.empty ? "template0" : await ensureTemplate(adminUrl));
   const name = `synthex_test_${randomBytes(6).toString("hex")}`;
   await withAdmin(adminUrl, async (admin) => {
     if (from) {
@@ -171,7 +173,7 @@ export async function createTestDatabase(adminUrl: string, from?: string): Promi
 }
 
 async function createPostgresTestDb(adminUrl: string, from?: string): Promise<TestDb> {
-  const database = await createTestDatabase(adminUrl, from);
+  const database = await createTestDatabase(adminUrl, { from });
   const pool = new pg.Pool({ connectionString: database.url, max: 10 });
   // A connection ended by the server (a clone terminates them) is dropped; the pool opens another.
   pool.on("error", () => {});
