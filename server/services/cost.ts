@@ -15,6 +15,7 @@ import { isOfflineModel } from "../llm/offline-model";
 import { costOf, priceOf, type PriceTable } from "../llm/pricing";
 import { countTokens } from "../text/tokens";
 import type { Db } from "../core/db";
+import { groupSourceCounts } from "../store/branch-pointers";
 import { storedSpec } from "../store/pipelines";
 import { parseRunStats } from "../store/runs";
 import { scopedGroupKey } from "../engine/keys";
@@ -177,17 +178,6 @@ interface Expected {
   pending?: number;
 }
 
-/** Sources per group record an aggregate step has on the branch, by its pointer's group key. */
-async function groupSizes(db: Db, branchId: string, step: string): Promise<Map<string, number>> {
-  const rows = await db.$queryRawUnsafe<Array<{ groupKey: string; size: number }>>(
-    `SELECT p."groupKey", (SELECT count(*)::int FROM "RecordEdge" e WHERE e."childId" = p."recordId") AS size
-     FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
-    branchId,
-    step,
-  );
-  return new Map(rows.map((r) => [r.groupKey, r.size]));
-}
-
 /** Records of `name` on the branch, or (a step) the records it is expected to hold after the run. */
 function expectedRecords(expected: Map<string, Expected>, sourceCounts: Map<string, number>, name: string): number {
   return expected.get(name)?.records ?? sourceCounts.get(name) ?? 0;
@@ -246,7 +236,7 @@ async function expectedCounts(db: Db, branchId: string, spec: PipelineSpec, plan
             const groups = await store.planGroups({ workspaceId: "", pipelineId: "", branchId, step: step.name, stepVersionHash: "" }, root, step.groupBy, "time.created_at");
             items = Math.max(1, groups.length);
             // A group is pending when it is new or its member count differs from the record made for it.
-            const made = await groupSizes(db, branchId, step.name);
+            const made = await groupSourceCounts(db, branchId, step.name);
             changed = groups.filter((g) => made.get(scopedGroupKey(g.scope, g.groupKey)) !== g.size).length;
           }
         }

@@ -7,7 +7,8 @@ import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/has
 import { diffSpecs } from "../pipeline/diff";
 import { defaultChatMemorySpec, ragBaselineSpec } from "../pipeline/sdk";
 import { parseSpec, type PipelineSpec, type SourceSpec } from "../pipeline/spec";
-import { findBranch, findPipeline, findVersion, storedSpec } from "../store/pipelines";
+import { copyBranchPointers, pointerCountsByStepVersion } from "../store/branch-pointers";
+import { findBranch, findPipeline, findVersion, recordCountsByPipeline, storedSpec } from "../store/pipelines";
 import { commitRecords } from "../store/record-store";
 import { randomUUID } from "node:crypto";
 import type { Db } from "../core/db";
@@ -128,12 +129,7 @@ export async function createBranch(db: Db, pipelineId: string, input: { name: st
     const branch = await tx.branch.create({
       data: { workspaceId: parent.workspaceId, pipelineId, name, versionId: parent.versionId },
     });
-    await tx.$executeRawUnsafe(
-      `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
-       SELECT "workspaceId", $1, step, "groupKey", "recordId", now() FROM "BranchPointer" WHERE "branchId" = $2`,
-      branch.id,
-      parent.id,
-    );
+    await copyBranchPointers(tx, parent.id, branch.id);
     return branch;
   });
 }
@@ -196,10 +192,7 @@ export function templateSpec(template: PipelineTemplate, format: SourceFormat = 
 
 export async function listPipelines(db: Db, workspaceId: string) {
   const pipelines = await db.pipeline.findMany({ where: { workspaceId, evalOfId: null }, orderBy: { createdAt: "desc" } });
-  const counts = await db.$queryRawUnsafe<Array<{ pipelineId: string; n: number }>>(
-    `SELECT "pipelineId", count(*)::int AS n FROM "Record" WHERE "workspaceId" = $1 GROUP BY 1`,
-    workspaceId,
-  );
+  const counts = await recordCountsByPipeline(db, workspaceId);
   const lastRuns = await db.run.findMany({
     where: { workspaceId },
     orderBy: { createdAt: "desc" },
@@ -220,12 +213,7 @@ export async function listPipelines(db: Db, workspaceId: string) {
 export async function stepStatus(db: Db, pipelineId: string, branchName = "main") {
   const { branch, spec } = await getBranch(db, pipelineId, branchName);
   const hashes = stepVersionHashes(spec);
-  const rows = await db.$queryRawUnsafe<Array<{ step: string; svh: string; n: number }>>(
-    `SELECT p.step, r."stepVersionHash" AS svh, count(*)::int AS n
-     FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
-     WHERE p."branchId" = $1 GROUP BY 1, 2`,
-    branch.id,
-  );
+  const rows = await pointerCountsByStepVersion(db, branch.id);
   const names = [...spec.sources.map((s) => s.name), ...spec.steps.map((s) => s.name)];
   return names.map((name) => {
     const mine = rows.filter((r) => r.step === name);
