@@ -3,7 +3,7 @@
  * (owning the embedded one if nobody does), migrations. Leaves DATABASE_URL set for child processes.
  */
 import { existsSync } from "node:fs";
-import { ensureAuthSecret } from "../auth/local-secret";
+import { ensureAuthSecret, requireEnvironmentSecrets } from "../auth/local-secret";
 import type { Pool } from "pg";
 import type { Db } from "../core/db";
 import { checkDatabase } from "./database-check";
@@ -16,6 +16,8 @@ export function dataDir(): string {
 
 export async function prepareRuntimeEnv(): Promise<{ url: string; close(): Promise<void> }> {
   if (existsSync(".env")) process.loadEnvFile(".env");
+  // A shared database (DATABASE_URL): secrets from the environment, nothing in a data directory.
+  requireEnvironmentSecrets();
   process.env.NEXTAUTH_SECRET = ensureAuthSecret(dataDir());
   await openMigratedDb(); // opens (or finds) the database and applies migrations
   const url = await getDatabaseUrl();

@@ -30,6 +30,8 @@ export interface TestDb {
   dialect: TestDialect;
   /** Raw SQL on the same database, outside Prisma. */
   sql: SqlClient;
+  /** Its connection URL, for other processes (Postgres only: an in-memory PGlite has none). */
+  url: string | null;
   /** A second private database with the same contents, byte for byte (same ids). */
   clone(): Promise<TestDb>;
   close(): Promise<void>;
@@ -76,6 +78,7 @@ async function createPGliteTestDb(from?: Blob): Promise<TestDb> {
     db,
     dialect: "pglite",
     sql: pglite,
+    url: null,
     clone: async () => createPGliteTestDb((await pglite.dumpDataDir("none")) as Blob),
     async close() {
       if (closed) return;
@@ -183,6 +186,7 @@ async function createPostgresTestDb(adminUrl: string, from?: string): Promise<Te
     db,
     dialect: "postgres",
     sql: pool,
+    url: database.url,
     clone: () => createPostgresTestDb(adminUrl, database.name),
     async close() {
       if (closed) return;
