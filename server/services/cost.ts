@@ -13,6 +13,7 @@ import { DEFAULT_MODEL, fromList, usesModel, type PipelineSpec, type StepSpec } 
 import { sha256 } from "../pipeline/hashing";
 import { isOfflineModel } from "../llm/offline-model";
 import { costOf, priceOf, type PriceTable } from "../llm/pricing";
+import { asksForVerbatimRewrite } from "../text/prompt-intent";
 import { countTokens } from "../text/tokens";
 import type { Db } from "../core/db";
 import { groupSourceCounts } from "../store/branch-pointers";
@@ -34,6 +35,8 @@ export const OUTPUT_RATIO: Record<StepSpec["type"], number> = {
   merge: 0,
   consolidate: 0.1,
 };
+/** A transform asked for a transcript (every turn, verbatim) writes about what it reads. */
+const VERBATIM_OUTPUT_RATIO = 1;
 const MIN_OUTPUT_TOKENS = 8;
 /** Share of each folded record the state keeps (it accumulates until maxStateTokens). */
 const FOLD_STATE_GROWTH = 0.8;
@@ -315,7 +318,8 @@ async function perItemEstimates(est: Estimator, plans: StepPlan[]) {
         tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, stateAfter);
         tokensInPerItem = templateTokens(prompt) + content + stateBefore;
       } else {
-        tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, content * OUTPUT_RATIO[step.type]);
+        const ratio = step.type === "transform" && asksForVerbatimRewrite(prompt ?? "") ? VERBATIM_OUTPUT_RATIO : OUTPUT_RATIO[step.type];
+        tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, content * ratio);
         tokensInPerItem = templateTokens(prompt) + content;
       }
       basis = "tokenizer";
@@ -342,10 +346,8 @@ function callsFor(e: Expected | undefined, pending: number, items: number): numb
 }
 
 /** [x ÷ f, x × f]: f grows with the uncalibrated model steps upstream, whose errors compound. */
-// An uncalibrated model step upstream may write anything from a tenth of its input (a summary) to
-// all of it (a lossless clean-up such as the offline transcript step), so each one doubles the spread.
 const spread = (x: number, calibrated: boolean, depth: number): [number, number] | null => {
-  const f = UNCALIBRATED_SPREAD * 2 ** depth;
+  const f = UNCALIBRATED_SPREAD * 1.25 ** depth;
   return calibrated ? null : [x / f, x * f];
 };
 
