@@ -5,6 +5,7 @@
  * server also sweeps, see instrumentation.ts; a claim makes each resume happen once).
  * Needs DATABASE_URL and NEXTAUTH_SECRET; migrates first, like `npm start`.
  */
+import { requireEnvironmentSecrets } from "../server/auth/local-secret";
 import { startAppServer } from "../server/services/app-server";
 import { startWebhookWorker } from "../server/services/webhooks";
 import { closeDb } from "../server/store/db";
@@ -12,6 +13,7 @@ import { openMigratedDb } from "../server/store/runtime-env";
 
 async function main() {
   if (!process.env.DATABASE_URL?.trim()) throw new Error("DATABASE_URL is not set: the worker serves a shared database.");
+  requireEnvironmentSecrets(); // before touching the database
   const db = await openMigratedDb();
   const app = startAppServer();
   const stopWebhooks = startWebhookWorker(db);
