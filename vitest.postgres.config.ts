@@ -6,10 +6,13 @@
  * (`*.postgres.test.ts`: the CLI, concurrent migrations, bad URLs, two app servers).
  * Left out: PGlite-only tests (the embedded wire server, the WASM schema engine's migration
  * check) and the LoCoMo dev-split eval (minutes of model-free building; its store path is the
- * same as `server/eval/service.test.ts`).
+ * same as `server/eval/service.test.ts`). `scripts/database-tests.test.ts` keeps the list whole.
  */
 import { configDefaults, defineConfig } from "vitest/config";
 import base from "./vitest.config";
+
+/** Files that use `createTestDb` but stay on PGlite only (see above). */
+export const pgliteOnlyTests = ["server/eval/locomo-dev.test.ts"];
 
 export const databaseTests = [
   "components/overview/upload-route.test.ts",
@@ -25,6 +28,7 @@ export const databaseTests = [
   "server/search/neighbourhood.test.ts",
   "server/search/ranking.test.ts",
   "server/search/search.test.ts",
+  "server/services/branches.test.ts",
   "server/services/cost.test.ts",
   "server/services/outbound-settings.test.ts",
   "server/services/provider-check.test.ts",
