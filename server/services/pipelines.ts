@@ -7,7 +7,7 @@ import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/has
 import { diffSpecs } from "../pipeline/diff";
 import { defaultChatMemorySpec, ragBaselineSpec } from "../pipeline/sdk";
 import { parseSpec, type PipelineSpec, type SourceSpec } from "../pipeline/spec";
-import { copyBranchPointers, pointerCountsByStepVersion } from "../store/branch-pointers";
+import { pointerCountsByStepVersion } from "../store/branch-pointers";
 import { findBranch, findPipeline, findVersion, recordCountsByPipeline, storedSpec } from "../store/pipelines";
 import { commitRecords } from "../store/record-store";
 import { randomUUID } from "node:crypto";
@@ -54,7 +54,7 @@ async function requireAllowedWebhooks(spec: PipelineSpec) {
 export async function createPipeline(
   db: Db,
   workspaceId: string,
-  input: { name: string; agent?: string; description?: string; spec: unknown; layout?: unknown; authorId?: string | null },
+  input: { name: string; agent?: string; description?: string; spec: unknown; layout?: unknown; authorId?: string | null; protectedMain?: boolean },
 ) {
   const name = pipelineNameSchema.parse(input.name);
   const spec = requireValidSpec(input.spec);
@@ -64,7 +64,8 @@ export async function createPipeline(
       throw conflict(`A pipeline named "${name}" already exists in this workspace.`);
     }
     const pipeline = await tx.pipeline.create({
-      data: { workspaceId, name, agent: input.agent ?? "", description: input.description ?? "" },
+      // New pipelines protect main: editors save on branches, admins and owners promote.
+      data: { workspaceId, name, agent: input.agent ?? "", description: input.description ?? "", protectedMain: input.protectedMain ?? true },
     });
     const version = await tx.pipelineVersion.create({
       data: {
@@ -113,25 +114,15 @@ export async function saveVersion(
   return { version, diff: diffSpecs(storedSpec(head), spec) };
 }
 
+/** The diff (with reasons) saving `next` over `current` would make; refuses an invalid spec. */
+export function previewVersion(current: PipelineSpec, next: unknown) {
+  const spec = requireValidSpec(next);
+  return { diff: diffSpecs(current, spec), hash: specHash(spec), unchanged: specHash(spec) === specHash(current) };
+}
+
 export async function diffVersions(db: Db, pipelineId: string, fromVersionId: string, toVersionId: string) {
   const [a, b] = await Promise.all([findVersion(db, pipelineId, fromVersionId), findVersion(db, pipelineId, toVersionId)]);
   return diffSpecs(a.spec, b.spec);
-}
-
-/** Copy-on-write: a new branch copies the pointers of its parent in one INSERT…SELECT, never records. */
-export async function createBranch(db: Db, pipelineId: string, input: { name: string; from?: string }) {
-  const name = branchNameSchema.parse(input.name);
-  const { branch: parent } = await getBranch(db, pipelineId, input.from ?? "main");
-  return db.$transaction(async (tx) => {
-    if (await tx.branch.findUnique({ where: { pipelineId_name: { pipelineId, name } } })) {
-      throw conflict(`Branch "${name}" already exists.`);
-    }
-    const branch = await tx.branch.create({
-      data: { workspaceId: parent.workspaceId, pipelineId, name, versionId: parent.versionId },
-    });
-    await copyBranchPointers(tx, parent.id, branch.id);
-    return branch;
-  });
 }
 
 /**
