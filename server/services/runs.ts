@@ -421,6 +421,7 @@ export async function startRun(db: Db, input: Parameters<typeof createRun>[1]) {
 }
 
 export async function cancelRun(db: Db, workspaceId: string, runId: string) {
+  if (!(await db.run.findFirst({ where: { id: runId, workspaceId }, select: { id: true } }))) throw notFound(`Run ${runId} not found.`);
   const result = await db.run.updateMany({
     where: { id: runId, workspaceId, status: { in: ACTIVE } },
     data: { cancelRequested: true },
