@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -18,13 +18,9 @@ const dir = mkdtempSync(path.join(tmpdir(), "synthex-eval-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function synthex(...args: string[]) {
-  return synthexWithEnv({}, ...args);
-}
-
-function synthexWithEnv(env: Record<string, string>, ...args: string[]) {
   const result = spawnSync(process.execPath, [path.resolve("bin/synthex.mjs"), ...args], {
     cwd: process.cwd(),
-    env: { ...process.env, SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "", ...env },
+    env: { ...process.env, SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "" },
     encoding: "utf8",
     timeout: 180_000,
   });
@@ -127,13 +123,29 @@ describe("synthex eval", () => {
     expect(synthex("eval", "team-qs", "--template", "all").err).toMatch(/score a pipeline \(--pipeline\), not templates/);
   }, 300_000);
 
+  /** Without blocking this process: the mock model server it runs must answer the CLI. */
+  function synthexAsync(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path.resolve("bin/synthex.mjs"), ...args], {
+        cwd: process.cwd(),
+        env: { ...process.env, SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "", ...env },
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, out, err }));
+    });
+  }
+
   it("--answer-model: answers and the judge j through an OpenAI-compatible endpoint, within --budget", async () => {
     const mock = await startMockOpenAIServer({
       behave: (r) => ({ kind: "ok", content: r.text.includes("Gold answer:") ? (r.text.includes("Pepper") ? '{"label": "CORRECT"}' : "no idea") : "a grey whippet" }),
     });
     try {
       const env = { OPENAI_BASE_URL: mock.baseUrl, OPENAI_API_KEY: "sk-cli-test" };
-      const human = synthexWithEnv(env, "eval", "locomo", "--data", file, "--template", "bm25-sessions", "--answer-model", "openai/gpt-4o-mini", "--budget", "0.5");
+      const human = await synthexAsync(env, "eval", "locomo", "--data", file, "--template", "bm25-sessions", "--answer-model", "openai/gpt-4o-mini", "--budget", "0.5");
       expect(human.code).toBe(0);
       expect(human.out).toMatch(/^j\s+\d\.\d{3}/m);
       expect(human.out).toMatch(/bm25-sessions: j measured on 1 questions by openai\/gpt-4o-mini \(answers by openai\/gpt-4o-mini\); 18 calls, \d+ tokens, \$0\.\d{4} of \$0\.5; not judged: 8 garbage judge replies\./);
