@@ -1,9 +1,12 @@
 /**
  * Several app servers on one PostgreSQL (`TEST_DATABASE_URL`): a run executes exactly once when two
  * processes try to execute it, and a run whose server was killed mid-run (SIGKILL, no clean-up) is
- * resumed by another after its lease expires, ending with exactly the records of an uninterrupted run.
+ * resumed by another after its lease expires, ending with exactly the records of an uninterrupted run;
+ * webhook deliveries sent by two servers' workers at once reach the receiver once each.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,6 +20,7 @@ import { settleBackgroundWork } from "./background";
 import { appendSourceRecords, createPipeline } from "./pipelines";
 import { createRun, executeRunRow, resumeExpiredRuns } from "./runs";
 import { signUp } from "./users";
+import { deliverPending } from "./webhooks";
 
 const adminUrl = testDatabaseUrl();
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-lease-"));
@@ -127,5 +131,39 @@ describe.skipIf(!adminUrl)("runs on several app servers", () => {
     expect(steps.filter((s) => s.output > 0)).toEqual([]);
     const transcripts = await a.db.record.count({ where: { step: "transcripts" } });
     expect(transcripts).toBe(403);
+  });
+});
+
+describe.skipIf(!adminUrl)("webhooks with several app servers", () => {
+  it("two servers delivering at once send each webhook once", { timeout: 120_000 }, async () => {
+    const received: number[] = [];
+    const receiver = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        received.push((JSON.parse(body) as { n: number }).n);
+        // A slow receiver widens the window in which both workers are sending.
+        setTimeout(() => res.writeHead(200).end("ok"), 20);
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const { workspace } = await signUp(a.db, { email: "hooks@example.com", password: "hooks-password-1" });
+      const n = 60;
+      await a.db.webhookDelivery.createMany({
+        data: Array.from({ length: n }, (_, i) => ({ workspaceId: workspace.id, pipelineId: "p", output: "context", url, payload: { n: i }, status: "pending" })),
+      });
+      // Each server's worker ticks a few times, concurrently with the other's.
+      const worker = (db: typeof a.db) => (async () => {
+        for (let i = 0; i < 4; i++) await deliverPending(db, { limit: 10 });
+      })();
+      await Promise.all([worker(a.db), worker(b.db), worker(a.db), worker(b.db)]);
+      expect(received.length).toBe(n);
+      expect(new Set(received).size).toBe(n);
+      expect(await a.db.webhookDelivery.count({ where: { status: "delivered", attempts: 1 } })).toBe(n);
+    } finally {
+      receiver.close();
+    }
   });
 });
