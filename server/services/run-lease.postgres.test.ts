@@ -167,3 +167,48 @@ describe.skipIf(!adminUrl)("webhooks with several app servers", () => {
     }
   });
 });
+
+describe.skipIf(!adminUrl)("the database going away mid-run", () => {
+  it("connections cut mid-run: the run ends failed or completed, never half-committed; a re-run completes it", { timeout: 300_000 }, async () => {
+    const { workspace } = await signUp(a.db, { email: "outage@example.com", password: "outage-password-1" });
+    const spec = new Pipeline("outage", { agent: "t" })
+      .source("notes", { format: "jsonl" })
+      .transform("summaries", { from: "notes", prompt: "Summarize: {{ record.content }}" })
+      .toSpec();
+    const { pipeline } = await createPipeline(a.db, workspace.id, { name: "outage", spec });
+    const n = 400;
+    await appendSourceRecords(
+      a.db,
+      pipeline.id,
+      "notes",
+      Array.from({ length: n }, (_, i) => ({ externalId: `o${i}`, content: `Note ${i}: the supplier call about order ${i} moved.`, metadata: {} })),
+    );
+    const run = await createRun(a.db, { workspaceId: workspace.id, pipelineId: pipeline.id });
+    const running = executeRunRow(a.db, run.id, { model: new OfflineModel(), runOptions: { batchSize: 10, maxAttempts: 1 } }).catch((e: Error) => e);
+    while ((await b.db.record.count({ where: { runId: run.id } })) === 0) await new Promise((r) => setTimeout(r, 50));
+    // The server ends every session of server A's pool, mid-batch, as a failover or restart would.
+    const dbName = new URL(a.url!).pathname.slice(1);
+    await b.db.$executeRawUnsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, dbName);
+    await running;
+    const after = await b.db.run.findUniqueOrThrow({ where: { id: run.id } });
+    expect(["failed", "completed", "running"]).toContain(after.status);
+    // Never half-committed: every summary has its provenance edge and its branch pointer.
+    const orphans = await b.db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM "Record" r WHERE r."pipelineId" = $1 AND r.step = 'summaries'
+         AND (NOT EXISTS (SELECT 1 FROM "RecordEdge" e WHERE e."childId" = r.id)
+              OR NOT EXISTS (SELECT 1 FROM "BranchPointer" p WHERE p."recordId" = r.id))`,
+      pipeline.id,
+    );
+    expect(orphans[0]!.n).toBe(0);
+    // What was not finished is finished by running again (or by the lease sweep if it was left running).
+    if (after.status === "running") {
+      await new Promise((r) => setTimeout(r, 1000));
+      await resumeExpiredRuns(b.db, { model: new OfflineModel(), lease: { owner: "server-2", ttlMs: 1 } });
+      await settleBackgroundWork();
+    } else {
+      const again = await createRun(b.db, { workspaceId: workspace.id, pipelineId: pipeline.id });
+      await executeRunRow(b.db, again.id, { model: new OfflineModel() });
+    }
+    expect(await b.db.record.count({ where: { pipelineId: pipeline.id, step: "summaries" } })).toBe(n);
+  });
+});
