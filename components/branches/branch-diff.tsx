@@ -212,9 +212,16 @@ export function BranchDiff({ pipelineId }: { pipelineId: string }) {
               {pairs.data && pairs.data.pairs.length === 0 ? <li className="text-muted-foreground">No record of {step} differs.</li> : null}
             </ul>
             {pair ? (
-              <div className="flex min-w-0 flex-1 gap-3" data-testid="record-pair">
-                <Side title={against} id={pair.a.id} segments={pair.diff.left} testId="pair-left" />
-                <Side title={branch} id={pair.b.id} segments={pair.diff.right} testId="pair-right" />
+              <div className="min-w-0 flex-1 space-y-2" data-testid="record-pair">
+                <div className="flex gap-3">
+                  <Side title={against} id={pair.a.id} segments={pair.diff.left} testId="pair-left" />
+                  <Side title={branch} id={pair.b.id} segments={pair.diff.right} testId="pair-right" />
+                </div>
+                <p className="text-xs text-muted-foreground" data-testid="pair-summary">
+                  {pair.diff.removed || pair.diff.added
+                    ? `${fmtInt(pair.diff.removed)} characters only on ${against}, ${fmtInt(pair.diff.added)} only on ${branch} (${pair.diff.unit} diff).`
+                    : "Same text, made differently (another prompt or model produced identical output; the offline model is extractive and ignores a prompt's prose)."}
+                </p>
               </div>
             ) : pairs.isPending ? (
               <Skeleton className="h-40 flex-1" />
