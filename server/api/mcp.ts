@@ -88,6 +88,14 @@ export function createMcpServer(caller: Caller): McpServer {
     },
     (args) => tool(() => caller.search.projection({ pipelineId: args.pipeline, output: args.output, scope: args.scope })),
   );
+  server.registerTool(
+    "brief",
+    {
+      description: "The brief for one scope at the start of a turn: the most recent turns pushed with ingest and the projected memory (e.g. the world model).",
+      inputSchema: { pipeline, scope: z.string().min(1).describe("e.g. acme:user-42"), turns: z.number().int().min(1).max(200).optional() },
+    },
+    (args) => tool(() => caller.search.brief({ pipelineId: args.pipeline, scope: args.scope, turns: args.turns ?? 20 })),
+  );
   return server;
 }
 

@@ -102,7 +102,8 @@ describe("REST /api/v1", () => {
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
-        const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + (op.parameters.some((p) => p.name === "query") ? "?query=lighthouse%20key" : "");
+        const query = op.parameters.some((p) => p.name === "query") ? "?query=lighthouse%20key" : template.endsWith("/brief") ? "?scope=acme" : "";
+        const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + query;
         const body = method === "post" ? (bodies[template] ?? {}) : undefined;
         const mine = await call(method.toUpperCase(), url, keys.a, body);
         calls.push(`${method} ${template}`);
@@ -186,7 +187,7 @@ describe("REST /api/v1", () => {
     };
     const agent = await connect(keys.a);
     const { tools } = await agent.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
 
     const found = await agent.callTool({ name: "search", arguments: { pipeline: "memory", query: "lighthouse key", mode: "fts", limit: 3 } });
     const text = (found.content as Array<{ text: string }>)[0]!.text;
@@ -204,6 +205,18 @@ describe("REST /api/v1", () => {
     expect(refused.isError).toBe(true);
     expect((refused.content as Array<{ text: string }>)[0]!.text).toMatch(/^NOT_FOUND: /);
     await stranger.close();
+
+    // The brief: turns pushed for the scope, newest last, and the projected memory.
+    const briefed = await call("GET", `/pipelines/memory/brief?scope=acme:user-7&turns=2`, keys.a);
+    expect(briefed.status).toBe(200);
+    expect(briefed.json).toMatchObject({ scope: "acme:user-7", openSessions: 0, recentTurns: [] });
+    await call("POST", `/pipelines/memory/sources/chats/messages`, keys.a, {
+      sessionId: "brief-1",
+      scope: "acme:user-7",
+      messages: ["one", "two", "three"].map((content, i) => ({ role: "user", content, time: `2026-11-2${i}T10:00:00Z` })),
+    });
+    const after = await call("GET", `/pipelines/memory/brief?scope=acme:user-7&turns=2`, keys.a);
+    expect(after.json).toMatchObject({ openSessions: 1, recentTurns: [{ content: "two" }, { content: "three" }], projection: { output: "context" } });
 
     const anonymous = await mcpRoute.POST(new Request("http://localhost/api/mcp", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
     expect(anonymous.status).toBe(401);
