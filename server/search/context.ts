@@ -65,87 +65,17 @@ export function requireSteps(spec: PipelineSpec, steps: string[]): string[] {
   return steps;
 }
 
-// ---------------------------------------------------------------------------------------------
-// SQL helpers
-
-/** Positional parameters for $queryRawUnsafe. */
-export class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown, cast?: string): string {
-    this.values.push(value);
-    return `$${this.values.length}${cast ? `::${cast}` : ""}`;
-  }
-}
-
-/** Escapes LIKE wildcards (backslash is the default LIKE escape character). */
-export function likeEscape(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-export interface RecordFilters {
-  /** Scope prefix: `acme:eng` matches `acme:eng` and `acme:eng:*`, never `acme:engineering`. */
-  scope?: string;
-  /** Range on `meta.time.created_at` (ISO dates or timestamps, inclusive). */
-  from?: string;
-  to?: string;
-  /** `meta.time.period`, e.g. "2024-03". */
-  period?: string;
-  /** `meta.chat.conversation_id`. */
-  conversationId?: string;
-  /** Metadata equality on dotted paths, e.g. { "custom.topic": "rust" }. */
-  metadata?: Record<string, string | number | boolean>;
-}
-
-export function normalizeScope(scope: string | undefined): string | undefined {
-  if (scope === undefined) return undefined;
-  const s = scope.trim().replace(/:+$/, "");
-  if (s.length > 256) throw badRequest("Scope is at most 256 characters.");
-  return s || undefined;
-}
-
-function isoBound(value: string, what: string): string {
-  const d = new Date(value);
-  if (!value || Number.isNaN(d.getTime())) throw badRequest(`${what} must be an ISO date such as 2024-03-01 or 2024-03-01T12:00:00Z.`);
-  // Stored times are ISO strings; compare the first 19 characters (YYYY-MM-DDTHH:MM:SS, UTC).
-  return d.toISOString().slice(0, 19);
-}
-
-function nest(path: string, value: unknown): Record<string, unknown> {
-  const parts = path.split(".").filter(Boolean);
-  if (parts.length === 0 || parts.length > 8) throw badRequest(`Invalid metadata path "${path}".`);
-  let out: unknown = value;
-  for (const p of parts.reverse()) out = { [p]: out };
-  return out as Record<string, unknown>;
-}
-
-/** WHERE conditions on a Record alias (`r`) for these filters. */
-export function filterConditions(params: Params, f: RecordFilters, r = "r"): string[] {
-  const c: string[] = [];
-  const scope = normalizeScope(f.scope);
-  if (scope) c.push(`(${r}.scope = ${params.add(scope)} OR ${r}.scope LIKE ${params.add(`${likeEscape(scope)}:%`)})`);
-  const created = `left(${r}.metadata #>> '{time,created_at}', 19)`;
-  if (f.from) c.push(`${created} >= ${params.add(isoBound(f.from, "from"))}`);
-  if (f.to) {
-    // A bare date as the upper bound includes that whole day.
-    const to = /^\d{4}-\d{2}-\d{2}$/.test(f.to.trim()) ? `${f.to.trim()}T23:59:59Z` : f.to;
-    c.push(`${created} <= ${params.add(isoBound(to, "to"))}`);
-  }
-  const contains: Record<string, unknown>[] = [];
-  if (f.period) contains.push(nest("time.period", f.period));
-  if (f.conversationId) contains.push(nest("chat.conversation_id", f.conversationId));
-  for (const [k, v] of Object.entries(f.metadata ?? {})) contains.push(nest(k, v));
-  for (const obj of contains) c.push(`${r}.metadata @> ${params.add(JSON.stringify(obj), "jsonb")}`);
-  return c;
-}
-
-/**
- * The record is pointed at by the branch (a pointer's step is its record's step). Written as a
- * LIMIT 1 scalar subquery so it stays a per-candidate probe of the (branchId, step, recordId)
- * index: as a semi-join, the planner likes to hash every pointer of the branch instead.
- */
-export function onBranch(params: Params, branchId: string, _steps: string[], r = "r"): string {
-  return `(SELECT true FROM "BranchPointer" bp WHERE bp."branchId" = ${params.add(branchId)} AND bp.step = ${r}.step AND bp."recordId" = ${r}.id LIMIT 1)`;
-}
+export {
+  filterConditions,
+  likeEscape,
+  normalizeScope,
+  onBranch,
+  Params,
+  parseJson,
+  sqlTrace,
+  trace,
+  type RecordFilters,
+} from "../store/sql";
 
 export async function requireRecord(db: Db, workspaceId: string, id: string) {
   const rows = await db.$queryRawUnsafe<Array<{ id: string; pipelineId: string; step: string }>>(
@@ -157,14 +87,3 @@ export async function requireRecord(db: Db, workspaceId: string, id: string) {
   return rows[0];
 }
 
-/** Benchmarks and EXPLAIN: sees each search/provenance query before it runs. */
-export const sqlTrace: { fn: ((label: string, sql: string, params: unknown[]) => void) | null } = { fn: null };
-
-export function trace(label: string, sql: string, params: unknown[]): string {
-  sqlTrace.fn?.(label, sql, params);
-  return sql;
-}
-
-export function parseJson<T>(v: unknown): T {
-  return (typeof v === "string" ? JSON.parse(v) : v) as T;
-}

@@ -167,9 +167,7 @@ async function ftsCandidates(
   filters: RecordFilters,
   n: number,
 ): Promise<Candidate[]> {
-  const params = new Params();
-  const where = baseConditions(params, ctx, steps, filters);
-  const hits = await bm25Candidates(db, { steps, terms, stats, n, params, where, timeExpr: TIME_EXPR });
+  const hits = await bm25Candidates(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, steps, terms, stats, n, filters, timeExpr: TIME_EXPR });
   return hits.map((h, i) => ({ id: h.id, step: h.step, time: h.time, fts: h.score, semantic: null, ftsRank: i + 1 }));
 }
 
@@ -211,10 +209,12 @@ async function semanticCandidates(
     const params = new Params();
     const v = params.add(lit, `vector(${dims})`);
     const where = baseConditions(params, ctx, steps, filters);
+    // LATERAL: one primary-key probe per candidate (a plain join let the planner hash every
+    // embedding of the model, not knowing the candidate set is small).
     const sql = `WITH cand AS MATERIALIZED (
          SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")} LIMIT ${EXACT_KNN_THRESHOLD + 1})
        SELECT c.id, c.step, c.t, (e.vector::vector(${dims}) <=> ${v})::float8 AS dist
-       FROM cand c JOIN "Embedding" e ON e."recordId" = c.id AND e.model = ${model}
+       FROM cand c CROSS JOIN LATERAL (SELECT x.vector FROM "Embedding" x WHERE x."recordId" = c.id AND x.model = ${model}) e
        WHERE (SELECT count(*) FROM cand) <= ${EXACT_KNN_THRESHOLD}
        ORDER BY dist, c.id LIMIT ${params.add(n, "int")}`;
     rows = await db.$queryRawUnsafe<Row[]>(trace("semantic-exact", sql, params.values), ...params.values);
