@@ -59,55 +59,40 @@ export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: st
     step,
   );
   if (current?.signature === signature) return false;
+  // $1 branch, $2 step, $3 workspace, $4 signature.
   const onBranch = (alias: string) =>
     `EXISTS (SELECT 1 FROM "BranchPointer" bp WHERE bp."branchId" = $1 AND bp.step = $2 AND bp."recordId" = ${alias}."recordId")`;
   const joined = `(SELECT DISTINCT p."recordId" FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2
       AND NOT EXISTS (SELECT 1 FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND d."recordId" = p."recordId"))`;
-  await db.$transaction([
-    db.$executeRawUnsafe(
-      `DELETE FROM "SearchPosting" p USING "SearchDoc" d
-       WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}
-         AND p."branchId" = $1 AND p.step = $2 AND p."recordId" = d."recordId"`,
-      branchId,
-      step,
-    ),
-    db.$executeRawUnsafe(`DELETE FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}`, branchId, step),
-    db.$executeRawUnsafe(
-      `INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope)
-       SELECT $3, $1, $2, u.lexeme, r.id, GREATEST(1, COALESCE(cardinality(u.positions), 1)), length(r."searchVector"), r.scope
-       FROM ${joined} n JOIN "Record" r ON r.id = n."recordId", unnest(r."searchVector") u`,
-      branchId,
-      step,
-      workspaceId,
-    ),
-    db.$executeRawUnsafe(
-      `INSERT INTO "SearchDoc" ("workspaceId", "branchId", step, "recordId", len)
-       SELECT $3, $1, $2, r.id, length(r."searchVector") FROM ${joined} n JOIN "Record" r ON r.id = n."recordId"`,
-      branchId,
-      step,
-      workspaceId,
-    ),
-    db.$executeRawUnsafe(`DELETE FROM "SearchTermStat" WHERE "branchId" = $1 AND step = $2`, branchId, step),
-    db.$executeRawUnsafe(
-      `INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
-       SELECT $3, $1, $2, term, count(*)::int FROM "SearchPosting" WHERE "branchId" = $1 AND step = $2 GROUP BY term`,
-      branchId,
-      step,
-      workspaceId,
-    ),
-    db.$executeRawUnsafe(
-      `INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
-       SELECT $3, $1, $2, count(*)::int, COALESCE(avg(len), 0)::float8, $4, now() FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2
-       ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
-         signature = EXCLUDED.signature, "updatedAt" = now()`,
-      branchId,
-      step,
-      workspaceId,
-      signature,
-    ),
-  ]);
+  const statements: Array<[string, unknown[]]> = [
+    // Records that left the step on this branch.
+    [`DELETE FROM "SearchPosting" p USING "SearchDoc" d
+     WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}
+       AND p."branchId" = $1 AND p.step = $2 AND p."recordId" = d."recordId"`, [branchId, step]],
+    [`DELETE FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}`, [branchId, step]],
+    // Records that joined it (postings first: "joined" is read from SearchDoc).
+    [`INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope)
+     SELECT $3, $1, $2, u.lexeme, r.id, GREATEST(1, COALESCE(cardinality(u.positions), 1)), length(r."searchVector"), r.scope
+     FROM ${joined} n JOIN "Record" r ON r.id = n."recordId", unnest(r."searchVector") u`, [branchId, step, workspaceId]],
+    [`INSERT INTO "SearchDoc" ("workspaceId", "branchId", step, "recordId", len)
+     SELECT $3, $1, $2, r.id, length(r."searchVector") FROM ${joined} n JOIN "Record" r ON r.id = n."recordId"`, [branchId, step, workspaceId]],
+    // Statistics from the postings.
+    [`DELETE FROM "SearchTermStat" WHERE "branchId" = $1 AND step = $2`, [branchId, step]],
+    [`INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
+     SELECT $3, $1, $2, term, count(*)::int FROM "SearchPosting" WHERE "branchId" = $1 AND step = $2 GROUP BY term`, [branchId, step, workspaceId]],
+    [`INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
+     SELECT $3, $1, $2, count(*)::int, COALESCE(avg(len), 0)::float8, $4, now() FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2
+     ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
+       signature = EXCLUDED.signature, "updatedAt" = now()`, [branchId, step, workspaceId, signature]],
+  ];
+  await db.$transaction(async (tx) => {
+    for (const [sql, params] of statements) await tx.$executeRawUnsafe(sql, ...params);
+  }, INDEX_TX);
   return true;
 }
+
+/** Indexing a large step is a few big statements: far beyond Prisma's default 5 s transaction limit on a busy machine. */
+const INDEX_TX = { timeout: 600_000, maxWait: 60_000 };
 
 /** One query term's weight in one step. `selects`: its postings nominate candidates (false for very common terms). */
 export interface TermWeight {
