@@ -201,8 +201,9 @@ async function exactCandidates(db: Db, ctx: BranchContext, steps: string[], phra
 }
 
 /**
- * Turn windows of one conversation that share a turn say nearly the same thing: keep the
- * best-ranked of them, so the result (and an agent's context budget) goes to distinct turns.
+ * A turn window whose every turn is already in better-ranked windows of the same conversation
+ * adds nothing: drop it, so the result (and an agent's context budget) goes to new turns. (Windows
+ * that share only some turns stay: their other turns may be the evidence.)
  */
 function withoutOverlaps<T extends { c: Candidate }>(ranked: T[], shapes: Map<string, CandidateShape>): T[] {
   const kept = new Map<string, Array<Set<number>>>();
@@ -211,7 +212,7 @@ function withoutOverlaps<T extends { c: Candidate }>(ranked: T[], shapes: Map<st
     if (!shape?.turns || shape.parents.length !== 1) return true;
     const key = `${c.step}\u0000${shape.parents[0]}`;
     const taken = kept.get(key) ?? [];
-    if (taken.some((t) => shape.turns!.some((n) => t.has(n)))) return false;
+    if (shape.turns.every((n) => taken.some((t) => t.has(n)))) return false;
     taken.push(new Set(shape.turns));
     kept.set(key, taken);
     return true;
