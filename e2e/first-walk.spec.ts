@@ -1,5 +1,5 @@
-import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
+import { FIXTURE, newPipeline, signUp as signUpAs, trpc, waitForRun, workspaceId } from "./helpers";
 
 /**
  * What a first-time user trips on (issue 14), each in the real browser: canvas renames and
@@ -9,54 +9,10 @@ import { expect, test, type Page } from "@playwright/test";
 test.use({ viewport: { width: 1600, height: 1000 } });
 
 const stamp = Date.now();
-const FIXTURE = path.join(import.meta.dirname, "fixtures", "chatgpt-export.json");
 const shot = (page: Page, name: string) => page.screenshot({ path: `test-results/screens/${name}.png`, fullPage: true });
 
-async function signUp(page: Page, who: string) {
-  await page.goto("/signup");
-  await page.getByLabel("Email").fill(`${who}-${stamp}@example.com`);
-  await page.getByLabel("Password").fill(`${who}-password-1`);
-  await page.getByRole("button", { name: "Create account" }).click();
-  await expect(page).toHaveURL(/\/w\/[^/]+\/pipelines$/);
-  return new URL(page.url()).pathname.split("/")[2]!;
-}
-
-/** New pipeline from the chat-memory template, through the UI; returns the overview path. */
-async function newPipeline(page: Page, slug: string, name: string) {
-  await page.goto(`/w/${slug}/pipelines/new`);
-  await page.getByTestId("template-chat-memory").click();
-  await page.getByLabel("Name").fill(name);
-  await page.getByTestId("create-pipeline-submit").click();
-  await expect(page).toHaveURL(/\/pipelines\/(?!new)[^/?]+(\?.*)?$/);
-  return new URL(page.url()).pathname;
-}
-
-async function waitForRun(page: Page, status = "completed") {
-  await expect(page).toHaveURL(/\/runs\/[^/?]+/);
-  await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", /^(completed|completed_with_errors|failed|cancelled)$/, { timeout: 120_000 });
-  await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", status);
-}
-
-/** A tRPC call from the page (same session cookie), superjson-encoded: only for setup the UI has no screen for. */
-async function trpc<T>(page: Page, proc: string, input: unknown, kind: "query" | "mutation" = "query"): Promise<T> {
-  return page.evaluate(
-    async ({ proc, input, kind }) => {
-      const res =
-        kind === "query"
-          ? await fetch(`/api/trpc/${proc}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`)
-          : await fetch(`/api/trpc/${proc}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: input }) });
-      const body = await res.json();
-      if (!res.ok) throw new Error(`${proc}: ${JSON.stringify(body)}`);
-      return body.result.data.json;
-    },
-    { proc, input, kind },
-  ) as Promise<T>;
-}
-
-async function workspaceId(page: Page, slug: string) {
-  const workspaces = await trpc<Array<{ id: string; slug: string }>>(page, "workspace.list", undefined);
-  return workspaces.find((w) => w.slug === slug)!.id;
-}
+/** Signs up `who` (a fresh address per run); returns the workspace slug. */
+const signUp = (page: Page, who: string) => signUpAs(page, { email: `${who}-${stamp}@example.com`, password: `${who}-password-1` });
 
 test("canvas: a rename applies on commit, never rewires through a name typed halfway, refuses a collision; unsaved edits survive leaving", async ({ page }) => {
   const slug = await signUp(page, "rename");
@@ -133,7 +89,7 @@ test("overview: the first plan estimates groups and shows ranges; a branch that 
   // There is no screen for creating a branch yet: make one the way the CLI/API does.
   await page.goto(`${overview}?branch=main`);
   await expect(page.getByTestId("last-run-status")).toBeVisible();
-  await trpc(page, "pipeline.createBranch", { workspaceId: await workspaceId(page, slug), pipelineId, name: "experiment" }, "mutation");
+  await trpc(page, "branch.create", { workspaceId: await workspaceId(page, slug), pipelineId, name: "experiment" }, "mutation");
   await page.reload();
 
   await page.getByTestId("branch-select").selectOption("experiment");

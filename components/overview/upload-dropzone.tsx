@@ -5,6 +5,7 @@ import { useCan, useWorkspace } from "@/components/shell/workspace-context";
 import { cn } from "@/components/ui/cn";
 import { toast } from "@/components/ui/sonner";
 import type { ImportFormat } from "@/server/importers/types";
+import type { ImportFileResult } from "@/server/services/imports";
 
 /** Formats a browser upload can be (a folder cannot); "" = auto-detect. Typed so a new format shows up here. */
 export const UPLOAD_FORMAT_LABELS: Record<Exclude<ImportFormat, "folder">, string> = {
@@ -15,18 +16,9 @@ export const UPLOAD_FORMAT_LABELS: Record<Exclude<ImportFormat, "folder">, strin
   text: "Plain text transcript",
 };
 
-interface Report {
-  fileName: string;
-  ok: boolean;
-  error?: string;
-  format?: string;
-  received?: number;
-  added?: number;
-  unchanged?: number;
-  skipped?: number;
-  warnings?: Array<{ conversation?: string; reason: string; skipped?: boolean }>;
-  warningCount?: number;
-}
+/** The upload route answers an import's result, or `{ error }`. */
+type UploadResponse = Partial<ImportFileResult> & { error?: string };
+type Report = UploadResponse & { fileName: string; ok: boolean };
 
 /** Drop a ChatGPT/Claude export, JSONL, Markdown or text file onto a source; one report per file. */
 export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId: string; source: string; onImported?: () => void }) {
@@ -51,9 +43,9 @@ export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId:
           method: "POST",
           body,
         });
-        const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-        if (!res.ok) report = { fileName: file.name, ok: false, error: String(json.error ?? `Upload failed (${res.status})`) };
-        else report = { ...(json as unknown as Report), fileName: file.name, ok: true };
+        const json: UploadResponse = await res.json().catch(() => ({}));
+        if (!res.ok) report = { fileName: file.name, ok: false, error: json.error ?? `Upload failed (${res.status})` };
+        else report = { ...json, fileName: file.name, ok: true };
       } catch (err) {
         report = { fileName: file.name, ok: false, error: err instanceof Error ? err.message : "Upload failed" };
       }

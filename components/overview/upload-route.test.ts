@@ -115,4 +115,13 @@ describe("upload route", () => {
     expect(chosen.status).toBe(200);
     expect(await chosen.json()).toMatchObject({ format: "markdown", added: 1 });
   });
+
+  it("refuses an unknown format by name, listing the formats, before anything is stored", async () => {
+    session.user = users.owner!;
+    const before = await t.db.sourceImport.count({ where: { pipelineId } });
+    const res = await upload(pipelineId, "chats", "conversations.json", fixture, "chatgpt-xml");
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(/Unknown format "chatgpt-xml"\. Formats: chatgpt-export, claude-export,/);
+    expect(await t.db.sourceImport.count({ where: { pipelineId } })).toBe(before);
+  });
 });

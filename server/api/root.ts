@@ -1,4 +1,5 @@
 import { apiKeyRouter } from "./routers/api-key";
+import { branchRouter } from "./routers/branch";
 import { evalsRouter } from "./routers/evals";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { pipelineRouter } from "./routers/pipeline";
@@ -17,6 +18,7 @@ export const appRouter = createTRPCRouter({
   invite: inviteRouter,
   apiKey: apiKeyRouter,
   pipeline: pipelineRouter,
+  branch: branchRouter,
   run: runRouter,
   provider: providerRouter,
   search: searchRouter,

@@ -14,12 +14,18 @@ export const PERMISSIONS = [
   "providers:manage",
   "evals:read",
   "evals:write",
+  /** Create, save on, delete branches (and run gc's dry run). */
+  "branches:write",
+  /** Promote a branch into an unprotected main. */
+  "branches:promote",
+  /** Protect main, save on or promote into a protected main, collect garbage. */
+  "branches:admin",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const READ: Permission[] = ["workspace:read", "members:read", "pipelines:read", "evals:read"];
-const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write", "evals:write"];
-const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage"];
+const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write", "evals:write", "branches:write", "branches:promote"];
+const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage", "branches:admin"];
 
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ADMIN),

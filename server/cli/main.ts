@@ -13,6 +13,7 @@ import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
 import type { LineageResult } from "../search/provenance";
 import { connectLocal, connectRemote, type Connection } from "./api";
 import { bar, num, ProgressLine, table, usd } from "./output";
+import { registerBranchCommands } from "./branch";
 import { registerEvalCommands } from "./eval";
 
 interface GlobalOptions {
@@ -26,10 +27,16 @@ interface GlobalOptions {
 const dataDir = () => process.env.SYNTHEX_DATA_DIR ?? ".synthex";
 const configPath = () => path.join(dataDir(), "cli.json");
 
-function readConfig(): { pipeline?: string } {
+/** The selected pipeline, and the branch selected on it (`branch switch`). */
+interface CliConfig {
+  pipeline?: string;
+  branch?: string;
+}
+
+function readConfig(): CliConfig {
   return existsSync(configPath()) ? JSON.parse(readFileSync(configPath(), "utf8")) : {};
 }
-function writeConfig(config: { pipeline?: string }) {
+function writeConfig(config: CliConfig) {
   mkdirSync(dataDir(), { recursive: true });
   writeFileSync(configPath(), JSON.stringify(config, null, 2));
 }
@@ -74,6 +81,8 @@ function action<A extends unknown[]>(
   return async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
     const opts = command.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
+    // --branch, else the branch `branch switch` selected on the selected pipeline, else main.
+    opts.branch = opts.branch ?? (opts.pipeline && opts.pipeline !== readConfig().pipeline ? undefined : readConfig().branch) ?? "main";
     let conn: Connection | undefined;
     try {
       check?.(args.slice(0, -1) as A, opts);
@@ -137,7 +146,7 @@ export function buildCli() {
   const program = new Command("synthex")
     .description("Synthex: memory pipelines for AI agents")
     .option("-p, --pipeline <name>", "pipeline (default: the one `init` selected)")
-    .option("-b, --branch <name>", "branch", "main")
+    .option("-b, --branch <name>", "branch (default: the one `branch switch` selected, else main)")
     .option("--json", "machine-readable output")
     .option("--url <url>", "a running Synthex server (default: the embedded database)")
     .option("--api-key <key>", "API key for --url (or SYNTHEX_API_KEY)")
@@ -163,7 +172,7 @@ export function buildCli() {
           template: o.template,
           format: format ?? "chatgpt-export",
         });
-        writeConfig({ ...readConfig(), pipeline: name });
+        writeConfig({ ...readConfig(), pipeline: name, branch: undefined });
         const source = created.spec.sources[0]?.name ?? "chats";
         if (!opts.json) console.log(`Created pipeline "${name}" (${o.template}) and selected it.`);
         if (o.from) reportImport(opts, o.from, await importInto(conn, created.pipeline.id, source, o.from, format));
@@ -372,7 +381,9 @@ export function buildCli() {
     .description("one record with its metadata and audit")
     .action(
       action(async (conn, opts, id: string) => {
-        const record = await conn.api.record.get.query({ workspaceId: conn.workspaceId, id });
+        // With a pipeline selected, the record must be one its branch shows.
+        const pipeline = opts.pipeline ?? readConfig().pipeline;
+        const record = await conn.api.record.get.query({ workspaceId: conn.workspaceId, id, ...(pipeline ? { pipelineId: pipeline, branch: opts.branch } : {}) });
         print(opts, record, () => {
           const r = record;
           return [
@@ -425,6 +436,15 @@ export function buildCli() {
         else console.log(specToToml(version.spec, { name: pipeline.name, agent: pipeline.agent, description: pipeline.description }));
       }, (_args, opts) => needsPipeline(opts)),
     );
+
+  registerBranchCommands(program, {
+    action,
+    fail: (message, exitCode = 1) => {
+      throw new CliError(message, exitCode);
+    },
+    pipelineName,
+    selectBranch: (branch) => writeConfig({ ...readConfig(), branch }),
+  });
 
   registerEvalCommands(program, {
     action,

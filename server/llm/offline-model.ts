@@ -19,6 +19,7 @@ import {
   type Sentence,
 } from "../text/text-rank";
 import { countTokens } from "../text/tokens";
+import { asksForVerbatimRewrite } from "../text/prompt-intent";
 
 export const OFFLINE_MODEL_ID = "offline/extractive";
 export const OFFLINE_MODEL_LABEL =
@@ -75,7 +76,6 @@ function budget(request: ModelRequest, fallback: number): number {
 // Tasks
 // ---------------------------------------------------------------------------------------------
 
-const TRANSCRIPT_REQUEST_RE = /\btranscripts?\b|\bevery (?:turn|message)\b|\bverbatim\b/i;
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
@@ -83,7 +83,7 @@ const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Frida
 export function isTranscriptRequest(request: ModelRequest): boolean {
   let instructions = request.prompt ?? "";
   for (const text of contents(request.inputs)) if (text) instructions = instructions.split(text).join(" ");
-  return TRANSCRIPT_REQUEST_RE.test(instructions);
+  return asksForVerbatimRewrite(instructions);
 }
 
 /** "Monday 8 May 2023", from an ISO timestamp (UTC); null when it does not parse. */

@@ -571,7 +571,7 @@ export function upgradeLegacySpec(input: unknown): unknown {
     steps: steps.map((step) => {
       const op = step && typeof step === "object" ? legacy(step) : null;
       if (!op) return step;
-      const { radius = 1, kind: _kind, ...rest } = op as { radius?: unknown; kind: unknown };
+      const { radius = 1, ...rest } = op as { radius?: unknown; kind: unknown };
       const size = typeof radius === "number" && Number.isInteger(radius) && radius >= 0 ? 2 * radius + 1 : radius;
       return { ...step, operator: { ...rest, kind: "turns", size, stride: 1, centered: true } };
     }),

@@ -6,10 +6,21 @@
 import { OFFLINE_EMBEDDER_ID } from "../llm/embedder";
 import { fromList, type OutputSpec, type PipelineSpec } from "../pipeline/spec";
 import { inputsOf } from "../pipeline/validate";
-import type { Db } from "../core/db";
-import { badRequest, notFound } from "../core/errors";
+import { badRequest } from "../core/errors";
 
 export { resolveBranch, type BranchContext } from "../store/pipelines";
+export {
+  filterConditions,
+  likeEscape,
+  normalizeScope,
+  onBranch,
+  Params,
+  parseJson,
+  requireRecord,
+  sqlTrace,
+  trace,
+  type RecordFilters,
+} from "../store/record-sql";
 
 /** Every source and step name of the spec. */
 export function nodeNames(spec: PipelineSpec): string[] {
@@ -63,27 +74,5 @@ export function requireSteps(spec: PipelineSpec, steps: string[]): string[] {
     if (!names.includes(s)) throw badRequest(`Unknown step "${s}". Steps in this pipeline: ${names.join(", ")}.`);
   }
   return steps;
-}
-
-export {
-  filterConditions,
-  likeEscape,
-  normalizeScope,
-  onBranch,
-  Params,
-  parseJson,
-  sqlTrace,
-  trace,
-  type RecordFilters,
-} from "../store/sql";
-
-export async function requireRecord(db: Db, workspaceId: string, id: string) {
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; pipelineId: string; step: string }>>(
-    `SELECT id, "pipelineId", step FROM "Record" WHERE id = $1 AND "workspaceId" = $2`,
-    id,
-    workspaceId,
-  );
-  if (!rows[0]) throw notFound(`Record "${id.slice(0, 100)}" not found in this workspace.`);
-  return rows[0];
 }
 

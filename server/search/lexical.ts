@@ -18,7 +18,7 @@
  */
 import type { Db } from "../core/db";
 import { parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type TermWeight } from "../store/lexical-index";
-import { filterConditions, likeEscape, normalizeScope, onBranch, Params, type RecordFilters } from "../store/sql";
+import { filterConditions, likeEscape, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Pipeline } from "../pipeline/sdk";
 import type { Db } from "../core/db";
 import type { SourceItem } from "../core/source-item";
-import { appendSourceRecords, createBranch, createPipeline, getBranch } from "../services/pipelines";
+import { createBranch, deleteBranch } from "../services/branches";
+import { appendSourceRecords, createPipeline, getBranch } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
@@ -191,12 +192,12 @@ describe("the BM25 index (postings per branch and step)", () => {
   });
 
   it("a branch gets its own index, and deleting the branch deletes its index and statistics", async () => {
-    const branch = await createBranch(db, notes, { name: "index-test" });
+    const { branch } = await createBranch(db, notes, { name: "index-test" });
     await indexPipeline(db, notes, "index-test");
     const res = await q(notes, "rust borrow checker", { mode: "fts", branch: "index-test" });
     expect(res.hits.map(noteOf).slice(0, 2)).toEqual(["phrase", "scattered"]);
     expect(await postings(branch.id, "clean")).toBeGreaterThan(0);
-    await db.branch.delete({ where: { id: branch.id } });
+    await deleteBranch(db, notes, "index-test");
     const left = await db.$queryRawUnsafe<Array<{ n: number }>>(
       `SELECT ((SELECT count(*) FROM "SearchPosting" WHERE "branchId" = $1) + (SELECT count(*) FROM "SearchDoc" WHERE "branchId" = $1)
         + (SELECT count(*) FROM "SearchTermStat" WHERE "branchId" = $1) + (SELECT count(*) FROM "SearchStepStat" WHERE "branchId" = $1))::int AS n`,

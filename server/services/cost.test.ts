@@ -63,6 +63,10 @@ describe("first plan before any run", () => {
       const tokens = a.tokensIn + a.tokensOut;
       const [low, high] = s.estimatedTokensRange!;
       expect({ step: s.step, tokens, inRange: tokens >= low && tokens <= high }).toEqual({ step: s.step, tokens, inRange: true });
+      // The range is honest only if the point estimate is close: within 25% of what the offline
+      // model actually read and wrote (its output ratios are known: a transcript writes all it reads).
+      const estimate = s.estimatedTokensIn + s.estimatedTokensOut;
+      expect({ step: s.step, error: Math.abs(estimate - tokens) / tokens < 0.25 }).toEqual({ step: s.step, error: true });
     }
     const [low, high] = plan.totals.estimatedTokensRange!;
     const total = [...actual.values()].reduce((n, a) => n + a.tokensIn + a.tokensOut, 0);

@@ -13,8 +13,10 @@ import { DEFAULT_MODEL, fromList, usesModel, type PipelineSpec, type StepSpec } 
 import { sha256 } from "../pipeline/hashing";
 import { isOfflineModel } from "../llm/offline-model";
 import { costOf, priceOf, type PriceTable } from "../llm/pricing";
+import { asksForVerbatimRewrite } from "../text/prompt-intent";
 import { countTokens } from "../text/tokens";
 import type { Db } from "../core/db";
+import { groupSourceCounts } from "../store/branch-pointers";
 import { storedSpec } from "../store/pipelines";
 import { parseRunStats } from "../store/runs";
 import { scopedGroupKey } from "../engine/keys";
@@ -33,6 +35,8 @@ export const OUTPUT_RATIO: Record<StepSpec["type"], number> = {
   merge: 0,
   consolidate: 0.1,
 };
+/** A transform asked for a transcript (every turn, verbatim) writes about what it reads. */
+const VERBATIM_OUTPUT_RATIO = 1;
 const MIN_OUTPUT_TOKENS = 8;
 /** Share of each folded record the state keeps (it accumulates until maxStateTokens). */
 const FOLD_STATE_GROWTH = 0.8;
@@ -177,17 +181,6 @@ interface Expected {
   pending?: number;
 }
 
-/** Sources per group record an aggregate step has on the branch, by its pointer's group key. */
-async function groupSizes(db: Db, branchId: string, step: string): Promise<Map<string, number>> {
-  const rows = await db.$queryRawUnsafe<Array<{ groupKey: string; size: number }>>(
-    `SELECT p."groupKey", (SELECT count(*)::int FROM "RecordEdge" e WHERE e."childId" = p."recordId") AS size
-     FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
-    branchId,
-    step,
-  );
-  return new Map(rows.map((r) => [r.groupKey, r.size]));
-}
-
 /** Records of `name` on the branch, or (a step) the records it is expected to hold after the run. */
 function expectedRecords(expected: Map<string, Expected>, sourceCounts: Map<string, number>, name: string): number {
   return expected.get(name)?.records ?? sourceCounts.get(name) ?? 0;
@@ -246,7 +239,7 @@ async function expectedCounts(db: Db, branchId: string, spec: PipelineSpec, plan
             const groups = await store.planGroups({ workspaceId: "", pipelineId: "", branchId, step: step.name, stepVersionHash: "" }, root, step.groupBy, "time.created_at");
             items = Math.max(1, groups.length);
             // A group is pending when it is new or its member count differs from the record made for it.
-            const made = await groupSizes(db, branchId, step.name);
+            const made = await groupSourceCounts(db, branchId, step.name);
             changed = groups.filter((g) => made.get(scopedGroupKey(g.scope, g.groupKey)) !== g.size).length;
           }
         }
@@ -325,7 +318,8 @@ async function perItemEstimates(est: Estimator, plans: StepPlan[]) {
         tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, stateAfter);
         tokensInPerItem = templateTokens(prompt) + content + stateBefore;
       } else {
-        tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, content * OUTPUT_RATIO[step.type]);
+        const ratio = step.type === "transform" && asksForVerbatimRewrite(prompt ?? "") ? VERBATIM_OUTPUT_RATIO : OUTPUT_RATIO[step.type];
+        tokensOutPerItem = Math.max(MIN_OUTPUT_TOKENS, content * ratio);
         tokensInPerItem = templateTokens(prompt) + content;
       }
       basis = "tokenizer";
@@ -352,10 +346,8 @@ function callsFor(e: Expected | undefined, pending: number, items: number): numb
 }
 
 /** [x ÷ f, x × f]: f grows with the uncalibrated model steps upstream, whose errors compound. */
-// An uncalibrated model step upstream may write anything from a tenth of its input (a summary) to
-// all of it (a lossless clean-up such as the offline transcript step), so each one doubles the spread.
 const spread = (x: number, calibrated: boolean, depth: number): [number, number] | null => {
-  const f = UNCALIBRATED_SPREAD * 2 ** depth;
+  const f = UNCALIBRATED_SPREAD * 1.25 ** depth;
   return calibrated ? null : [x / f, x * f];
 };
 

@@ -6,7 +6,7 @@
  * adds nothing; a newer export adds only new or changed conversations.
  */
 import path from "node:path";
-import { detectFormat, ImportError, isImportFormat, readImport, type ImportFormat, type ImportWarning } from "../importers";
+import { detectFormat, IMPORT_FORMATS, ImportError, isImportFormat, readImport, type ImportFormat, type ImportWarning } from "../importers";
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
 import { notifySourceAppended, type SourceAppended } from "./executor";
@@ -21,8 +21,8 @@ export interface ImportFileInput {
   source: string;
   /** A file, a zip, or (format "folder") a directory. */
   path: string;
-  /** Overrides detection. */
-  format?: ImportFormat;
+  /** Overrides detection; a caller's raw string (form field, query, flag) is checked here. */
+  format?: ImportFormat | (string & {});
   /**
    * The name the user knows the file by (an upload's original file name). It labels the records
    * (`metadata.source.path`, so untitled conversations) and every message, instead of `path` —
@@ -83,7 +83,10 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
   const { spec } = await getBranch(db, pipeline.id, "main");
   const def = spec.sources.find((s) => s.name === input.source);
   if (!def) throw notFound(`Source "${input.source}" is not in pipeline "${pipeline.name}". Sources: ${spec.sources.map((s) => s.name).join(", ") || "none"}.`);
-  if (input.format && !isImportFormat(input.format)) throw badRequest(`Unknown import format "${String(input.format)}".`);
+  const requested = input.format || undefined;
+  if (requested !== undefined && !isImportFormat(requested)) {
+    throw badRequest(`Unknown format "${requested.slice(0, 40)}". Formats: ${IMPORT_FORMATS.join(", ")}.`);
+  }
 
   const file = path.resolve(input.path);
   const display = input.displayName ?? input.path;
@@ -91,7 +94,7 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
   /** Messages name the file as the user knows it, never the temp path it was written to. */
   const shown = (message: string) => (input.displayName ? hidePath(message, [file, input.path], input.displayName) : message);
   const row = await db.sourceImport.create({
-    data: { workspaceId: input.workspaceId, pipelineId: pipeline.id, source: def.name, fileName, format: input.format ?? "detecting", status: "running" },
+    data: { workspaceId: input.workspaceId, pipelineId: pipeline.id, source: def.name, fileName, format: requested ?? "detecting", status: "running" },
   });
 
   const warnings: ImportWarning[] = [];
@@ -100,7 +103,7 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
   let added = 0;
   let skipped = 0;
   let committed = 0;
-  let format: ImportFormat | null = input.format ?? null;
+  let format: ImportFormat | null = requested ?? null;
   const stats = () => ({ received, added, unchanged: received - added, skipped, warnings: warningCount });
   const stored = () => toJsonColumn(warnings);
 

@@ -7,7 +7,8 @@ import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/has
 import { diffSpecs } from "../pipeline/diff";
 import { defaultChatMemorySpec, ragBaselineSpec } from "../pipeline/sdk";
 import { parseSpec, type PipelineSpec, type SourceSpec } from "../pipeline/spec";
-import { findBranch, findPipeline, findVersion, storedSpec } from "../store/pipelines";
+import { pointerCountsByStepVersion } from "../store/branch-pointers";
+import { findBranch, findPipeline, findVersion, recordCountsByPipeline, storedSpec } from "../store/pipelines";
 import { commitRecords } from "../store/record-store";
 import { randomUUID } from "node:crypto";
 import type { Db } from "../core/db";
@@ -53,7 +54,7 @@ async function requireAllowedWebhooks(spec: PipelineSpec) {
 export async function createPipeline(
   db: Db,
   workspaceId: string,
-  input: { name: string; agent?: string; description?: string; spec: unknown; layout?: unknown; authorId?: string | null },
+  input: { name: string; agent?: string; description?: string; spec: unknown; layout?: unknown; authorId?: string | null; protectedMain?: boolean },
 ) {
   const name = pipelineNameSchema.parse(input.name);
   const spec = requireValidSpec(input.spec);
@@ -63,7 +64,8 @@ export async function createPipeline(
       throw conflict(`A pipeline named "${name}" already exists in this workspace.`);
     }
     const pipeline = await tx.pipeline.create({
-      data: { workspaceId, name, agent: input.agent ?? "", description: input.description ?? "" },
+      // New pipelines protect main: editors save on branches, admins and owners promote.
+      data: { workspaceId, name, agent: input.agent ?? "", description: input.description ?? "", protectedMain: input.protectedMain ?? true },
     });
     const version = await tx.pipelineVersion.create({
       data: {
@@ -112,30 +114,15 @@ export async function saveVersion(
   return { version, diff: diffSpecs(storedSpec(head), spec) };
 }
 
+/** The diff (with reasons) saving `next` over `current` would make; refuses an invalid spec. */
+export function previewVersion(current: PipelineSpec, next: unknown) {
+  const spec = requireValidSpec(next);
+  return { diff: diffSpecs(current, spec), hash: specHash(spec), unchanged: specHash(spec) === specHash(current) };
+}
+
 export async function diffVersions(db: Db, pipelineId: string, fromVersionId: string, toVersionId: string) {
   const [a, b] = await Promise.all([findVersion(db, pipelineId, fromVersionId), findVersion(db, pipelineId, toVersionId)]);
   return diffSpecs(a.spec, b.spec);
-}
-
-/** Copy-on-write: a new branch copies the pointers of its parent in one INSERT…SELECT, never records. */
-export async function createBranch(db: Db, pipelineId: string, input: { name: string; from?: string }) {
-  const name = branchNameSchema.parse(input.name);
-  const { branch: parent } = await getBranch(db, pipelineId, input.from ?? "main");
-  return db.$transaction(async (tx) => {
-    if (await tx.branch.findUnique({ where: { pipelineId_name: { pipelineId, name } } })) {
-      throw conflict(`Branch "${name}" already exists.`);
-    }
-    const branch = await tx.branch.create({
-      data: { workspaceId: parent.workspaceId, pipelineId, name, versionId: parent.versionId },
-    });
-    await tx.$executeRawUnsafe(
-      `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
-       SELECT "workspaceId", $1, step, "groupKey", "recordId", now() FROM "BranchPointer" WHERE "branchId" = $2`,
-      branch.id,
-      parent.id,
-    );
-    return branch;
-  });
 }
 
 /**
@@ -196,10 +183,7 @@ export function templateSpec(template: PipelineTemplate, format: SourceFormat = 
 
 export async function listPipelines(db: Db, workspaceId: string) {
   const pipelines = await db.pipeline.findMany({ where: { workspaceId, evalOfId: null }, orderBy: { createdAt: "desc" } });
-  const counts = await db.$queryRawUnsafe<Array<{ pipelineId: string; n: number }>>(
-    `SELECT "pipelineId", count(*)::int AS n FROM "Record" WHERE "workspaceId" = $1 GROUP BY 1`,
-    workspaceId,
-  );
+  const counts = await recordCountsByPipeline(db, workspaceId);
   const lastRuns = await db.run.findMany({
     where: { workspaceId },
     orderBy: { createdAt: "desc" },
@@ -220,12 +204,7 @@ export async function listPipelines(db: Db, workspaceId: string) {
 export async function stepStatus(db: Db, pipelineId: string, branchName = "main") {
   const { branch, spec } = await getBranch(db, pipelineId, branchName);
   const hashes = stepVersionHashes(spec);
-  const rows = await db.$queryRawUnsafe<Array<{ step: string; svh: string; n: number }>>(
-    `SELECT p.step, r."stepVersionHash" AS svh, count(*)::int AS n
-     FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
-     WHERE p."branchId" = $1 GROUP BY 1, 2`,
-    branch.id,
-  );
+  const rows = await pointerCountsByStepVersion(db, branch.id);
   const names = [...spec.sources.map((s) => s.name), ...spec.steps.map((s) => s.name)];
   return names.map((name) => {
     const mine = rows.filter((r) => r.step === name);

@@ -6,19 +6,13 @@
  */
 import { fromList, type OutputSpec } from "../pipeline/spec";
 import { renderTemplate, TemplateError } from "../pipeline/templates";
-import { filterConditions, Params, parseJson, resolveBranch, type BranchContext } from "../search/context";
+import { latestRecordPerScope, swapProjectionState, type ProjectedRecord } from "../store/projection-store";
+import { resolveBranch, type BranchContext } from "../store/pipelines";
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import { toJsonColumn } from "../core/json";
 
-export interface ProjectedRecord {
-  id: string;
-  step: string;
-  scope: string;
-  content: string;
-  metadata: Record<string, unknown>;
-  createdAt: Date;
-}
+export type { ProjectedRecord };
 
 export interface ProjectionBlock {
   scope: string;
@@ -42,30 +36,6 @@ function projectionOutput(ctx: BranchContext, name: string): OutputSpec {
   if (!out) throw badRequest(`Unknown output "${name}". Projections: ${projections.join(", ") || "(none)"}.`);
   if (out.surface !== "projection") throw badRequest(`Output "${name}" is a ${out.surface} index, not a projection.`);
   return out;
-}
-
-/**
- * The latest record per exact scope among the output's step(s) on the branch, newest by
- * meta.time.period, then meta.time.created_at, then creation. `all` returns every record per scope.
- */
-async function projectedRecords(db: Db, ctx: BranchContext, steps: string[], scope?: string) {
-  const params = new Params();
-  const where = [
-    `p."branchId" = ${params.add(ctx.branchId)}`,
-    `p.step = ANY(${params.add(steps, "text[]")})`,
-    `r."workspaceId" = ${params.add(ctx.workspaceId)}`,
-    ...filterConditions(params, { scope }),
-  ];
-  const rows = await db.$queryRawUnsafe<Array<ProjectedRecord & { metadata: unknown }>>(
-    `SELECT DISTINCT ON (r.scope) r.id, r.step, r.scope, r.content, r.metadata, r."createdAt"
-     FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
-     WHERE ${where.join(" AND ")}
-     ORDER BY r.scope, r.metadata #>> '{time,period}' DESC NULLS LAST, r.metadata #>> '{time,created_at}' DESC NULLS LAST,
-              r."createdAt" DESC, r.id DESC
-     LIMIT 1000`,
-    ...params.values,
-  );
-  return rows.map((r) => ({ ...r, metadata: parseJson<Record<string, unknown>>(r.metadata), createdAt: new Date(r.createdAt) }));
 }
 
 function render(output: OutputSpec, record: ProjectedRecord, now: string): string {
@@ -97,7 +67,7 @@ export async function projection(
   const out = projectionOutput(ctx, output);
   const steps = fromList(out);
   const now = (options.now ?? new Date()).toISOString();
-  const records = await projectedRecords(db, ctx, steps, scope);
+  const records = await latestRecordPerScope(db, ctx, steps, scope);
   const blocks = records.map((record) => ({ scope: record.scope, record, text: render(out, record, now) }));
   const text =
     blocks.length <= 1 ? (blocks[0]?.text ?? "") : blocks.map((b) => `## ${b.scope || "(no scope)"}\n\n${b.text}`).join("\n\n");
@@ -115,24 +85,13 @@ export async function detectProjectionChanges(db: Db, pipelineId: string, branch
   let enqueued = 0;
   for (const out of ctx.spec.outputs) {
     if (out.surface !== "projection" || !out.webhook) continue;
-    const records = await projectedRecords(db, ctx, fromList(out));
+    const records = await latestRecordPerScope(db, ctx, fromList(out));
     if (records.length === 0) continue;
     const now = new Date();
     await db.$transaction(async (tx) => {
       const previous = await tx.projectionState.findMany({ where: { branchId: ctx.branchId, output: out.name } });
       const prevOf = new Map(previous.map((p) => [p.scope, p.recordId]));
-      const changed = await tx.$queryRawUnsafe<Array<{ scope: string; recordId: string }>>(
-        `INSERT INTO "ProjectionState" ("workspaceId", "branchId", output, scope, "recordId", "updatedAt")
-         SELECT $1, $2, $3, s, r, now() FROM unnest($4::text[], $5::text[]) AS t(s, r)
-         ON CONFLICT ("branchId", output, scope) DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()
-           WHERE "ProjectionState"."recordId" <> EXCLUDED."recordId"
-         RETURNING scope, "recordId"`,
-        ctx.workspaceId,
-        ctx.branchId,
-        out.name,
-        records.map((r) => r.scope),
-        records.map((r) => r.id),
-      );
+      const changed = await swapProjectionState(tx, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, output: out.name }, records);
       const byScope = new Map(records.map((r) => [r.scope, r]));
       for (const c of changed) {
         const record = byScope.get(c.scope)!;

@@ -9,7 +9,7 @@
  * (branchId, step, term, recordId), and needs no pointer probe per candidate.
  */
 import type { Db } from "../core/db";
-import { Params, trace } from "./sql";
+import { Params, trace } from "./record-sql";
 
 export interface TermStatRow {
   step: string;

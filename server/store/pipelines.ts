@@ -82,3 +82,11 @@ export async function resolveBranch(db: DbTx, workspaceId: string, pipeline: str
   }
   return { workspaceId, pipelineId: row.pipelineId, branchId: row.branchId, branchName: branch, spec };
 }
+
+/** Records per pipeline of the workspace (every version, every branch: what the store holds). */
+export async function recordCountsByPipeline(db: DbTx, workspaceId: string) {
+  return db.$queryRawUnsafe<Array<{ pipelineId: string; n: number }>>(
+    `SELECT "pipelineId", count(*)::int AS n FROM "Record" WHERE "workspaceId" = $1 GROUP BY 1`,
+    workspaceId,
+  );
+}

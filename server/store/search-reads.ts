@@ -5,7 +5,7 @@
  * final rows with snippets. Every read is workspace-filtered and branch-aware.
  */
 import type { Db } from "../core/db";
-import { filterConditions, onBranch, Params, trace, type RecordFilters } from "./sql";
+import { filterConditions, onBranch, Params, trace, type RecordFilters } from "./record-sql";
 
 /** A record's time for ranking and filters: its metadata time, else when it was stored. */
 export const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;

@@ -46,8 +46,6 @@ const FENCE_RE = /^\s{0,3}(`{3,}|~{3,})/;
 const MARKER_RE = /^\s*(?:[-*+•·‣▪◦–—>]|\d{1,3}[.)]|[a-z]\)|#{1,6}|\[[ xX]\])(?:\s+|$)/;
 /** Lines of punctuation only (rules, table separators, stray fences) are not sentences. */
 const HAS_WORD_RE = /[\p{L}\p{N}]/u;
-/** Terminal punctuation, closing quotes/brackets, then whitespace (none needed after CJK 。！？). */
-const BOUNDARY_RE = /([.!?]+|…)(["'”’)\]]*)(\s+)|([。！？]+)(["'”’」』)\]]*)(\s*)/g;
 const LOWER_START_RE = /^\p{Ll}/u;
 const DIGIT_START_RE = /^\d/;
 /** "assistant: …", "user 2: …": a transcript turn, never a wrapped continuation. */
@@ -103,27 +101,32 @@ function periodEndsSentence(source: string, segStart: number, dot: number, next:
   return true;
 }
 
-/** Split one prose segment (no blank lines, no fences) into sentences. */
+/** Unicode sentence boundaries (UAX #29): the candidates; our abbreviation rules then veto some. */
+const SENTENCE_SEGMENTER = new Intl.Segmenter("en", { granularity: "sentence" });
+const TERMINAL_RE = /[.!?…。！？]/;
+const CLOSER_RE = /["'”’)\]」』]/;
+
+/**
+ * Split one prose segment (no blank lines, no fences) into sentences. Intl.Segmenter proposes the
+ * boundaries; a boundary stands only after terminal punctuation (a line break inside wrapped prose
+ * is not one), and a single period stands only if it is not an abbreviation, an initial or a
+ * dotted acronym (ICU's own suppressions are not exposed through Intl).
+ */
 function splitSegment(out: Sentence[], source: string, start: number, end: number, block: number): void {
-  const segment = source.slice(start, end);
   let sentenceStart = start;
-  BOUNDARY_RE.lastIndex = 0;
-  for (let m = BOUNDARY_RE.exec(segment); m !== null; m = BOUNDARY_RE.exec(segment)) {
-    const cjk = m[4] !== undefined;
-    const punct = cjk ? m[4]! : m[1]!;
-    const cut = start + m.index + punct.length + (cjk ? m[5]! : m[2]!).length;
-    const nextAt = cut + (cjk ? m[6]! : m[3]!).length;
-    if (nextAt >= end) break; // only whitespace left
-    const next = source[nextAt]!;
-    const ends = cjk || /[!?]/.test(punct)
-      ? true
-      : punct === "…" || punct.length > 1 // an ellipsis ends a sentence before a capital
-        ? !LOWER_START_RE.test(next)
-        : periodEndsSentence(source, start, start + m.index, next);
-    if (ends) {
-      pushTrimmed(out, source, sentenceStart, cut, block);
-      sentenceStart = nextAt;
-    }
+  for (const { index } of SENTENCE_SEGMENTER.segment(source.slice(start, end))) {
+    const nextAt = start + index;
+    if (index === 0 || nextAt >= end) continue;
+    let cut = nextAt;
+    while (cut > sentenceStart && isWhitespaceCode(source.charCodeAt(cut - 1))) cut--;
+    let p = cut;
+    while (p > sentenceStart && CLOSER_RE.test(source[p - 1]!)) p--;
+    const punct = source[p - 1] ?? "";
+    if (!TERMINAL_RE.test(punct)) continue;
+    const single = punct === "." && source[p - 2] !== ".";
+    if (single && !periodEndsSentence(source, start, p - 1, source[nextAt]!)) continue;
+    pushTrimmed(out, source, sentenceStart, cut, block);
+    sentenceStart = nextAt;
   }
   pushTrimmed(out, source, sentenceStart, end, block);
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SOURCE_FORMATS } from "../../pipeline/spec";
+import { assertMayWriteBranch } from "../../services/branches";
 import * as pipelines from "../../services/pipelines";
 import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
@@ -33,12 +34,16 @@ export const pipelineRouter = createTRPCRouter({
   status: pipelineProcedure("pipelines:read").query(({ ctx }) => pipelines.stepStatus(ctx.db, ctx.pipeline.id, ctx.branch.name)),
   saveVersion: pipelineProcedure("pipelines:write")
     .input(z.object({ spec: z.unknown(), layout: z.unknown().optional(), message: z.string().max(500).default("") }))
-    .mutation(({ ctx, input }) => pipelines.saveVersion(ctx.db, ctx.pipeline.id, { ...input, authorId: ctx.userId })),
+    .mutation(({ ctx, input }) => {
+      assertMayWriteBranch(ctx.pipeline, ctx.branch.name, ctx.role, "save on");
+      return pipelines.saveVersion(ctx.db, ctx.pipeline.id, { ...input, authorId: ctx.userId });
+    }),
+  /** What saving `spec` on the branch would change, with reasons (nothing is saved): `synthex apply` prints it first. */
+  previewVersion: pipelineProcedure("pipelines:read")
+    .input(z.object({ spec: z.unknown() }))
+    .query(({ ctx, input }) => pipelines.previewVersion(ctx.spec, input.spec)),
   versions: pipelineProcedure("pipelines:read").query(({ ctx }) => pipelines.listVersions(ctx.db, ctx.pipeline.id)),
   diff: pipelineProcedure("pipelines:read")
     .input(z.object({ fromVersionId: z.string(), toVersionId: z.string() }))
     .query(({ ctx, input }) => pipelines.diffVersions(ctx.db, ctx.pipeline.id, input.fromVersionId, input.toVersionId)),
-  createBranch: pipelineProcedure("pipelines:write")
-    .input(z.object({ name: z.string(), from: z.string().default("main") }))
-    .mutation(({ ctx, input }) => pipelines.createBranch(ctx.db, ctx.pipeline.id, input)),
 });

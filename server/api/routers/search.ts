@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { MAX_LIMIT, search, SEARCH_MODES } from "../../search/search";
 import { projection } from "../../services/projections";
-import { resolveBranch } from "../../search/context";
-import { createTRPCRouter, workspaceProcedure } from "../trpc";
+import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
 const filters = {
   scope: z.string().max(256).optional(),
@@ -13,9 +12,8 @@ const filters = {
   metadata: z.record(z.string().max(200), z.union([z.string().max(1000), z.number(), z.boolean()])).optional(),
 };
 
+/** Search options; the pipeline and branch come from `pipelineProcedure`'s input. */
 export const searchInput = z.object({
-  pipelineId: z.string().min(1),
-  branch: z.string().default("main"),
   // Length is checked by the service, with a clear message.
   query: z.string(),
   mode: z.enum(SEARCH_MODES).default("hybrid"),
@@ -41,13 +39,12 @@ export const searchInput = z.object({
 });
 
 export const searchRouter = createTRPCRouter({
-  search: workspaceProcedure("pipelines:read")
+  search: pipelineProcedure("pipelines:read")
     .input(searchInput)
-    .query(({ ctx, input }) => search(ctx.db, { ...input, workspaceId: ctx.workspace.id })),
-  projection: workspaceProcedure("pipelines:read")
-    .input(z.object({ pipelineId: z.string().min(1), branch: z.string().default("main"), output: z.string().min(1), scope: z.string().max(256).optional() }))
-    .query(async ({ ctx, input }) => {
-      const b = await resolveBranch(ctx.db, ctx.workspace.id, input.pipelineId, input.branch);
-      return projection(ctx.db, b.pipelineId, b.branchName, input.output, input.scope, { workspaceId: ctx.workspace.id });
-    }),
+    .query(({ ctx, input }) =>
+      search(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
+    ),
+  projection: pipelineProcedure("pipelines:read")
+    .input(z.object({ output: z.string().min(1), scope: z.string().max(256).optional() }))
+    .query(({ ctx, input }) => projection(ctx.db, ctx.pipeline.id, ctx.branch.name, input.output, input.scope, { workspaceId: ctx.workspace.id })),
 });

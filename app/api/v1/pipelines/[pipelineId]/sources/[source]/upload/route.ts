@@ -16,7 +16,6 @@ import { getSessionUser } from "@/server/auth/session";
 import { DomainError } from "@/server/core/errors";
 import { BodyTooLargeError, declaresTooLarge, tooLargeResponse, uploadBodyLimit } from "@/server/http/body-limit";
 import { receiveUpload } from "@/server/http/upload-body";
-import { IMPORT_FORMATS, isImportFormat } from "@/server/importers";
 import { importFile } from "@/server/services/imports";
 import { getDb } from "@/server/store/db";
 
@@ -67,11 +66,6 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
     dir = await mkdtemp(path.join(tmpdir(), "synthex-upload-"));
     const received = await receiveUpload(req.body, req.headers.get("content-type") ?? "", dir, limit, url.searchParams.get("filename") ?? "upload");
     if (!received.file) return fail(400, 'Send the file in a multipart field named "file".');
-    const formatParam = (received.fields.format ?? url.searchParams.get("format")) || undefined;
-    if (formatParam !== undefined && !isImportFormat(formatParam)) {
-      return fail(400, `Unknown format "${formatParam.slice(0, 40)}". Formats: ${IMPORT_FORMATS.join(", ")}.`);
-    }
-    const format = formatParam;
     const result = await importFile(db, {
       workspaceId: pipeline.workspaceId,
       pipelineId: pipeline.id,
@@ -79,7 +73,7 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
       path: received.file,
       // Records and messages name the uploaded file, never the temp path.
       displayName: path.basename(received.file),
-      format,
+      format: (received.fields.format ?? url.searchParams.get("format")) || undefined,
     });
     return Response.json({ ...result, fileName: path.basename(received.file) });
   } catch (err) {

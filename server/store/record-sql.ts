@@ -1,9 +1,11 @@
 /**
- * SQL building blocks every repository read uses: positional parameters, the record filters
- * (scope prefix, time range, metadata) as WHERE conditions, the branch-membership probe, and a
- * trace hook so benchmarks can EXPLAIN the statements the app actually ran.
+ * The SQL every read of records shares: positional parameters, the record filters (scope prefix,
+ * time, metadata), the on-branch probe, and a trace hook for benchmarks. Search, provenance and
+ * projections build their queries from these, so a filter means the same thing everywhere.
  */
-import { badRequest } from "../core/errors";
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
+
 
 /** Positional parameters for $queryRawUnsafe. */
 export class Params {
@@ -82,6 +84,16 @@ export function filterConditions(params: Params, f: RecordFilters, r = "r"): str
  */
 export function onBranch(params: Params, branchId: string, _steps: string[], r = "r"): string {
   return `(SELECT true FROM "BranchPointer" bp WHERE bp."branchId" = ${params.add(branchId)} AND bp.step = ${r}.step AND bp."recordId" = ${r}.id LIMIT 1)`;
+}
+
+export async function requireRecord(db: Db, workspaceId: string, id: string) {
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; pipelineId: string; step: string }>>(
+    `SELECT id, "pipelineId", step FROM "Record" WHERE id = $1 AND "workspaceId" = $2`,
+    id,
+    workspaceId,
+  );
+  if (!rows[0]) throw notFound(`Record "${id.slice(0, 100)}" not found in this workspace.`);
+  return rows[0];
 }
 
 /** Benchmarks and EXPLAIN: sees each search/provenance query before it runs. */
