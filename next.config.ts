@@ -9,6 +9,11 @@ const nextConfig: NextConfig = {
     "pglite-prisma-adapter",
   ],
   typedRoutes: false,
+  // The Docker image (SYNTHEX_STANDALONE=1) runs `node server.js` from a self-contained
+  // `.next/standalone`; `npm start` keeps `next start`, which warns on a standalone build.
+  ...(process.env.SYNTHEX_STANDALONE === "1" ? { output: "standalone" as const } : {}),
+  // A second build beside the usual one (the two-server test), without touching `.next`.
+  ...(process.env.SYNTHEX_DIST_DIR ? { distDir: process.env.SYNTHEX_DIST_DIR } : {}),
 };
 
 export default nextConfig;

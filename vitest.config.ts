@@ -1,10 +1,12 @@
 import path from "node:path";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
     include: ["server/**/*.test.ts", "inngest/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts"],
+    // Tests that need a real PostgreSQL server run only in the second pass (vitest.postgres.config.ts).
+    exclude: [...configDefaults.exclude, "**/*.postgres.test.ts"],
     environment: "node",
     // The mock LLM and webhook servers listen on 127.0.0.1: allowed here explicitly, as an operator would
     // for a development server (server/http/outbound.ts refuses loopback otherwise; its own tests pass strict policies).

@@ -1,16 +1,12 @@
 /**
- * The Inngest run function, executed by @inngest/test against a PGlite database: same records as
+ * The Inngest run function, executed by @inngest/test against a test database: same records as
  * the in-process runner, retries, permanent failures, memoization, cancellation, flow control.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite-pgvector";
 import { InngestTestEngine } from "@inngest/test";
 import { InngestExecutionEngine } from "inngest/internals";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PrismaClient } from "../server/generated/prisma/client";
 import { ModelError, type ModelProvider } from "../server/engine/model";
 import { ScriptedModel } from "../server/llm/fake-model";
 import { OfflineModel } from "../server/llm/offline-model";
@@ -106,8 +102,8 @@ describe("run function", () => {
   it("executes a 3-step pipeline to the same records as the in-process runner, in batches", async () => {
     // One seeded database, cloned byte for byte: identical pipelines, sources and ids.
     const pipelineId = await newPipeline(db);
-    const clonePg = await PGlite.create({ extensions: { vector }, loadDataDir: await t.pglite.dumpDataDir("none") });
-    const clone = new PrismaClient({ adapter: new PrismaPGlite(clonePg) }) as Db;
+    const cloned = await t.clone();
+    const clone = cloned.db;
     try {
       const local = await runPipeline(db, { workspaceId, pipelineId }, { model: new OfflineModel(), runOptions: { retryBaseMs: 1 } });
       expect(local.status).toBe("completed");
@@ -137,8 +133,7 @@ describe("run function", () => {
         (local.stats as { steps: typeof stats }).steps.map((s) => [s.step, s.input, s.output]),
       );
     } finally {
-      await clone.$disconnect();
-      await clonePg.close();
+      await cloned.close();
     }
   });
 

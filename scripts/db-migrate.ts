@@ -3,12 +3,14 @@
  * database (through its owner process if one is running, else by owning it for the duration).
  */
 import pg from "pg";
+import { checkDatabase } from "../server/store/database-check";
 import { resolveDatabaseUrl } from "../server/store/db";
 import { applyMigrations, resolveMigrationsDir } from "../server/store/migrate";
 
 async function main() {
   const { url, embedded } = await resolveDatabaseUrl();
   const where = embedded ? `embedded database (${embedded.owned ? "opened here" : "served by another process"})` : "DATABASE_URL";
+  if (!embedded) await checkDatabase(url);
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   try {
     const { applied, alreadyApplied } = await applyMigrations(pool, resolveMigrationsDir(), {

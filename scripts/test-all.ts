@@ -1,15 +1,17 @@
 /**
- * `npm test`: Vitest (unit + integration on PGlite), a production build, then Playwright in
- * Debian's Chromium. Ends with one line `N passed, N failed` totalling both suites.
+ * `npm test`: Vitest (unit + integration on PGlite), then — when `TEST_DATABASE_URL` names a
+ * PostgreSQL with pgvector — the database-backed Vitest files again on it
+ * (`vitest.postgres.config.ts`), a production build, then Playwright in Debian's Chromium.
+ * Ends with one line `N passed, N failed` totalling every pass.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { z } from "zod";
 
-function run(cmd: string, args: string[], env: Record<string, string> = {}) {
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
   console.log(`\n$ ${cmd} ${args.join(" ")}`);
   const started = Date.now();
-  const result = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  const result = spawnSync(cmd, args, { stdio: "inherit", env });
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
   return result.status ?? 1;
 }
@@ -34,19 +36,39 @@ function readJson<T>(path: string, schema: z.ZodType<T>): T | null {
 }
 
 mkdirSync("test-results", { recursive: true });
-rmSync("test-results/vitest.json", { force: true });
-rmSync("test-results/playwright.json", { force: true });
+for (const f of ["vitest.json", "vitest-postgres.json", "playwright.json"]) rmSync(`test-results/${f}`, { force: true });
 
 let passed = 0;
 let failed = 0;
+const passes: string[] = [];
 
-const vitestStatus = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", "--outputFile.json=test-results/vitest.json"]);
-const vitest = readJson("test-results/vitest.json", vitestReport);
-if (vitest) {
-  passed += vitest.numPassedTests;
-  failed += vitest.numFailedTests;
-  if (vitestStatus !== 0 && vitest.numFailedTests === 0) failed += 1; // crashed suite, not a failed test
-} else failed += 1;
+/** One Vitest pass, counted into the totals. */
+function vitestPass(label: string, report: string, args: string[], env: NodeJS.ProcessEnv) {
+  const status = run("npx", ["vitest", "run", ...args, "--reporter=default", "--reporter=json", `--outputFile.json=${report}`], env);
+  const result = readJson(report, vitestReport);
+  let p = 0;
+  let f = 0;
+  if (result) {
+    p = result.numPassedTests;
+    f = result.numFailedTests;
+    if (status !== 0 && f === 0) f = 1; // crashed suite, not a failed test
+  } else f = 1;
+  passed += p;
+  failed += f;
+  passes.push(`${label}: ${p} passed, ${f} failed`);
+}
+
+const postgresUrl = process.env.TEST_DATABASE_URL?.trim();
+// The first pass and Playwright run on the embedded database whatever the environment says.
+const embeddedEnv: NodeJS.ProcessEnv = { ...process.env };
+delete embeddedEnv.TEST_DATABASE_URL;
+vitestPass("vitest on PGlite", "test-results/vitest.json", [], embeddedEnv);
+if (postgresUrl) {
+  vitestPass("vitest database tests on PostgreSQL", "test-results/vitest-postgres.json", ["--config", "vitest.postgres.config.ts"], {
+    ...process.env,
+    TEST_DATABASE_URL: postgresUrl,
+  });
+}
 
 const skipE2e = process.env.SKIP_E2E === "1";
 if (!skipE2e) {
@@ -61,15 +83,21 @@ if (!skipE2e) {
     failed += 1;
   } else {
     rmSync(".synthex-e2e", { recursive: true, force: true });
-    const pwStatus = run("npx", ["playwright", "test"], { PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" });
+    const pwStatus = run("npx", ["playwright", "test"], { ...embeddedEnv, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" });
     const pw = readJson("test-results/playwright.json", playwrightReport);
+    let p = 0;
+    let f = 0;
     if (pw) {
-      passed += pw.stats.expected + (pw.stats.flaky ?? 0);
-      failed += pw.stats.unexpected;
-      if (pwStatus !== 0 && pw.stats.unexpected === 0) failed += 1;
-    } else failed += 1;
+      p = pw.stats.expected + (pw.stats.flaky ?? 0);
+      f = pw.stats.unexpected;
+      if (pwStatus !== 0 && f === 0) f = 1;
+    } else f = 1;
+    passed += p;
+    failed += f;
+    passes.push(`playwright: ${p} passed, ${f} failed`);
   }
 }
 
+for (const line of passes) console.log(line);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);

@@ -427,8 +427,11 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
                     <TableCell className="text-muted-foreground">{fromList(o.from).join(", ")}</TableCell>
                     <TableCell className="font-mono text-xs">
                       {o.surface === "search"
-                        ? `GET /api/v1/pipelines/${pipelineId}/outputs/${o.name}/search?q=…`
+                        ? `GET /api/v1/pipelines/${pipelineId}/search?output=${o.name}&query=…`
                         : `GET /api/v1/pipelines/${pipelineId}/outputs/${o.name}`}
+                      <Link className="ml-2 font-sans text-primary underline-offset-4 hover:underline" href={`/w/${workspace.slug}/api`}>
+                        API reference
+                      </Link>
                       {o.surface === "search" ? (
                         <Link className="ml-2 font-sans text-primary underline-offset-4 hover:underline" href={`${base}/explore?branch=${encodeURIComponent(branch)}`}>
                           try it

@@ -35,7 +35,20 @@ export async function createContext(opts: {
   return { db: opts.db, actor: null };
 }
 
-const t = initTRPC.context<Context>().create({
+/** How a procedure is also served over REST (`/api/v1`, see server/api/rest.ts). */
+export interface RestRoute {
+  method: "GET" | "POST" | "DELETE";
+  /** Under /api/v1, with `{name}` path parameters taken from the procedure's input. */
+  path: `/${string}`;
+  summary: string;
+  tag: string;
+}
+
+export interface ProcedureMeta {
+  rest?: RestRoute | RestRoute[];
+}
+
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
     return {
@@ -87,11 +100,14 @@ export async function roleIn(db: Db, actor: Actor, workspaceId: string): Promise
 
 /**
  * The permission is part of the procedure's definition, so no handler can forget it.
- * Input must carry `workspaceId`; the workspace and the caller's role land in the context.
+ * Input carries `workspaceId` (an API key may leave it out: its own workspace); the workspace and the caller's role land in the context.
  */
 export function workspaceProcedure(permission: Permission) {
-  return authedProcedure.input(z.object({ workspaceId: z.string().min(1) })).use(async ({ ctx, input, next }) => {
-    const workspace = await ctx.db.workspace.findUnique({ where: { id: input.workspaceId } });
+  return authedProcedure.input(workspaceInput).use(async ({ ctx, input, next }) => {
+    // An API key belongs to one workspace: it need not say which.
+    const workspaceId = input.workspaceId ?? (ctx.actor.kind === "apiKey" ? ctx.actor.workspaceId : null);
+    if (!workspaceId) throw new TRPCError({ code: "BAD_REQUEST", message: "workspaceId: required when signed in as a person (an API key implies its workspace)." });
+    const workspace = await ctx.db.workspace.findUnique({ where: { id: workspaceId } });
     const role = workspace ? await roleIn(ctx.db, ctx.actor, workspace.id) : null;
     // Same answer for "does not exist" and "not yours": ids of other teams are not probeable.
     if (!workspace || !role) throw new TRPCError({ code: "NOT_FOUND", message: "Workspace not found, or you are not a member of it." });
@@ -102,6 +118,10 @@ export function workspaceProcedure(permission: Permission) {
     return next({ ctx: { ...ctx, workspace, role, userId } });
   });
 }
+
+const workspaceInput = z.object({
+  workspaceId: z.string().min(1).optional().meta({ description: "The workspace; optional with an API key (its own workspace)." }),
+});
 
 /**
  * A workspace procedure on one pipeline: input carries `pipelineId` (id or name) and `branch`

@@ -35,6 +35,8 @@ import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { toJsonColumn } from "../core/json";
+import { claimRunLease, expiredRunLeases, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
+import { trackBackground } from "./background";
 import { executorKind, inngestExecutor, localExecutor, type Env, type RunExecutor } from "./executor";
 import { getBranch } from "./pipelines";
 
@@ -274,19 +276,44 @@ export async function finishRun(
   return finished;
 }
 
-/** Executes a queued run in this process: the lifecycle above, batch after batch. */
-export async function executeRunRow(
-  db: Db,
-  runId: string,
-  deps: {
-    model?: ModelProvider;
-    onEvent?: RunOptions["onEvent"];
-    signal?: AbortSignal;
-    runOptions?: Partial<RunOptions>;
-    /** Index for search and notify webhooks after the run (default true). */
-    afterRun?: boolean;
-  } = {},
-) {
+export interface ExecuteDeps {
+  model?: ModelProvider;
+  onEvent?: RunOptions["onEvent"];
+  signal?: AbortSignal;
+  runOptions?: Partial<RunOptions>;
+  /** Index for search and notify webhooks after the run (default true). */
+  afterRun?: boolean;
+  /** Lease owner (default: this process) and lease length (default `SYNTHEX_RUN_LEASE_MS`). */
+  lease?: { owner?: string; ttlMs?: number };
+}
+
+/**
+ * Executes a queued (or interrupted) run in this process: the lifecycle above, batch after batch,
+ * under a lease on the Run row renewed by heartbeats. When another live process holds the lease
+ * nothing is executed (several servers share one database: each run executes once); a lease left
+ * by a killed server expires and the run is resumed by whoever claims it next (`resumeExpiredRuns`).
+ */
+export async function executeRunRow(db: Db, runId: string, deps: ExecuteDeps = {}) {
+  const owner = deps.lease?.owner ?? processLeaseOwner;
+  const ttlMs = deps.lease?.ttlMs ?? runLeaseMs();
+  if (!(await claimRunLease(db, runId, owner, ttlMs))) return db.run.findUniqueOrThrow({ where: { id: runId } });
+  const heartbeat = setInterval(() => {
+    renewRunLease(db, runId, owner, ttlMs)
+      .then((held) => {
+        if (!held) console.error(`[synthex runs] lost the lease on run ${runId}: another server resumed it`);
+      })
+      .catch((err: Error) => console.error(`[synthex runs] heartbeat for run ${runId} failed:`, err.message));
+  }, Math.max(100, Math.floor(ttlMs / 3)));
+  heartbeat.unref?.();
+  try {
+    return await executeLeasedRun(db, runId, deps);
+  } finally {
+    clearInterval(heartbeat);
+    await releaseRunLease(db, runId, owner).catch(() => {});
+  }
+}
+
+async function executeLeasedRun(db: Db, runId: string, deps: ExecuteDeps) {
   const finishOptions: FinishOptions = { afterRun: deps.afterRun };
   const run = await loadRun(db, runId);
   const { replay, concurrency, batchSize, maxAttempts, retryBaseMs } = deps.runOptions ?? {};
@@ -329,9 +356,50 @@ export async function executeRunRow(
   return finishRun(db, runId, { order, totals }, finishOptions);
 }
 
-export async function runPipeline(db: Db, input: Parameters<typeof createRun>[1], deps: Parameters<typeof executeRunRow>[2] = {}) {
+export async function runPipeline(db: Db, input: Parameters<typeof createRun>[1], deps: ExecuteDeps = {}) {
   const run = await createRun(db, input);
   return executeRunRow(db, run.id, deps);
+}
+
+/**
+ * Resumes, in this process, the active runs whose lease expired (their server died mid-run).
+ * Each is claimed first, so two servers sweeping at once resume it once. Returns the run ids.
+ */
+export async function resumeExpiredRuns(db: Db, deps: ExecuteDeps = {}): Promise<string[]> {
+  const owner = deps.lease?.owner ?? processLeaseOwner;
+  const ttlMs = deps.lease?.ttlMs ?? runLeaseMs();
+  const resumed: string[] = [];
+  for (const runId of await expiredRunLeases(db)) {
+    if (!(await claimRunLease(db, runId, owner, ttlMs))) continue;
+    resumed.push(runId);
+    void trackBackground(
+      executeRunRow(db, runId, { ...deps, lease: { owner, ttlMs } }).catch((err: unknown) =>
+        console.error(`[synthex runs] resuming run ${runId} failed:`, message(err)),
+      ),
+    );
+  }
+  return resumed;
+}
+
+/**
+ * The sweep above every `intervalMs` (default half a lease), in each long-lived server process
+ * of the local executor (instrumentation.ts). Returns a stop function.
+ */
+export function startRunRecovery(getDb: () => Promise<Db>, intervalMs = Math.floor(runLeaseMs() / 2)): () => void {
+  let sweeping = false;
+  const timer = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    getDb()
+      .then((db) => resumeExpiredRuns(db))
+      .then((ids) => {
+        if (ids.length) console.log(`[synthex runs] resuming ${ids.length} run(s) whose server stopped: ${ids.join(", ")}`);
+      })
+      .catch((err: unknown) => console.error("[synthex runs] recovery sweep failed:", message(err)))
+      .finally(() => (sweeping = false));
+  }, intervalMs);
+  timer.unref?.();
+  return () => clearInterval(timer);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -353,6 +421,7 @@ export async function startRun(db: Db, input: Parameters<typeof createRun>[1]) {
 }
 
 export async function cancelRun(db: Db, workspaceId: string, runId: string) {
+  if (!(await db.run.findFirst({ where: { id: runId, workspaceId }, select: { id: true } }))) throw notFound(`Run ${runId} not found.`);
   const result = await db.run.updateMany({
     where: { id: runId, workspaceId, status: { in: ACTIVE } },
     data: { cancelRequested: true },

@@ -13,6 +13,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client";
+import { explainConnectionError } from "./database-check";
 import { ensureEmbeddedServer, type EmbeddedServer } from "./embedded-server";
 
 import type { Db } from "../core/db";
@@ -61,7 +62,7 @@ function state(): Promise<DbState> {
 export async function getDb(): Promise<Db> {
   const s = await state();
   if (!s.schema) {
-    const checking = requireSchema(s.pool);
+    const checking = requireSchema(s.pool, s.embedded ? undefined : s.url);
     s.schema = checking;
     // Not cached when it fails: migrating and calling again succeeds.
     checking.catch(() => {
@@ -77,6 +78,11 @@ export async function getPool(): Promise<pg.Pool> {
   return (await state()).pool;
 }
 
+/** True when the database is the embedded PGlite one (DATABASE_URL unset). */
+export async function isEmbeddedDatabase(): Promise<boolean> {
+  return (await state()).embedded !== null;
+}
+
 /** The URL in use (embedded: the loopback URL of the owner). */
 export async function getDatabaseUrl(): Promise<string> {
   return (await state()).url;
@@ -86,8 +92,12 @@ export async function getDatabaseUrl(): Promise<string> {
  * Fails with what to do when the database has no schema yet (the server was started without
  * `npm start`, which migrates first). One query per process.
  */
-export async function requireSchema(pool: pg.Pool): Promise<void> {
-  const { rows } = await pool.query<{ table: string | null }>(`SELECT to_regclass('public."_prisma_migrations"')::text AS table`);
+export async function requireSchema(pool: pg.Pool, url?: string): Promise<void> {
+  const { rows } = await pool
+    .query<{ table: string | null }>(`SELECT to_regclass('public."_prisma_migrations"')::text AS table`)
+    .catch((err: unknown) => {
+      throw url ? explainConnectionError(err, url) : err;
+    });
   if (!rows[0]?.table) {
     throw new Error("The database has no Synthex schema yet: start the app with `npm start` (it migrates first) or run `npm run db:migrate`.");
   }

@@ -3,7 +3,7 @@
  * `_prisma_migrations` exactly as `prisma migrate deploy` does (same table, sha256 checksum
  * of migration.sql, one row per applied migration, applied_steps_count = 1), so the Prisma
  * CLI and schema engine see the same history. Each migration runs in its own transaction
- * together with its bookkeeping row, under Prisma's migration advisory lock.
+ * together with its bookkeeping row; the whole run holds Prisma's migration advisory lock.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -172,7 +172,12 @@ export async function applyMigrations(
 ): Promise<ApplyResult> {
   const migrations = readMigrations(migrationsDir);
   const session = await openSession(client);
+  // The whole run holds Prisma's migration lock: a second server starting at the same time waits
+  // here, then finds everything applied (one applies, the other waits).
+  let locked = false;
   try {
+    await session.query(`SELECT pg_advisory_lock(${PRISMA_MIGRATE_LOCK})`);
+    locked = true;
     const existing = await inTransaction(session, async () => {
       await session.query(CREATE_MIGRATIONS_TABLE);
       return readApplied(session);
@@ -213,6 +218,7 @@ export async function applyMigrations(
     }
     return { applied: appliedNow, alreadyApplied };
   } finally {
+    if (locked) await session.query(`SELECT pg_advisory_unlock(${PRISMA_MIGRATE_LOCK})`).catch(() => {});
     await session.release();
   }
 }

@@ -3,10 +3,11 @@
  * (owning the embedded one if nobody does), migrations. Leaves DATABASE_URL set for child processes.
  */
 import { existsSync } from "node:fs";
-import { ensureAuthSecret } from "../auth/local-secret";
+import { ensureAuthSecret, requireEnvironmentSecrets } from "../auth/local-secret";
 import type { Pool } from "pg";
 import type { Db } from "../core/db";
-import { closeDb, getDatabaseUrl, getDb, getPool } from "./db";
+import { checkDatabase } from "./database-check";
+import { closeDb, getDatabaseUrl, getDb, getPool, isEmbeddedDatabase } from "./db";
 import { applyMigrations, resolveMigrationsDir } from "./migrate";
 
 export function dataDir(): string {
@@ -15,6 +16,8 @@ export function dataDir(): string {
 
 export async function prepareRuntimeEnv(): Promise<{ url: string; close(): Promise<void> }> {
   if (existsSync(".env")) process.loadEnvFile(".env");
+  // A shared database (DATABASE_URL): secrets from the environment, nothing in a data directory.
+  requireEnvironmentSecrets();
   process.env.NEXTAUTH_SECRET = ensureAuthSecret(dataDir());
   await openMigratedDb(); // opens (or finds) the database and applies migrations
   const url = await getDatabaseUrl();
@@ -30,7 +33,10 @@ export async function openMigratedDb(): Promise<Db> {
   const pool = await getPool();
   let migrating = migrated.get(pool);
   if (!migrating) {
-    migrating = applyMigrations(pool, resolveMigrationsDir()).then(() => undefined);
+    // A DATABASE_URL is checked first (reachable, password, pgvector), so a bad one fails with
+    // what to fix before any migration runs.
+    const check = (await isEmbeddedDatabase()) ? Promise.resolve() : checkDatabase(await getDatabaseUrl()).then(() => undefined);
+    migrating = check.then(() => applyMigrations(pool, resolveMigrationsDir())).then(() => undefined);
     migrated.set(pool, migrating);
     migrating.catch(() => migrated.delete(pool));
   }

@@ -2,10 +2,14 @@ import { z } from "zod";
 import { SOURCE_FORMATS } from "../../pipeline/spec";
 import { assertMayWriteBranch } from "../../services/branches";
 import * as pipelines from "../../services/pipelines";
+import { pipelineSummarySchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 export const pipelineRouter = createTRPCRouter({
-  list: workspaceProcedure("pipelines:read").query(({ ctx }) => pipelines.listPipelines(ctx.db, ctx.workspace.id)),
+  list: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/pipelines", summary: "List the workspace's pipelines", tag: "Pipelines" } })
+    .output(z.array(pipelineSummarySchema))
+    .query(({ ctx }) => pipelines.listPipelines(ctx.db, ctx.workspace.id)),
   create: workspaceProcedure("pipelines:write")
     .input(
       z.object({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ancestorsByStep, neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
+import { leavesResultSchema, lineageResultSchema, recordDetailSchema, recordSummarySchema } from "../schemas";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
 
 /** With pipelineId (+ branch), the record must be one that branch shows. */
@@ -9,15 +10,23 @@ const ref = (input: { pipelineId?: string; branch: string }) => (input.pipelineI
 
 export const recordRouter = createTRPCRouter({
   get: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/records/{id}", summary: "Get a record with its metadata, audit and provenance counts", tag: "Records" } })
     .input(recordRef)
+    .output(recordDetailSchema)
     .query(({ ctx, input }) => getRecord(ctx.db, ctx.workspace.id, input.id, ref(input))),
   sources: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/records/{id}/sources", summary: "The records a record was made from", tag: "Records" } })
     .input(recordRef)
+    .output(z.array(recordSummarySchema))
     .query(({ ctx, input }) => sources(ctx.db, ctx.workspace.id, input.id, ref(input))),
   leaves: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/records/{id}/leaves", summary: "The source records a record derives from, through every step", tag: "Records" } })
+    .output(leavesResultSchema)
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxCount: z.number().int().min(1).max(10_000).default(100) }))
     .query(({ ctx, input }) => leaves(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxCount: input.maxCount }, ref(input))),
   lineage: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/records/{id}/lineage", summary: "The tree of a record's sources", tag: "Records" } })
+    .output(lineageResultSchema)
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxNodes: z.number().int().min(1).max(5000).default(500) }))
     .query(({ ctx, input }) => lineage(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxNodes: input.maxNodes }, ref(input))),
   /** Parents and children grouped by step with counts (a page of one group with direction + step + offset). */

@@ -3,6 +3,7 @@ import { assertProvidersAvailable } from "../../services/provider-check";
 import { failureGroups } from "../../services/run-failures";
 import * as runs from "../../services/runs";
 import { withRunStats } from "../../store/runs";
+import { runDetailSchema, runSchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 const runOptions = z.object({
@@ -17,7 +18,9 @@ export const runRouter = createTRPCRouter({
     .input(z.object({ options: runOptions.default({}) }))
     .query(({ ctx, input }) => runs.planPipeline(ctx.db, ctx.pipeline.id, ctx.branch.name, input.options)),
   start: pipelineProcedure("runs:write")
+    .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/runs", summary: "Create a run (incremental unless options.full)", tag: "Runs" } })
     .input(z.object({ options: runOptions.default({}) }))
+    .output(runSchema)
     .mutation(async ({ ctx, input }) => {
       // A model without a provider would fail every item: refuse before starting.
       await assertProvidersAvailable(ctx.db, ctx.workspace.id, ctx.pipeline.id, ctx.branch.name);
@@ -31,15 +34,22 @@ export const runRouter = createTRPCRouter({
         }),
       );
     }),
-  list: pipelineProcedure("pipelines:read").query(async ({ ctx }) => (await runs.listRuns(ctx.db, ctx.workspace.id, ctx.pipeline.id)).map(withRunStats)),
+  list: pipelineProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/runs", summary: "The pipeline's latest runs", tag: "Runs" } })
+    .output(z.array(runSchema))
+    .query(async ({ ctx }) => (await runs.listRuns(ctx.db, ctx.workspace.id, ctx.pipeline.id)).map(withRunStats)),
   get: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/runs/{runId}", summary: "A run's status, per-step stats and failures", tag: "Runs" } })
     .input(z.object({ runId: z.string() }))
+    .output(runDetailSchema)
     .query(async ({ ctx, input }) => withRunStats(await runs.getRun(ctx.db, ctx.workspace.id, input.runId))),
   /** Failures grouped by step and identical error: count, attempts and one example each. */
   failureGroups: workspaceProcedure("pipelines:read")
     .input(z.object({ runId: z.string() }))
     .query(({ ctx, input }) => failureGroups(ctx.db, ctx.workspace.id, input.runId)),
   cancel: workspaceProcedure("runs:write")
+    .meta({ rest: { method: "POST", path: "/runs/{runId}/cancel", summary: "Ask a running run to stop", tag: "Runs" } })
     .input(z.object({ runId: z.string() }))
+    .output(z.object({ cancelling: z.string() }))
     .mutation(({ ctx, input }) => runs.cancelRun(ctx.db, ctx.workspace.id, input.runId)),
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MAX_LIMIT, search, SEARCH_MODES } from "../../search/search";
 import { projection } from "../../services/projections";
+import { projectionResultSchema, searchResultSchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
 const filters = {
@@ -40,11 +41,20 @@ export const searchInput = z.object({
 
 export const searchRouter = createTRPCRouter({
   search: pipelineProcedure("pipelines:read")
+    .meta({
+      rest: [
+        { method: "GET", path: "/pipelines/{pipelineId}/search", summary: "Search a pipeline's memory (query-string options)", tag: "Search" },
+        { method: "POST", path: "/pipelines/{pipelineId}/search", summary: "Search a pipeline's memory (JSON options: fusion, recency, metadata)", tag: "Search" },
+      ],
+    })
     .input(searchInput)
+    .output(searchResultSchema)
     .query(({ ctx, input }) =>
       search(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
     ),
   projection: pipelineProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/outputs/{output}", summary: "Read a projection output (the context block for a scope)", tag: "Search" } })
+    .output(projectionResultSchema)
     .input(z.object({ output: z.string().min(1), scope: z.string().max(256).optional() }))
     .query(({ ctx, input }) => projection(ctx.db, ctx.pipeline.id, ctx.branch.name, input.output, input.scope, { workspaceId: ctx.workspace.id })),
 });

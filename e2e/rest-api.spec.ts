@@ -1,0 +1,54 @@
+import { expect, test } from "@playwright/test";
+
+/**
+ * REST /api/v1 on the running server over real HTTP: no credentials, an API key made in the UI, a
+ * session cookie; and the API reference page generated from the same OpenAPI document.
+ */
+const user = { email: `rest-${Date.now()}@example.com`, password: "rest-password-12" };
+
+test("REST API: 401 without credentials, a key's own workspace, the session path, and the reference page", async ({ page, request }, testInfo) => {
+  test.setTimeout(300_000);
+  const anonymous = await request.get("/api/v1/pipelines");
+  expect(anonymous.status()).toBe(401);
+  expect(await anonymous.json()).toMatchObject({ error: { code: "UNAUTHORIZED", message: "Sign in or send an API key." } });
+
+  await page.goto("/signup");
+  await page.getByLabel("Email").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page).toHaveURL(/\/w\/[^/]+\/pipelines$/);
+  const slug = new URL(page.url()).pathname.split("/")[2]!;
+
+  await page.goto(`/w/${slug}/settings/api-keys`);
+  await page.getByPlaceholder("Key name, e.g. support-agent").fill("rest");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const secret = page.getByTestId("api-key-secret");
+  await expect(secret).toHaveValue(/^sx_/);
+  const key = await secret.inputValue();
+
+  // A key implies its workspace: no workspaceId needed.
+  const listed = await request.get("/api/v1/pipelines", { headers: { authorization: `Bearer ${key}` } });
+  expect(listed.status()).toBe(200);
+  expect(await listed.json()).toEqual([]);
+
+  // The browser's session works too, and a person says which workspace.
+  const bySession = await page.request.get("/api/v1/pipelines");
+  expect(bySession.status()).toBe(400);
+  expect(await bySession.json()).toMatchObject({ error: { code: "BAD_REQUEST", message: expect.stringMatching(/^workspaceId: required/) } });
+
+  const missing = await request.get("/api/v1/pipelines/nope/search?query=x", { headers: { authorization: `Bearer ${key}` } });
+  expect(missing.status()).toBe(404);
+  expect(await missing.json()).toMatchObject({ error: { code: "NOT_FOUND" } });
+
+  await page.goto(`/w/${slug}/api`);
+  await expect(page.getByRole("heading", { name: "REST API" })).toBeVisible();
+  await expect(page.getByTestId("endpoint-GET-/pipelines/{pipelineId}/search")).toContainText("Search a pipeline's memory");
+  await expect(page.getByTestId("endpoint-POST-/pipelines/{pipelineId}/runs")).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath("api-reference.png"), fullPage: true });
+
+  const doc = await request.get("/api/v1/openapi.json");
+  expect(doc.status()).toBe(200);
+  const json = (await doc.json()) as { openapi: string; paths: Record<string, unknown> };
+  expect(json.openapi).toBe("3.1.0");
+  expect(Object.keys(json.paths).length).toBeGreaterThanOrEqual(10);
+});

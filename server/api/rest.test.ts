@@ -1,0 +1,166 @@
+/**
+ * REST `/api/v1` through the real route handlers (web Requests in, Responses out) on a real
+ * embedded database owned by this test process: every operation of the OpenAPI document is called
+ * with a key of the owning workspace and with another workspace's key, and bad input gets a JSON
+ * error that names the field.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-rest-"));
+process.env.SYNTHEX_DATA_DIR = dataDir;
+delete process.env.DATABASE_URL;
+
+const { openMigratedDb } = await import("@/server/store/runtime-env");
+const { closeDb } = await import("@/server/store/db");
+const { signUp } = await import("@/server/services/users");
+const { createApiKey } = await import("@/server/services/api-keys");
+const { createPipeline, templateSpec } = await import("@/server/services/pipelines");
+const { importFile } = await import("@/server/services/imports");
+const { runPipeline } = await import("@/server/services/runs");
+const restRoute = await import("@/app/api/v1/[...path]/route");
+const openApiRoute = await import("@/app/api/v1/openapi.json/route");
+
+const fixture = path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json");
+
+type Json = Record<string, unknown>;
+
+async function call(method: string, url: string, key?: string, body?: unknown): Promise<{ status: number; json: Json }> {
+  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const req = new Request(`http://localhost/api/v1${url}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const handler = method === "GET" ? restRoute.GET : method === "POST" ? restRoute.POST : restRoute.DELETE;
+  const res = await handler(req);
+  return { status: res.status, json: (await res.json()) as Json };
+}
+
+describe("REST /api/v1", () => {
+  const keys: Record<"a" | "b", string> = { a: "", b: "" };
+  let pipelineId = "";
+  let recordId = "";
+  let runId = "";
+  let doc: { paths: Record<string, Record<string, { parameters: Array<{ name: string; in: string }> }>> };
+
+  beforeAll(async () => {
+    const db = await openMigratedDb();
+    for (const who of ["a", "b"] as const) {
+      const { user } = await signUp(db, { email: `${who}@example.com`, password: "a-long-password-1" });
+      const member = await db.membership.findFirstOrThrow({ where: { userId: user.id } });
+      keys[who] = (await createApiKey(db, member.workspaceId, { userId: user.id, role: "owner" }, { name: `agent ${who}`, role: "editor" })).secret;
+      if (who === "a") {
+        const { pipeline } = await createPipeline(db, member.workspaceId, { name: "memory", spec: templateSpec("chat-memory") });
+        pipelineId = pipeline.id;
+        await importFile(db, { workspaceId: member.workspaceId, pipelineId, source: "chats", path: fixture });
+        const run = await runPipeline(db, { workspaceId: member.workspaceId, pipelineId });
+        expect(run.status).toBe("completed");
+        runId = run.id;
+        recordId = (await db.record.findFirstOrThrow({ where: { pipelineId, step: "summaries" } })).id;
+      }
+    }
+    doc = (await openApiRoute.GET().json()) as typeof doc;
+  }, 180_000);
+
+  afterAll(async () => {
+    await closeDb();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("publishes an OpenAPI 3.1 document of every endpoint, with the error shape", () => {
+    const d = doc as unknown as Json & { components: { schemas: Json } };
+    expect(d.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/pipelines",
+        "/pipelines/{pipelineId}/search",
+        "/pipelines/{pipelineId}/outputs/{output}",
+        "/pipelines/{pipelineId}/runs",
+        "/records/{id}",
+        "/records/{id}/lineage",
+        "/runs/{runId}",
+      ]),
+    );
+    expect(Object.keys(d.components.schemas)).toEqual(expect.arrayContaining(["Error", "SearchResult", "RecordDetail", "LineageTree"]));
+  });
+
+  it("answers every operation of the document for the owning workspace's key, and refuses another workspace's key", async () => {
+    const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId };
+    const calls: string[] = [];
+    for (const [template, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + (op.parameters.some((p) => p.name === "query") ? "?query=lighthouse%20key" : "");
+        const body = method === "post" ? (template.endsWith("/search") ? { query: "lighthouse key" } : {}) : undefined;
+        const mine = await call(method.toUpperCase(), url, keys.a, body);
+        calls.push(`${method} ${template}`);
+        if (template === "/runs/{runId}/cancel") {
+          // The run has finished: the call is allowed and says why nothing happened.
+          expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: "That run is not in progress." } } });
+        } else {
+          expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
+        }
+        const theirs = await call(method.toUpperCase(), url, keys.b, body);
+        if (template === "/pipelines") {
+          // Listing is of the caller's own workspace: B's is empty of A's pipelines.
+          expect(theirs.status).toBe(200);
+          expect(JSON.stringify(theirs.json)).not.toContain(pipelineId);
+          continue;
+        }
+        expect({ op: `${method} ${template}`, status: theirs.status, code: (theirs.json.error as Json | undefined)?.code }).toEqual({
+          op: `${method} ${template}`,
+          status: 404,
+          code: "NOT_FOUND",
+        });
+        // The refusal is an error and nothing else: no data of workspace A.
+        expect(Object.keys(theirs.json)).toEqual(["error"]);
+      }
+    }
+    expect(calls.length).toBeGreaterThanOrEqual(11);
+  }, 120_000);
+
+  it("searches over GET with query-string options and returns JSON with ISO dates", async () => {
+    const { status, json } = await call("GET", `/pipelines/${pipelineId}/search?query=lighthouse%20key&mode=fts&limit=3&exact=false`, keys.a);
+    expect(status).toBe(200);
+    const hits = json.hits as Array<{ content: string; createdAt: string; score: { fts: number } }>;
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.length).toBeLessThanOrEqual(3);
+    expect(hits[0]!.content.toLowerCase()).toContain("lighthouse");
+    expect(hits[0]!.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(json.mode).toBe("fts");
+  });
+
+  it("reads a projection output for an agent's context", async () => {
+    const { status, json } = await call("GET", `/pipelines/memory/outputs/context`, keys.a);
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ output: "context", steps: ["world-model"] });
+    expect(typeof json.text).toBe("string");
+    expect((json.text as string).length).toBeGreaterThan(0);
+  });
+
+  it("says what is wrong and where: bad field, bad JSON, unknown path, wrong method, unknown key", async () => {
+    const badLimit = await call("GET", `/pipelines/${pipelineId}/search?query=lighthouse%20key&limit=lots`, keys.a);
+    expect(badLimit.status).toBe(400);
+    expect(badLimit.json.error).toMatchObject({ code: "BAD_REQUEST", path: "limit" });
+
+    const badJson = await call("POST", `/pipelines/${pipelineId}/search`, keys.a, "{ not json");
+    expect(badJson.status).toBe(400);
+    expect((badJson.json.error as Json).message).toMatch(/not valid JSON/);
+
+    const unknownPipeline = await call("GET", `/pipelines/nope/search?query=x`, keys.a);
+    expect(unknownPipeline).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND" } } });
+
+    const unknownPath = await call("GET", `/nothing/here`, keys.a);
+    expect(unknownPath.status).toBe(404);
+    expect((unknownPath.json.error as Json).message).toMatch(/openapi\.json/);
+
+    const wrongMethod = await call("DELETE", `/pipelines/${pipelineId}/search`, keys.a);
+    expect(wrongMethod.status).toBe(405);
+
+    const unknownKey = await call("GET", `/pipelines`, "sx_not-a-real-key");
+    expect(unknownKey).toMatchObject({ status: 401, json: { error: { code: "UNAUTHORIZED" } } });
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * Output schemas of the procedures the REST API exposes (`/api/v1`, OpenAPI generated from them).
+ * Each is checked against the service's own type (`satisfies z.ZodType<T>`), so a service that
+ * changes its result fails the typecheck here instead of drifting from the published API.
+ */
+import { z } from "zod";
+import type { LeavesResult, LineageResult, LineageTree, RecordDetail, RecordSummary } from "../search/provenance";
+import type { SearchResult } from "../search/search";
+import type { ProjectionResult } from "../services/projections";
+import { runStatsSchema } from "../store/runs";
+
+const metadata = z.record(z.string(), z.unknown()).meta({ description: "Record metadata (time, chat, source, custom …)." });
+
+export const recordSummarySchema = z
+  .object({
+    id: z.string(),
+    step: z.string(),
+    scope: z.string(),
+    content: z.string(),
+    metadata,
+    createdAt: z.date(),
+    sourceCount: z.number().int(),
+    onBranch: z.boolean().nullable().meta({ description: "Whether the given branch shows the record; null when no branch was given." }),
+  })
+  .meta({ id: "RecordSummary" }) satisfies z.ZodType<RecordSummary>;
+
+export const recordDetailSchema = recordSummarySchema
+  .extend({
+    pipelineId: z.string(),
+    stepVersionHash: z.string(),
+    materializationKey: z.string(),
+    contentFingerprint: z.string(),
+    audit: z.record(z.string(), z.unknown()).nullable(),
+    runId: z.string().nullable(),
+    childCount: z.number().int(),
+    embeddings: z.array(z.object({ model: z.string(), dimensions: z.number().int() })),
+  })
+  .meta({ id: "RecordDetail" }) satisfies z.ZodType<RecordDetail>;
+
+export const leavesResultSchema = z.object({
+  leaves: z.array(recordSummarySchema.extend({ depth: z.number().int() })),
+  truncated: z.boolean(),
+  depthLimited: z.boolean(),
+}) satisfies z.ZodType<LeavesResult>;
+
+const lineageTreeSchema: z.ZodType<LineageTree> = z
+  .object({
+    id: z.string(),
+    step: z.string(),
+    preview: z.string(),
+    repeated: z.boolean().optional(),
+    get children() {
+      return z.array(lineageTreeSchema);
+    },
+  })
+  .meta({ id: "LineageTree" });
+
+export const lineageResultSchema = z.object({
+  root: z.string(),
+  nodes: z.array(
+    z.object({ id: z.string(), step: z.string(), scope: z.string(), preview: z.string(), depth: z.number().int(), onBranch: z.boolean().nullable() }),
+  ),
+  edges: z.array(z.object({ parent: z.string(), child: z.string(), position: z.number().int() })),
+  tree: lineageTreeSchema,
+  truncated: z.boolean(),
+}) satisfies z.ZodType<LineageResult>;
+
+export const searchResultSchema = z
+  .object({
+    mode: z.enum(["fts", "semantic", "hybrid", "exact"]),
+    query: z.string(),
+    steps: z.array(z.string()),
+    dateRange: z.object({ from: z.string(), to: z.string(), text: z.string(), use: z.enum(["boost", "filter"]) }).optional(),
+    hits: z.array(
+      z.object({
+        id: z.string(),
+        step: z.string(),
+        altitude: z.number().int().meta({ description: "0 for sources, 1 + the highest input's altitude for steps." }),
+        scope: z.string(),
+        content: z.string(),
+        metadata,
+        createdAt: z.date(),
+        snippet: z.string(),
+        highlights: z.array(z.tuple([z.number().int(), z.number().int()])).meta({ description: "[start, end) offsets of matched terms in the snippet." }),
+        score: z.object({ fts: z.number().nullable(), semantic: z.number().nullable(), fused: z.number() }),
+        sourceCount: z.number().int(),
+        lowerHits: z.array(z.object({ id: z.string(), step: z.string(), altitude: z.number().int() })),
+      }),
+    ),
+    notice: z.string().optional(),
+  })
+  .meta({ id: "SearchResult" }) satisfies z.ZodType<SearchResult>;
+
+export const projectionResultSchema = z
+  .object({
+    output: z.string(),
+    steps: z.array(z.string()),
+    blocks: z.array(
+      z.object({
+        scope: z.string(),
+        record: z.object({ id: z.string(), step: z.string(), scope: z.string(), content: z.string(), metadata, createdAt: z.date() }),
+        text: z.string(),
+      }),
+    ),
+    text: z.string().meta({ description: "Every block joined: what an agent puts in its context." }),
+  })
+  .meta({ id: "Projection" }) satisfies z.ZodType<ProjectionResult>;
+
+export const runSchema = z
+  .object({
+    id: z.string(),
+    workspaceId: z.string(),
+    pipelineId: z.string(),
+    branchId: z.string(),
+    versionId: z.string(),
+    status: z.string().meta({ description: "queued, running, completed, failed or cancelled." }),
+    options: z.unknown(),
+    stats: runStatsSchema,
+    error: z.string().nullable(),
+    cancelRequested: z.boolean(),
+    triggeredBy: z.string().nullable(),
+    createdAt: z.date(),
+    startedAt: z.date().nullable(),
+    finishedAt: z.date().nullable(),
+  })
+  .meta({ id: "Run" });
+
+export const runDetailSchema = runSchema
+  .extend({
+    branchName: z.string(),
+    failures: z.array(
+      z.object({
+        id: z.string(),
+        workspaceId: z.string(),
+        runId: z.string(),
+        step: z.string(),
+        inputKey: z.string(),
+        error: z.string(),
+        attempts: z.number().int(),
+        rawResponse: z.string().nullable(),
+        createdAt: z.date(),
+      }),
+    ),
+  })
+  .meta({ id: "RunDetail" });
+
+export const pipelineSummarySchema = z
+  .object({
+    id: z.string(),
+    workspaceId: z.string(),
+    name: z.string(),
+    agent: z.string(),
+    description: z.string(),
+    createdAt: z.date(),
+    records: z.number().int(),
+    lastRun: z.object({ id: z.string(), pipelineId: z.string(), status: z.string(), createdAt: z.date() }).nullable(),
+  })
+  .meta({ id: "PipelineSummary" });

@@ -1,0 +1,60 @@
+/**
+ * Leases on Run rows: which process executes a run in-process, so several app servers on one
+ * database execute each run exactly once. A process claims the row (atomically: free, its own,
+ * or expired), renews the lease with heartbeats while it works, and releases it when done. A
+ * server that dies stops renewing; once the lease expires another server claims the run and
+ * resumes it (the engine computes only the work items without a record, so nothing is done
+ * twice). Times are the database's clock (`now()`), never a server's; `Run.leaseExpiresAt` is a
+ * Prisma `timestamp(3)` holding UTC, hence `now() AT TIME ZONE 'UTC'`.
+ */
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { DbTx } from "../core/db";
+
+const ACTIVE = `('queued', 'running')`;
+const NOW = `(now() AT TIME ZONE 'UTC')`;
+
+/** This process, as a lease owner: `host:pid:random`. */
+export const processLeaseOwner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+
+/** How long a lease holds without a heartbeat (`SYNTHEX_RUN_LEASE_MS`, default 60 s). */
+export function runLeaseMs(env: Record<string, string | undefined> = process.env): number {
+  const n = Number(env.SYNTHEX_RUN_LEASE_MS);
+  return Number.isInteger(n) && n >= 500 ? n : 60_000;
+}
+
+/** Claims an active run for `owner` when nobody holds it, `owner` does, or the lease expired. */
+export async function claimRunLease(db: DbTx, runId: string, owner: string, ttlMs: number): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
+    `UPDATE "Run" SET "leaseOwner" = $2, "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond'
+     WHERE id = $1 AND status IN ${ACTIVE} AND ("leaseOwner" IS NULL OR "leaseOwner" = $2 OR "leaseExpiresAt" < ${NOW})`,
+    runId,
+    owner,
+    ttlMs,
+  );
+  return n === 1;
+}
+
+/** Heartbeat: extends `owner`'s lease; false when it no longer holds it (expired and taken over). */
+export async function renewRunLease(db: DbTx, runId: string, owner: string, ttlMs: number): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
+    `UPDATE "Run" SET "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond' WHERE id = $1 AND "leaseOwner" = $2`,
+    runId,
+    owner,
+    ttlMs,
+  );
+  return n === 1;
+}
+
+export async function releaseRunLease(db: DbTx, runId: string, owner: string): Promise<void> {
+  await db.$executeRawUnsafe(`UPDATE "Run" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL WHERE id = $1 AND "leaseOwner" = $2`, runId, owner);
+}
+
+/** Active runs whose executor stopped renewing its lease (a killed server), oldest first. */
+export async function expiredRunLeases(db: DbTx, limit = 10): Promise<string[]> {
+  const rows = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `SELECT id FROM "Run" WHERE status IN ${ACTIVE} AND "leaseExpiresAt" < ${NOW} ORDER BY "leaseExpiresAt" LIMIT $1`,
+    limit,
+  );
+  return rows.map((r) => r.id);
+}

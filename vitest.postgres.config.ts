@@ -1,0 +1,40 @@
+/**
+ * The database-backed Vitest files, run a second time against a real PostgreSQL with pgvector
+ * (`TEST_DATABASE_URL`; `npm test` does it when that is set, `.ci/run` always). The list is
+ * explicit: every file whose tests go through `server/store/test-db.ts` (store, search, engine,
+ * importer, service, API, Inngest), plus the tests that only make sense on a server
+ * (`*.postgres.test.ts`: the CLI, concurrent migrations, bad URLs, two app servers).
+ * Left out: PGlite-only tests (the embedded wire server, the WASM schema engine's migration
+ * check) and the LoCoMo dev-split eval (minutes of model-free building; its store path is the
+ * same as `server/eval/service.test.ts`). `scripts/database-tests.test.ts` keeps the list whole.
+ */
+import { configDefaults, defineConfig } from "vitest/config";
+import base from "./vitest.config";
+
+/** Files that use `createTestDb` but stay on PGlite only (see above). */
+export const pgliteOnlyTests = ["server/eval/locomo-dev.test.ts"];
+
+export const databaseTests = [
+  "components/overview/upload-route.test.ts",
+  "inngest/dispatch.test.ts",
+  "inngest/run-function.test.ts",
+  "server/api/access-control.test.ts",
+  "server/engine/engine.test.ts",
+  "server/engine/steps/step-registry.test.ts",
+  "server/eval/service.test.ts",
+  "server/http/route-limits.test.ts",
+  "server/importers/import-file.test.ts",
+  "server/llm/providers.test.ts",
+  "server/search/neighbourhood.test.ts",
+  "server/search/ranking.test.ts",
+  "server/search/search.test.ts",
+  "server/services/branches.test.ts",
+  "server/services/cost.test.ts",
+  "server/services/outbound-settings.test.ts",
+  "server/services/provider-check.test.ts",
+  "server/services/users.test.ts",
+  "server/store/embedding-store.test.ts",
+  "**/*.postgres.test.ts",
+];
+
+export default defineConfig({ ...base, test: { ...base.test, include: databaseTests, exclude: configDefaults.exclude } });
