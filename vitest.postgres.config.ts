@@ -30,6 +30,7 @@ export const databaseTests = [
   "server/search/search.test.ts",
   "server/services/branches.test.ts",
   "server/services/cost.test.ts",
+  "server/services/ingest.test.ts",
   "server/services/outbound-settings.test.ts",
   "server/services/provider-check.test.ts",
   "server/services/users.test.ts",

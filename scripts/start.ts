@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { startIdleSessionSweeper } from "../server/services/ingest";
 import { startWebhookWorker } from "../server/services/webhooks";
 import { getDb } from "../server/store/db";
 import { prepareRuntimeEnv } from "../server/store/runtime-env";
@@ -18,6 +19,8 @@ async function main() {
   const runtime = await prepareRuntimeEnv();
   // Projection webhooks that failed are retried from here, the long-lived process next to the app.
   const stopWebhooks = startWebhookWorker(await getDb());
+  // Live sessions that went quiet become records (and runs) even when no further message arrives.
+  const stopSweeper = startIdleSessionSweeper(await getDb());
   process.env.NEXTAUTH_URL ??= `http://localhost:${port}`;
   const nextBin = "node_modules/next/dist/bin/next";
   if (!dev && (!existsSync(".next/BUILD_ID") || process.env.SYNTHEX_REBUILD === "1")) {
@@ -34,6 +37,7 @@ async function main() {
   process.on("SIGTERM", stop);
   child.on("exit", async (code) => {
     stopWebhooks();
+    stopSweeper();
     await runtime.close();
     process.exit(code ?? 0);
   });

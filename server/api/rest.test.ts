@@ -20,6 +20,7 @@ const { createApiKey } = await import("@/server/services/api-keys");
 const { createPipeline, templateSpec } = await import("@/server/services/pipelines");
 const { importFile } = await import("@/server/services/imports");
 const { runPipeline } = await import("@/server/services/runs");
+const { ingestMessages } = await import("@/server/services/ingest");
 const restRoute = await import("@/app/api/v1/[...path]/route");
 const openApiRoute = await import("@/app/api/v1/openapi.json/route");
 
@@ -61,6 +62,7 @@ describe("REST /api/v1", () => {
         expect(run.status).toBe("completed");
         runId = run.id;
         recordId = (await db.record.findFirstOrThrow({ where: { pipelineId, step: "summaries" } })).id;
+        await ingestMessages(db, { workspaceId: member.workspaceId, pipelineId, source: "chats" }, { sessionId: "live-1", messages: [{ role: "user", content: "hello" }] });
       }
     }
     doc = (await openApiRoute.GET().json()) as typeof doc;
@@ -89,12 +91,16 @@ describe("REST /api/v1", () => {
   });
 
   it("answers every operation of the document for the owning workspace's key, and refuses another workspace's key", async () => {
-    const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId };
+    const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId, source: "chats", sessionId: "live-1" };
+    const bodies: Record<string, unknown> = {
+      "/pipelines/{pipelineId}/search": { query: "lighthouse key" },
+      "/pipelines/{pipelineId}/sources/{source}/messages": { sessionId: "live-2", messages: [{ role: "user", content: "a message over REST" }] },
+    };
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
         const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + (op.parameters.some((p) => p.name === "query") ? "?query=lighthouse%20key" : "");
-        const body = method === "post" ? (template.endsWith("/search") ? { query: "lighthouse key" } : {}) : undefined;
+        const body = method === "post" ? (bodies[template] ?? {}) : undefined;
         const mine = await call(method.toUpperCase(), url, keys.a, body);
         calls.push(`${method} ${template}`);
         if (template === "/runs/{runId}/cancel") {

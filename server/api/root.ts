@@ -1,6 +1,7 @@
 import { apiKeyRouter } from "./routers/api-key";
 import { branchRouter } from "./routers/branch";
 import { evalsRouter } from "./routers/evals";
+import { ingestRouter } from "./routers/ingest";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { pipelineRouter } from "./routers/pipeline";
 import { providerRouter } from "./routers/provider";
@@ -23,6 +24,7 @@ export const appRouter = createTRPCRouter({
   provider: providerRouter,
   search: searchRouter,
   record: recordRouter,
+  ingest: ingestRouter,
   evals: evalsRouter,
 });
 

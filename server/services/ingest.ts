@@ -1,0 +1,198 @@
+/**
+ * Live ingestion: an agent pushes the messages of a conversation as they happen. Each call commits
+ * its messages before anything else (a run that fails, or never starts, loses nothing); a session
+ * closes on an explicit `close` or after an idle gap (Synapse's 30 minutes by default,
+ * SYNTHEX_SESSION_IDLE_MINUTES), and then becomes one conversation record of the source — the same
+ * shape an imported chat export has — and an incremental run is requested.
+ */
+import { z } from "zod";
+import type { Db } from "../core/db";
+import { badRequest, conflict, DomainError, notFound } from "../core/errors";
+import type { SourceItem } from "../core/source-item";
+import { toJsonColumn } from "../core/json";
+import type { IngestSession } from "../generated/prisma/client";
+import { notifySourceAppended } from "./executor";
+import { appendSourceRecords, getBranch } from "./pipelines";
+import { startRun } from "./runs";
+
+export const MAX_MESSAGES_PER_CALL = 1000;
+const MAX_MESSAGE_CHARS = 100_000;
+
+export const ingestMessageSchema = z.object({
+  role: z.string().trim().min(1).max(64).meta({ description: "Who spoke: user, assistant, a tool or a person's name." }),
+  content: z.string().max(MAX_MESSAGE_CHARS, `A message is at most ${MAX_MESSAGE_CHARS} characters.`),
+  time: z.iso.datetime({ offset: true }).optional().meta({ description: "When it was said (ISO 8601); default: when it arrived." }),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const ingestInputSchema = z.object({
+  sessionId: z.string().trim().min(1).max(200).meta({ description: "The conversation these messages belong to (the caller's id)." }),
+  scope: z.string().trim().max(256).optional().meta({ description: "Scope of the session's record, e.g. acme:user-42." }),
+  title: z.string().trim().max(200).optional(),
+  messages: z
+    .array(ingestMessageSchema)
+    .max(MAX_MESSAGES_PER_CALL, `At most ${MAX_MESSAGES_PER_CALL} messages per call: send the rest in further calls.`)
+    .default([]),
+  close: z.boolean().default(false).meta({ description: "Close the session now: it becomes a source record and a run is requested." }),
+});
+export type IngestInput = z.input<typeof ingestInputSchema>;
+
+export interface IngestTarget {
+  workspaceId: string;
+  pipelineId: string;
+  source: string;
+}
+
+export function sessionIdleMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SYNTHEX_SESSION_IDLE_MINUTES?.trim();
+  const minutes = raw ? Number(raw) : 30;
+  if (!Number.isFinite(minutes) || minutes <= 0) throw new Error(`SYNTHEX_SESSION_IDLE_MINUTES must be a positive number (got "${raw}").`);
+  return minutes * 60_000;
+}
+
+async function requireSource(db: Db, target: IngestTarget) {
+  const { spec } = await getBranch(db, target.pipelineId, "main");
+  const def = spec.sources.find((s) => s.name === target.source);
+  if (!def) throw notFound(`Source "${target.source}" is not in this pipeline. Sources: ${spec.sources.map((s) => s.name).join(", ") || "none"}.`);
+  return def;
+}
+
+/** Appends messages to a session (opening it on first use); closes it when asked. */
+export async function ingestMessages(db: Db, target: IngestTarget, raw: IngestInput, now = new Date()) {
+  const input = ingestInputSchema.parse(raw);
+  const def = await requireSource(db, target);
+  const session = await db.$transaction(async (tx) => {
+    const key = { pipelineId_source_sessionId: { pipelineId: target.pipelineId, source: target.source, sessionId: input.sessionId } };
+    const existing = await tx.ingestSession.findUnique({ where: key });
+    if (existing && existing.status !== "open") {
+      throw conflict(`Session "${input.sessionId}" is closed (it became record ${existing.recordId ?? "?"}): send later messages under a new sessionId.`);
+    }
+    if (existing && input.scope !== undefined && input.scope !== existing.scope) {
+      throw badRequest(`scope: session "${input.sessionId}" has scope "${existing.scope}", not "${input.scope}".`);
+    }
+    const row =
+      existing ??
+      (await tx.ingestSession.create({
+        data: { workspaceId: target.workspaceId, pipelineId: target.pipelineId, source: target.source, sessionId: input.sessionId, scope: input.scope ?? def.scope ?? "", title: input.title ?? null, lastMessageAt: now },
+      }));
+    if (input.messages.length) {
+      await tx.ingestMessage.createMany({
+        data: input.messages.map((m, i) => ({
+          workspaceId: target.workspaceId,
+          sessionId: row.id,
+          position: row.messageCount + i,
+          role: m.role,
+          content: m.content,
+          time: m.time ? new Date(m.time) : now,
+          metadata: toJsonColumn(m.metadata ?? {}),
+        })),
+      });
+    }
+    return tx.ingestSession.update({
+      where: { id: row.id },
+      data: { messageCount: { increment: input.messages.length }, lastMessageAt: now, ...(input.title && !row.title ? { title: input.title } : {}) },
+    });
+  });
+  let closed: Awaited<ReturnType<typeof closeSession>> | null = null;
+  if (input.close) closed = await closeSession(db, session, now);
+  // Others of this pipeline that went quiet close too (no separate scheduler needed to make progress).
+  await closeIdleSessions(db, { pipelineId: target.pipelineId, now }).catch((err) => console.error("[synthex ingest] idle close failed:", (err as Error).message));
+  return {
+    sessionId: input.sessionId,
+    accepted: input.messages.length,
+    messageCount: session.messageCount,
+    status: closed ? ("closed" as const) : ("open" as const),
+    recordId: closed?.recordId ?? null,
+    runRequested: closed?.runRequested ?? false,
+  };
+}
+
+function conversationItem(session: IngestSession, messages: Array<{ role: string; content: string; time: Date }>): SourceItem {
+  const first = messages[0]?.time ?? session.createdAt;
+  const last = messages[messages.length - 1]?.time ?? session.lastMessageAt;
+  const title = session.title ?? `Session ${session.sessionId}`;
+  const header = `# ${title}\n${first.toISOString().slice(0, 10)}`;
+  const roles = [...new Set(messages.map((m) => m.role))];
+  return {
+    externalId: session.sessionId,
+    content: [header, ...messages.map((m) => `${m.role}: ${m.content.trim()}`)].join("\n\n"),
+    scope: session.scope,
+    metadata: {
+      time: { created_at: first.toISOString(), updated_at: last.toISOString() },
+      chat: { conversation_id: session.sessionId, title, author: roles.join(", "), roles, message_count: messages.length },
+      source: { type: "api" },
+    },
+  };
+}
+
+/**
+ * Turns an open session into its conversation record, then asks for an incremental run. The
+ * record is committed first; a run that cannot be requested is logged, never an ingest failure.
+ */
+export async function closeSession(db: Db, session: IngestSession, now = new Date()) {
+  const messages = await db.ingestMessage.findMany({ where: { sessionId: session.id }, orderBy: { position: "asc" }, select: { role: true, content: true, time: true } });
+  let recordId: string | null = null;
+  if (messages.length) {
+    await appendSourceRecords(db, session.pipelineId, session.source, [conversationItem(session, messages)]);
+    const record = await db.record.findFirst({
+      where: { pipelineId: session.pipelineId, step: session.source, workspaceId: session.workspaceId, metadata: { path: ["chat", "conversation_id"], equals: session.sessionId } },
+      orderBy: { createdAt: "desc" },
+      select: { id: true },
+    });
+    recordId = record?.id ?? null;
+  }
+  const { count } = await db.ingestSession.updateMany({ where: { id: session.id, status: "open" }, data: { status: "closed", closedAt: now, recordId } });
+  const runRequested = count > 0 && messages.length > 0 ? await requestIncrementalRun(db, session) : false;
+  return { recordId, runRequested };
+}
+
+/** Inngest: the debounced `source.appended`. Local: a run of main, unless one is already queued or running. */
+async function requestIncrementalRun(db: Db, session: IngestSession): Promise<boolean> {
+  try {
+    const sent = await notifySourceAppended({ workspaceId: session.workspaceId, pipelineId: session.pipelineId, branch: "main" });
+    if (sent.sent) return true;
+    await startRun(db, { workspaceId: session.workspaceId, pipelineId: session.pipelineId, branch: "main", triggeredBy: null });
+    return true;
+  } catch (err) {
+    // A run in progress: the record waits for the next run (the next close or `synthex run`).
+    if (err instanceof DomainError && err.code === "CONFLICT") return false;
+    console.error(`[synthex ingest] session ${session.sessionId} closed; the run was not requested: ${(err as Error).message}`);
+    return false;
+  }
+}
+
+/** Closes every open session idle for longer than the gap (optionally of one pipeline). */
+export async function closeIdleSessions(db: Db, options: { pipelineId?: string; now?: Date; idleMs?: number } = {}) {
+  const now = options.now ?? new Date();
+  const cutoff = new Date(now.getTime() - (options.idleMs ?? sessionIdleMs()));
+  const idle = await db.ingestSession.findMany({
+    where: { status: "open", lastMessageAt: { lt: cutoff }, ...(options.pipelineId ? { pipelineId: options.pipelineId } : {}) },
+    take: 100,
+  });
+  for (const session of idle) await closeSession(db, session, now);
+  return { closed: idle.length };
+}
+
+/** A session's state and its messages so far (for an agent or the UI). */
+export async function getSession(db: Db, target: IngestTarget, sessionId: string) {
+  const session = await db.ingestSession.findUnique({
+    where: { pipelineId_source_sessionId: { pipelineId: target.pipelineId, source: target.source, sessionId } },
+    include: { messages: { orderBy: { position: "asc" }, take: 1000, select: { role: true, content: true, time: true, position: true } } },
+  });
+  if (!session || session.workspaceId !== target.workspaceId) throw notFound(`Session "${sessionId}" not found in source "${target.source}".`);
+  return session;
+}
+
+/** Closes idle sessions every minute from the long-lived process beside the app (`npm start`). */
+export function startIdleSessionSweeper(db: Db, everyMs = 60_000): () => void {
+  let sweeping = false;
+  const timer = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    closeIdleSessions(db)
+      .catch((err) => console.error("[synthex ingest] idle sweep failed:", (err as Error).message))
+      .finally(() => (sweeping = false));
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
