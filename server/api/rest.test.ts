@@ -23,6 +23,9 @@ const { runPipeline } = await import("@/server/services/runs");
 const { ingestMessages } = await import("@/server/services/ingest");
 const restRoute = await import("@/app/api/v1/[...path]/route");
 const openApiRoute = await import("@/app/api/v1/openapi.json/route");
+const mcpRoute = await import("@/app/api/mcp/route");
+const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
 const fixture = path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json");
 
@@ -99,7 +102,8 @@ describe("REST /api/v1", () => {
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
-        const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + (op.parameters.some((p) => p.name === "query") ? "?query=lighthouse%20key" : "");
+        const query = op.parameters.some((p) => p.name === "query") ? "?query=lighthouse%20key" : template.endsWith("/brief") ? "?scope=acme" : "";
+        const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + query;
         const body = method === "post" ? (bodies[template] ?? {}) : undefined;
         const mine = await call(method.toUpperCase(), url, keys.a, body);
         calls.push(`${method} ${template}`);
@@ -168,5 +172,53 @@ describe("REST /api/v1", () => {
 
     const unknownKey = await call("GET", `/pipelines`, "sx_not-a-real-key");
     expect(unknownKey).toMatchObject({ status: 401, json: { error: { code: "UNAUTHORIZED" } } });
+  });
+
+  it("serves MCP: an agent's client lists the tools and calls them with its key, inside its workspace", async () => {
+    // The SDK's own client, its HTTP requests answered by the route handler.
+    const connect = async (key: string) => {
+      const client = new Client({ name: "test-agent", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL("http://localhost/api/mcp"), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+        fetch: async (url, init) => (init?.method === "GET" ? new Response(null, { status: 405 }) : mcpRoute.POST(new Request(url, init))),
+      });
+      await client.connect(transport);
+      return client;
+    };
+    const agent = await connect(keys.a);
+    const { tools } = await agent.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(["brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
+
+    const found = await agent.callTool({ name: "search", arguments: { pipeline: "memory", query: "lighthouse key", mode: "fts", limit: 3 } });
+    const text = (found.content as Array<{ text: string }>)[0]!.text;
+    const hits = (JSON.parse(text) as { hits: Array<{ id: string; content: string }> }).hits;
+    expect(hits[0]!.content.toLowerCase()).toContain("lighthouse");
+    const lineage = await agent.callTool({ name: "lineage", arguments: { id: hits[0]!.id } });
+    expect(JSON.parse((lineage.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ root: hits[0]!.id });
+    const ingested = await agent.callTool({ name: "ingest", arguments: { pipeline: "memory", source: "chats", sessionId: "mcp-1", messages: [{ role: "user", content: "via MCP" }] } });
+    expect(JSON.parse((ingested.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ status: "open", accepted: 1 });
+    await agent.close();
+
+    // Another workspace's key reaches the tools but not workspace A's memory.
+    const stranger = await connect(keys.b);
+    const refused = await stranger.callTool({ name: "search", arguments: { pipeline: pipelineId, query: "lighthouse key" } });
+    expect(refused.isError).toBe(true);
+    expect((refused.content as Array<{ text: string }>)[0]!.text).toMatch(/^NOT_FOUND: /);
+    await stranger.close();
+
+    // The brief: turns pushed for the scope, newest last, and the projected memory.
+    const briefed = await call("GET", `/pipelines/memory/brief?scope=acme:user-7&turns=2`, keys.a);
+    expect(briefed.status).toBe(200);
+    expect(briefed.json).toMatchObject({ scope: "acme:user-7", openSessions: 0, recentTurns: [] });
+    await call("POST", `/pipelines/memory/sources/chats/messages`, keys.a, {
+      sessionId: "brief-1",
+      scope: "acme:user-7",
+      messages: ["one", "two", "three"].map((content, i) => ({ role: "user", content, time: `2026-11-2${i}T10:00:00Z` })),
+    });
+    const after = await call("GET", `/pipelines/memory/brief?scope=acme:user-7&turns=2`, keys.a);
+    expect(after.json).toMatchObject({ openSessions: 1, recentTurns: [{ content: "two" }, { content: "three" }], projection: { output: "context" } });
+
+    const anonymous = await mcpRoute.POST(new Request("http://localhost/api/mcp", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
+    expect(anonymous.status).toBe(401);
   });
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MAX_LIMIT, search, SEARCH_MODES } from "../../search/search";
+import { brief } from "../../services/brief";
 import { projection } from "../../services/projections";
 import { projectionResultSchema, searchResultSchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
@@ -52,6 +53,18 @@ export const searchRouter = createTRPCRouter({
     .query(({ ctx, input }) =>
       search(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
     ),
+  brief: pipelineProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/brief", summary: "The brief for a scope: recent turns and the projected memory", tag: "Search" } })
+    .input(z.object({ scope: z.string().min(1).max(256), output: z.string().optional(), turns: z.number().int().min(1).max(200).default(20) }))
+    .output(
+      z.object({
+        scope: z.string(),
+        recentTurns: z.array(z.object({ sessionId: z.string(), role: z.string(), content: z.string(), time: z.date() })),
+        openSessions: z.number().int(),
+        projection: projectionResultSchema.nullable(),
+      }),
+    )
+    .query(({ ctx, input }) => brief(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
   projection: pipelineProcedure("pipelines:read")
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/outputs/{output}", summary: "Read a projection output (the context block for a scope)", tag: "Search" } })
     .output(projectionResultSchema)

@@ -1,0 +1,16 @@
+/** MCP over streamable HTTP (server/api/mcp.ts); the same API-key auth as REST and tRPC. */
+import { handleMcp } from "@/server/api/mcp";
+import { createContext } from "@/server/api/trpc";
+import { apiBodyLimit, withBodyLimit } from "@/server/http/body-limit";
+import { getDb } from "@/server/store/db";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+async function handler(req: Request): Promise<Response> {
+  return handleMcp(req, async () => createContext({ db: await getDb(), authorization: req.headers.get("authorization") }));
+}
+
+const limited = withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init));
+
+export { limited as GET, limited as POST, limited as DELETE };

@@ -1,0 +1,116 @@
+/**
+ * The MCP server (streamable HTTP at /api/mcp): tools an agent's model calls directly. Each tool
+ * calls the same tRPC procedure as REST and the UI, with the caller's context (its API key), so the
+ * permission checks and the workspace boundary are the procedures' own. Stateless: one server and
+ * transport per request, JSON responses.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { appRouter } from "./root";
+import type { Context } from "./trpc";
+import { API_VERSION } from "./rest-app";
+
+type Caller = ReturnType<typeof appRouter.createCaller>;
+
+function result(data: unknown) {
+  return { content: [{ type: "text" as const, text: JSON.stringify(data, null, 1) }] };
+}
+
+/** A tool failure the model can read (and correct), instead of a protocol error. */
+async function tool(run: () => Promise<unknown>) {
+  try {
+    return result(await run());
+  } catch (err) {
+    const message = err instanceof TRPCError ? `${err.code}: ${err.message}` : "Internal error.";
+    if (!(err instanceof TRPCError)) console.error("[synthex mcp] tool failed", err);
+    return { isError: true, content: [{ type: "text" as const, text: message }] };
+  }
+}
+
+const pipeline = z.string().min(1).describe("The pipeline's name or id.");
+
+export function createMcpServer(caller: Caller): McpServer {
+  const server = new McpServer({ name: "synthex", version: API_VERSION });
+  server.registerTool(
+    "list_pipelines",
+    { description: "The memory pipelines of this workspace, with record counts and the last run." },
+    () => tool(() => caller.pipeline.list({})),
+  );
+  server.registerTool(
+    "search",
+    {
+      description: "Search a pipeline's memory in natural language. Returns records (summaries, transcripts, windows …) with scores; each id can be opened with get_record or traced with lineage.",
+      inputSchema: {
+        pipeline,
+        query: z.string().min(1).describe("The question or words to look for."),
+        mode: z.enum(["fts", "semantic", "hybrid"]).optional(),
+        scope: z.string().optional().describe("Scope prefix, e.g. acme:user-42."),
+        limit: z.number().int().min(1).max(50).optional(),
+      },
+    },
+    (args) => tool(() => caller.search.search({ pipelineId: args.pipeline, query: args.query, mode: args.mode, scope: args.scope, limit: args.limit ?? 10 })),
+  );
+  server.registerTool(
+    "get_record",
+    { description: "One record with its metadata, audit and provenance counts.", inputSchema: { id: z.string().min(1) } },
+    (args) => tool(() => caller.record.get({ id: args.id })),
+  );
+  server.registerTool(
+    "lineage",
+    { description: "The tree of sources a record was made from, down to the raw conversations.", inputSchema: { id: z.string().min(1) } },
+    (args) => tool(() => caller.record.lineage({ id: args.id })),
+  );
+  server.registerTool(
+    "ingest",
+    {
+      description: "Append messages of a live conversation to a pipeline source. close=true turns the session into a memory record and starts an incremental run.",
+      inputSchema: {
+        pipeline,
+        source: z.string().min(1).describe("A source of the pipeline, e.g. chats."),
+        sessionId: z.string().min(1),
+        scope: z.string().optional(),
+        messages: z.array(z.object({ role: z.string().min(1), content: z.string(), time: z.string().optional() })).max(1000),
+        close: z.boolean().optional(),
+      },
+    },
+    (args) =>
+      tool(() =>
+        caller.ingest.messages({ pipelineId: args.pipeline, source: args.source, sessionId: args.sessionId, scope: args.scope, messages: args.messages, close: args.close ?? false }),
+      ),
+  );
+  server.registerTool(
+    "read_output",
+    {
+      description: "Read a projection output (e.g. context): the current memory block for a scope, ready for a system prompt.",
+      inputSchema: { pipeline, output: z.string().min(1).default("context"), scope: z.string().optional() },
+    },
+    (args) => tool(() => caller.search.projection({ pipelineId: args.pipeline, output: args.output, scope: args.scope })),
+  );
+  server.registerTool(
+    "brief",
+    {
+      description: "The brief for one scope at the start of a turn: the most recent turns pushed with ingest and the projected memory (e.g. the world model).",
+      inputSchema: { pipeline, scope: z.string().min(1).describe("e.g. acme:user-42"), turns: z.number().int().min(1).max(200).optional() },
+    },
+    (args) => tool(() => caller.search.brief({ pipelineId: args.pipeline, scope: args.scope, turns: args.turns ?? 20 })),
+  );
+  return server;
+}
+
+/** Answers one MCP HTTP request with a fresh stateless server bound to the caller's context. */
+export async function handleMcp(req: Request, createContext: () => Promise<Context>): Promise<Response> {
+  let ctx: Context;
+  try {
+    ctx = await createContext();
+  } catch (err) {
+    if (err instanceof TRPCError) return Response.json({ error: { code: err.code, message: err.message } }, { status: 401 });
+    throw err;
+  }
+  if (!ctx.actor) return Response.json({ error: { code: "UNAUTHORIZED", message: "Send an API key: Authorization: Bearer sx_…" } }, { status: 401 });
+  const server = createMcpServer(appRouter.createCaller(ctx));
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  return transport.handleRequest(req);
+}
