@@ -9,6 +9,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { appRouter } from "./root";
+import { apiRateLimit } from "../http/api-rate-limit";
 import type { Context } from "./trpc";
 import { API_VERSION } from "./rest-app";
 
@@ -109,6 +110,10 @@ export async function handleMcp(req: Request, createContext: () => Promise<Conte
     throw err;
   }
   if (!ctx.actor) return Response.json({ error: { code: "UNAUTHORIZED", message: "Send an API key: Authorization: Bearer sx_…" } }, { status: 401 });
+  if (ctx.actor.kind === "apiKey") {
+    const limited = await apiRateLimit(ctx.actor);
+    if (limited) return limited;
+  }
   const server = createMcpServer(appRouter.createCaller(ctx));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);

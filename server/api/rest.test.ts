@@ -221,4 +221,24 @@ describe("REST /api/v1", () => {
     const anonymous = await mcpRoute.POST(new Request("http://localhost/api/mcp", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
     expect(anonymous.status).toBe(401);
   });
+
+  it("limits requests per API key with 429 and Retry-After", async () => {
+    process.env.SYNTHEX_API_RATE_PER_KEY = "3";
+    try {
+      const statuses: number[] = [];
+      let last: Response | null = null;
+      for (let i = 0; i < 4; i++) {
+        last = await restRoute.GET(new Request("http://localhost/api/v1/pipelines", { headers: { authorization: `Bearer ${keys.a}` } }));
+        statuses.push(last.status);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(await last!.json()).toMatchObject({ error: { code: "TOO_MANY_REQUESTS", message: expect.stringMatching(/3 requests per minute for this API key/) } });
+      // Another key has its own budget.
+      const other = await restRoute.GET(new Request("http://localhost/api/v1/pipelines", { headers: { authorization: `Bearer ${keys.b}` } }));
+      expect(other.status).toBe(200);
+    } finally {
+      delete process.env.SYNTHEX_API_RATE_PER_KEY;
+    }
+  });
 });

@@ -10,6 +10,7 @@
 import { TRPCError, type AnyTRPCRouter } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { z, ZodError } from "zod";
+import { apiRateLimit } from "../http/api-rate-limit";
 import type { Context, ProcedureMeta, RestRoute } from "./trpc";
 
 /** The parts of a built procedure this adapter reads (tRPC keeps them on `_def`). */
@@ -147,6 +148,10 @@ export async function handleRest(options: {
     endpoint.pathParams.forEach((name, i) => (input[name] = decodeURIComponent(groups[i]!)));
 
     const ctx = await options.createContext();
+    if (ctx.actor?.kind === "apiKey") {
+      const limited = await apiRateLimit(ctx.actor);
+      if (limited) return limited;
+    }
     const caller: unknown = options.router.createCaller(ctx);
     const fn = endpoint.procedure.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (input: unknown) => Promise<unknown>;
     const data = await fn(input);
