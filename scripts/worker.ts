@@ -1,12 +1,13 @@
 /**
  * `npm run worker`: the background work of a production deployment, beside app servers that run
  * `node server.js` (the Docker image) and so have no `npm start` parent process: projection
- * webhook retries, and — with the local executor — resuming runs whose server died (every app
+ * webhook retries, closing idle live sessions, and — with the local executor — resuming runs whose server died (every app
  * server also sweeps, see instrumentation.ts; a claim makes each resume happen once).
  * Needs DATABASE_URL and NEXTAUTH_SECRET; migrates first, like `npm start`.
  */
 import { requireEnvironmentSecrets } from "../server/auth/local-secret";
 import { startAppServer } from "../server/services/app-server";
+import { startIdleSessionSweeper } from "../server/services/ingest";
 import { startWebhookWorker } from "../server/services/webhooks";
 import { closeDb } from "../server/store/db";
 import { openMigratedDb } from "../server/store/runtime-env";
@@ -17,9 +18,11 @@ async function main() {
   const db = await openMigratedDb();
   const app = startAppServer();
   const stopWebhooks = startWebhookWorker(db);
+  const stopSessions = startIdleSessionSweeper(db);
   console.log("[synthex worker] delivering webhooks and resuming interrupted runs");
   const stop = async () => {
     stopWebhooks();
+    stopSessions();
     app.stop();
     await closeDb();
     process.exit(0);

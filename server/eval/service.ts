@@ -309,7 +309,8 @@ async function evaluate(
   progress({ phase: "build", done: 0, total: spec.steps.length }, true);
   const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
   if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
-  if (run.mode === "semantic" || run.mode === "hybrid") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run.
+  if (run.mode !== "bm25") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
   progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
   await checkCancel();
 

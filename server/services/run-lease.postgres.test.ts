@@ -1,9 +1,12 @@
 /**
  * Several app servers on one PostgreSQL (`TEST_DATABASE_URL`): a run executes exactly once when two
  * processes try to execute it, and a run whose server was killed mid-run (SIGKILL, no clean-up) is
- * resumed by another after its lease expires, ending with exactly the records of an uninterrupted run.
+ * resumed by another after its lease expires, ending with exactly the records of an uninterrupted run;
+ * webhook deliveries sent by two servers' workers at once reach the receiver once each.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,6 +20,7 @@ import { settleBackgroundWork } from "./background";
 import { appendSourceRecords, createPipeline } from "./pipelines";
 import { createRun, executeRunRow, resumeExpiredRuns } from "./runs";
 import { signUp } from "./users";
+import { deliverPending } from "./webhooks";
 
 const adminUrl = testDatabaseUrl();
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-lease-"));
@@ -127,5 +131,85 @@ describe.skipIf(!adminUrl)("runs on several app servers", () => {
     expect(steps.filter((s) => s.output > 0)).toEqual([]);
     const transcripts = await a.db.record.count({ where: { step: "transcripts" } });
     expect(transcripts).toBe(403);
+  });
+});
+
+describe.skipIf(!adminUrl)("webhooks with several app servers", () => {
+  it("two servers delivering at once send each webhook once", { timeout: 120_000 }, async () => {
+    const received: number[] = [];
+    const receiver = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        received.push((JSON.parse(body) as { n: number }).n);
+        // A slow receiver widens the window in which both workers are sending.
+        setTimeout(() => res.writeHead(200).end("ok"), 20);
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const { workspace } = await signUp(a.db, { email: "hooks@example.com", password: "hooks-password-1" });
+      const n = 60;
+      await a.db.webhookDelivery.createMany({
+        data: Array.from({ length: n }, (_, i) => ({ workspaceId: workspace.id, pipelineId: "p", output: "context", url, payload: { n: i }, status: "pending" })),
+      });
+      // Each server's worker ticks a few times, concurrently with the other's.
+      const worker = (db: typeof a.db) => (async () => {
+        for (let i = 0; i < 4; i++) await deliverPending(db, { limit: 10 });
+      })();
+      await Promise.all([worker(a.db), worker(b.db), worker(a.db), worker(b.db)]);
+      expect(received.length).toBe(n);
+      expect(new Set(received).size).toBe(n);
+      expect(await a.db.webhookDelivery.count({ where: { status: "delivered", attempts: 1 } })).toBe(n);
+    } finally {
+      receiver.close();
+    }
+  });
+});
+
+describe.skipIf(!adminUrl)("the database going away mid-run", () => {
+  it("connections cut mid-run: the run ends failed or completed, never half-committed; a re-run completes it", { timeout: 300_000 }, async () => {
+    const { workspace } = await signUp(a.db, { email: "outage@example.com", password: "outage-password-1" });
+    const spec = new Pipeline("outage", { agent: "t" })
+      .source("notes", { format: "jsonl" })
+      .transform("summaries", { from: "notes", prompt: "Summarize: {{ record.content }}" })
+      .toSpec();
+    const { pipeline } = await createPipeline(a.db, workspace.id, { name: "outage", spec });
+    const n = 400;
+    await appendSourceRecords(
+      a.db,
+      pipeline.id,
+      "notes",
+      Array.from({ length: n }, (_, i) => ({ externalId: `o${i}`, content: `Note ${i}: the supplier call about order ${i} moved.`, metadata: {} })),
+    );
+    const run = await createRun(a.db, { workspaceId: workspace.id, pipelineId: pipeline.id });
+    const running = executeRunRow(a.db, run.id, { model: new OfflineModel(), runOptions: { batchSize: 10, maxAttempts: 1 } }).catch((e: Error) => e);
+    while ((await b.db.record.count({ where: { runId: run.id } })) === 0) await new Promise((r) => setTimeout(r, 50));
+    // The server ends every session of server A's pool, mid-batch, as a failover or restart would.
+    const dbName = new URL(a.url!).pathname.slice(1);
+    await b.db.$executeRawUnsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, dbName);
+    await running;
+    const after = await b.db.run.findUniqueOrThrow({ where: { id: run.id } });
+    expect(["failed", "completed", "running"]).toContain(after.status);
+    // Never half-committed: every summary has its provenance edge and its branch pointer.
+    const orphans = await b.db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM "Record" r WHERE r."pipelineId" = $1 AND r.step = 'summaries'
+         AND (NOT EXISTS (SELECT 1 FROM "RecordEdge" e WHERE e."childId" = r.id)
+              OR NOT EXISTS (SELECT 1 FROM "BranchPointer" p WHERE p."recordId" = r.id))`,
+      pipeline.id,
+    );
+    expect(orphans[0]!.n).toBe(0);
+    // What was not finished is finished by running again (or by the lease sweep if it was left running).
+    if (after.status === "running") {
+      // Left active by a failed executor: its lease expired at once, so the next sweep resumes it.
+      expect(await resumeExpiredRuns(b.db, { model: new OfflineModel(), lease: { owner: "server-2" } })).toEqual([run.id]);
+      await settleBackgroundWork();
+      expect((await b.db.run.findUniqueOrThrow({ where: { id: run.id } })).status).toBe("completed");
+    } else {
+      const again = await createRun(b.db, { workspaceId: workspace.id, pipelineId: pipeline.id });
+      await executeRunRow(b.db, again.id, { model: new OfflineModel() });
+    }
+    expect(await b.db.record.count({ where: { pipelineId: pipeline.id, step: "summaries" } })).toBe(n);
   });
 });

@@ -46,8 +46,20 @@ export async function renewRunLease(db: DbTx, runId: string, owner: string, ttlM
   return n === 1;
 }
 
+/**
+ * Gives the lease up when `owner` stops executing the run. A run that ended is simply released; one
+ * still active (the executor failed: the database went away mid-run) keeps a lease that expires
+ * now, so the next recovery sweep of any server resumes it instead of leaving it running forever.
+ */
 export async function releaseRunLease(db: DbTx, runId: string, owner: string): Promise<void> {
-  await db.$executeRawUnsafe(`UPDATE "Run" SET "leaseOwner" = NULL, "leaseExpiresAt" = NULL WHERE id = $1 AND "leaseOwner" = $2`, runId, owner);
+  await db.$executeRawUnsafe(
+    `UPDATE "Run" SET
+       "leaseOwner" = CASE WHEN status IN ${ACTIVE} THEN "leaseOwner" END,
+       "leaseExpiresAt" = CASE WHEN status IN ${ACTIVE} THEN ${NOW} END
+     WHERE id = $1 AND "leaseOwner" = $2`,
+    runId,
+    owner,
+  );
 }
 
 /** Active runs whose executor stopped renewing its lease (a killed server), oldest first. */
