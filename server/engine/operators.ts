@@ -68,22 +68,6 @@ export function applyTransformOperator(op: Operator, content: string): { content
   }
 }
 
-/**
- * One window per paragraph (blank-line separated: a chat turn as importers write them) with
- * `radius` paragraphs on either side. A first paragraph that is a "# " header (title and date) is
- * repeated at the top of every window, so each window still says when it was said.
- */
-export function paragraphWindows(content: string, radius: number): string[] {
-  const paras = content.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean);
-  const header = paras[0]?.startsWith("# ") ? paras.shift()! : null;
-  const out: string[] = [];
-  for (let i = 0; i < paras.length; i++) {
-    const body = paras.slice(Math.max(0, i - radius), i + radius + 1).join("\n\n");
-    out.push(header ? `${header}\n\n${body}` : body);
-  }
-  return out;
-}
-
 /** A speaker label opening a turn paragraph: "user:", "Caroline:", "tool (python):", "assistant (to canmore):". */
 const TURN_LABEL = /^([\p{L}\p{N}][\p{L}\p{N} ._'-]{0,40}(?: \([^)\n]{1,40}\))?):\s/u;
 
@@ -111,15 +95,25 @@ export function conversationTurns(content: string): { header: string; turns: str
  * Overlapping windows of `size` turns, one every `stride` turns, each headed by the conversation's
  * header (title, date) so a window is understandable and findable on its own. Metadata: the
  * 1-based turn numbers it covers (provenance down to the turn). A text without turns is one window.
+ * `centered`: every `stride`-th turn is the centre of a window (so the first and last windows are
+ * shorter); otherwise windows start at every `stride`-th turn and the last one ends the conversation.
  */
-function turnWindows(content: string, size: number, stride: number): SplitPart[] {
+function turnWindows(content: string, size: number, stride: number, centered: boolean): SplitPart[] {
   const { header, turns } = conversationTurns(content);
   if (turns.length === 0) return content.trim() ? [{ content: content.trim(), metadata: { turns: [] } }] : [];
   const out: SplitPart[] = [];
-  for (let start = 0; start < turns.length; start += stride) {
-    const end = Math.min(turns.length, start + size);
+  const window = (start: number, end: number) => {
     const numbers = Array.from({ length: end - start }, (_, i) => start + i + 1);
     out.push({ content: [header, ...turns.slice(start, end)].filter(Boolean).join("\n\n"), metadata: { turns: numbers, turn_count: turns.length } });
+  };
+  if (centered) {
+    const before = Math.floor((size - 1) / 2);
+    for (let centre = 0; centre < turns.length; centre += stride) window(Math.max(0, centre - before), Math.min(turns.length, centre - before + size));
+    return out;
+  }
+  for (let start = 0; start < turns.length; start += stride) {
+    const end = Math.min(turns.length, start + size);
+    window(start, end);
     if (end >= turns.length) break;
   }
   return out;
@@ -135,7 +129,7 @@ export interface SplitPart {
 export function applySplitOperator(op: Operator, content: string): Array<string | SplitPart> {
   switch (op.kind) {
     case "turns":
-      return turnWindows(content, op.size ?? 3, op.stride ?? 1);
+      return turnWindows(content, op.size ?? 3, op.stride ?? 1, op.centered ?? false);
     case "chunk":
       return chunk(content, op.size ?? 1200, op.overlap ?? 0);
     case "sentences": {
@@ -147,8 +141,6 @@ export function applySplitOperator(op: Operator, content: string): Array<string 
     }
     case "regex-entities":
       return regexEntities(content);
-    case "windows":
-      return paragraphWindows(content, op.radius ?? 1);
     default:
       throw new Error(`operator ${op.kind} cannot be used in a split`);
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { contextCut, estimateContextTokens, meanMetrics, percentile, rankedSessions, scoreCase, tokenF1, type TracedHit } from "./metrics";
 import { Bm25Index, bm25Terms } from "./bm25";
-import { paragraphWindows } from "../engine/operators";
+import { applySplitOperator } from "../engine/operators";
 
 const hit = (id: string, sessions: string[], turns: string[], tokens = 100, reachesSource = true, content = ""): TracedHit => ({ id, sessions, turns, tokens, reachesSource, content });
 
@@ -104,13 +104,15 @@ describe("BM25 as the baseline script ranks", () => {
   });
 });
 
-describe("windows split operator", () => {
+describe("centred turn windows (the baseline's windows)", () => {
+  const windows = (content: string, size: number) =>
+    applySplitOperator({ kind: "turns", size, stride: 1, centered: true }, content).map((p) => (typeof p === "string" ? p : p.content));
   it("one window per turn with its neighbours, under the header", () => {
-    expect(paragraphWindows("# 8 May, 2023\n\nA: one\n\nB: two\n\nA: three", 1)).toEqual([
+    expect(windows("# 8 May, 2023\n\nA: one\n\nB: two\n\nA: three", 3)).toEqual([
       "# 8 May, 2023\n\nA: one\n\nB: two",
       "# 8 May, 2023\n\nA: one\n\nB: two\n\nA: three",
       "# 8 May, 2023\n\nB: two\n\nA: three",
     ]);
-    expect(paragraphWindows("A: one\n\nB: two", 0)).toEqual(["A: one", "B: two"]);
+    expect(windows("A: one\n\nB: two", 1)).toEqual(["A: one", "B: two"]);
   });
 });

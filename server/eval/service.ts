@@ -452,7 +452,8 @@ async function benchmarkCorpus(db: Db, run: EvalRunRow, model: ModelProvider | u
   progress({ phase: "build", done: 0, total: spec.steps.length }, true);
   const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
   if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
-  if (run.mode === "semantic" || run.mode === "hybrid") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run.
+  if (run.mode !== "bm25") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
   progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
 
   const sessions = new Map<string, Map<string, Session>>(dataset.samples.map((s) => [s.id, new Map(s.sessions.map((x) => [x.id, x]))]));
@@ -470,7 +471,8 @@ async function benchmarkCorpus(db: Db, run: EvalRunRow, model: ModelProvider | u
 async function questionSetCorpus(db: Db, run: EvalRunRow, progress: (p: EvalProgress, force?: boolean) => void): Promise<Corpus> {
   const set = await getQuestionSet(db, run.workspaceId, run.datasetId);
   progress({ phase: "build", done: 0, total: 1 }, true);
-  if (run.mode === "semantic" || run.mode === "hybrid") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run.
+  if (run.mode !== "bm25") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
   progress({ phase: "build", done: 1, total: 1 }, true);
   return {
     questions: set.questions.map((q) => ({ id: q.id, sample: set.name, question: q.question, answer: q.answer, category: "team", evidence: q.recordIds, evidenceSessions: q.sources, apart: false })),

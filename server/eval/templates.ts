@@ -44,7 +44,7 @@ export function evalTemplate(name: EvalTemplate): EvalTemplateDef {
       return {
         spec: new Pipeline("bm25-windows")
           .source("chats", { format: "json" })
-          .split("windows", { from: "chats", operator: { kind: "windows", radius: 1 } })
+          .split("windows", { from: "chats", operator: { kind: "turns", size: 3, stride: 1, centered: true } })
           .output("search", { from: "windows", surface: "search" })
           .toSpec(),
         step: "windows",

@@ -17,7 +17,7 @@ export const PERIODS = ["day", "week", "month", "year"] as const;
 export const CONFLICTS = ["prefer_latest", "prefer_first", "keep_all"] as const;
 
 export const TRANSFORM_OPERATOR_KINDS = ["extractive-summary", "pii-flag", "json-pick", "identity"] as const;
-export const SPLIT_OPERATOR_KINDS = ["chunk", "sentences", "turns", "regex-entities", "windows"] as const;
+export const SPLIT_OPERATOR_KINDS = ["chunk", "sentences", "turns", "regex-entities"] as const;
 export const AGGREGATE_OPERATOR_KINDS = ["extractive-summary"] as const;
 export const OPERATOR_KINDS_BY_TYPE = {
   transform: TRANSFORM_OPERATOR_KINDS,

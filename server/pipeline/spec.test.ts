@@ -150,3 +150,27 @@ describe("parseSpec: shape and defaults", () => {
     expect(Object.keys(json.properties)).toEqual(["version", "sources", "steps", "outputs"]);
   });
 });
+
+describe("one window operator", () => {
+  const legacy = {
+    version: 1,
+    sources: [{ name: "chats", format: "json" }],
+    steps: [{ name: "windows", type: "split", from: "chats", operator: { kind: "windows", radius: 2 } }],
+    outputs: [{ name: "search", from: "windows", surface: "search" }],
+  };
+
+  it("reads a stored spec's `windows` operator as the centred `turns` operator it equals", () => {
+    const spec = assertSpec(legacy);
+    expect(spec.steps[0]).toMatchObject({ type: "split", operator: { kind: "turns", size: 5, stride: 1, centered: true } });
+    // The input is not mutated, and the default radius (1) is a 3-turn window.
+    expect(legacy.steps[0]!.operator.kind).toBe("windows");
+    const byDefault = assertSpec({ ...legacy, steps: [{ ...legacy.steps[0], operator: { kind: "windows" } }] });
+    expect(byDefault.steps[0]).toMatchObject({ operator: { kind: "turns", size: 3, centered: true } });
+  });
+
+  it("still refuses a bad radius, at its path", () => {
+    const result = parseSpec({ ...legacy, steps: [{ ...legacy.steps[0], operator: { kind: "windows", radius: -1 } }] });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.some((p) => p.path.join(".").startsWith("steps.0.operator"))).toBe(true);
+  });
+});

@@ -184,13 +184,10 @@ const turnsOperator = z.strictObject({
   kind: z.literal("turns"),
   size: int("size (turns per window)", 1, 1000).default(DEFAULT_TURNS_PER_WINDOW),
   stride: int("stride (turns between window starts)", 1, 1000).default(DEFAULT_TURNS_STRIDE),
+  /** Every stride-th turn is the centre of a window (edge windows are shorter), instead of its start. */
+  centered: z.boolean().optional(),
 });
 const regexEntitiesOperator = z.strictObject({ kind: z.literal("regex-entities") });
-/** One record per paragraph (a chat turn) with `radius` paragraphs either side; a leading "# " header line is kept in each. */
-const windowsOperator = z.strictObject({
-  kind: z.literal("windows"),
-  radius: int("radius (paragraphs either side)", 0, 50).default(1),
-});
 
 function operatorError(type: keyof typeof OPERATOR_KINDS_BY_TYPE) {
   return errorFor("operator", (input) => {
@@ -210,7 +207,7 @@ export const transformOperatorSchema = z.discriminatedUnion(
   [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.transform), piiFlagOperator, jsonPickOperator, identityOperator],
   { error: operatorError("transform") },
 );
-export const splitOperatorSchema = z.discriminatedUnion("kind", [chunkOperator, sentencesOperator, turnsOperator, regexEntitiesOperator, windowsOperator], {
+export const splitOperatorSchema = z.discriminatedUnion("kind", [chunkOperator, sentencesOperator, turnsOperator, regexEntitiesOperator], {
   error: operatorError("split"),
 });
 export const aggregateOperatorSchema = z.discriminatedUnion("kind", [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.aggregate)], {
@@ -556,10 +553,37 @@ function fillModelDefaults(spec: PipelineSpec): PipelineSpec {
 }
 
 /**
+ * Specs stored before the two window operators became one: the `windows` split operator
+ * (`{ kind: "windows", radius }`, a window centred on every turn) is read as the `turns` operator
+ * it equals (`{ kind: "turns", size: 2 × radius + 1, stride: 1, centered: true }`). Returns the
+ * input itself when there is nothing to upgrade; never mutates it.
+ */
+export function upgradeLegacySpec(input: unknown): unknown {
+  const steps = (input as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(steps)) return input;
+  const legacy = (step: unknown) => {
+    const op = (step as { type?: unknown; operator?: { kind?: unknown; radius?: unknown } } | null)?.operator;
+    return (step as { type?: unknown }).type === "split" && op?.kind === "windows" ? op : null;
+  };
+  if (!steps.some((s) => s && typeof s === "object" && legacy(s))) return input;
+  return {
+    ...(input as object),
+    steps: steps.map((step) => {
+      const op = step && typeof step === "object" ? legacy(step) : null;
+      if (!op) return step;
+      const { radius = 1, ...rest } = op as { radius?: unknown; kind: unknown };
+      const size = typeof radius === "number" && Number.isInteger(radius) && radius >= 0 ? 2 * radius + 1 : radius;
+      return { ...step, operator: { ...rest, kind: "turns", size, stride: 1, centered: true } };
+    }),
+  };
+}
+
+/**
  * The shape only (zod): defaults applied, no graph checks. Useful for tools that want to show a
  * half-built pipeline; everything that stores or runs a spec should use `parseSpec`.
  */
 export function parseSpecShape(input: unknown): ParseResult {
+  input = upgradeLegacySpec(input);
   const result = pipelineSpecSchema.safeParse(input);
   if (!result.success) return { ok: false, problems: sortProblems(withNodes(input, dedupeProblems(zodProblems(input, result.error)))) };
   return { ok: true, spec: fillModelDefaults(result.data) };
@@ -570,6 +594,7 @@ export function parseSpecShape(input: unknown): ParseResult {
  * reported with its path and the node it belongs to, shape and graph problems together.
  */
 export function parseSpec(input: unknown): ParseResult {
+  input = upgradeLegacySpec(input);
   const result = pipelineSpecSchema.safeParse(input);
   if (result.success) {
     const spec = fillModelDefaults(result.data);

@@ -17,7 +17,8 @@
  * select candidates on their own, which keeps the candidate set small at 100k records.
  */
 import type { Db } from "../core/db";
-import { Params, trace } from "./context";
+import { parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type TermWeight } from "../store/lexical-index";
+import { filterConditions, likeEscape, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -27,8 +28,10 @@ export const PHRASE_BOOST = 0.5;
 /** Lexemes in more than this share of a step's records (and in more than COMMON_MIN_DF) do not select candidates alone. */
 export const COMMON_SHARE = 0.25;
 export const COMMON_MIN_DF = 1000;
-/** At most this many candidates are scored per step (the rarest terms' matches first). */
+/** Steps the index does not cover: at most this many candidates are scored from their tsvectors. */
 const MAX_SCORED = 5000;
+/** Posting path: phrase bonuses and the caller's final checks apply to this many of the best by term score (at least). */
+const RESCORE_MIN = 200;
 
 export interface QueryTerms {
   /** Distinct english lexemes of the query, in first-seen order. */
@@ -41,10 +44,7 @@ export interface QueryTerms {
 
 /** The query's lexemes and bigrams, from Postgres' own parser (so they match the index exactly). */
 export async function queryTerms(db: Db, query: string): Promise<QueryTerms> {
-  const rows = await db.$queryRawUnsafe<Array<{ alias: string; token: string; lexemes: string[] | null }>>(
-    `SELECT alias, token, lexemes FROM ts_debug('english', $1) WHERE lexemes IS NOT NULL`,
-    query,
-  );
+  const rows = await parseQueryLexemes(db, query);
   const words: QueryTerms["words"] = [];
   const sequence: string[] = [];
   for (const r of rows) {
@@ -74,14 +74,7 @@ export interface StepTermStats {
 
 /** BM25 statistics of `steps` on the branch for the given lexemes (steps never indexed are absent). */
 export async function loadTermStats(db: Db, branchId: string, steps: string[], lexemes: string[]): Promise<Map<string, StepTermStats>> {
-  const rows = await db.$queryRawUnsafe<Array<{ step: string; docs: number; avgLength: number; term: string | null; df: number | null }>>(
-    `SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
-     LEFT JOIN "SearchTermStat" t ON t."branchId" = s."branchId" AND t.step = s.step AND t.term = ANY($3::text[])
-     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`,
-    branchId,
-    steps,
-    lexemes,
-  );
+  const rows = await termStatRows(db, branchId, steps, lexemes);
   const out = new Map<string, StepTermStats>();
   for (const r of rows) {
     const info = out.get(r.step) ?? { docs: Number(r.docs), avg: Number(r.avgLength) || 1, df: new Map<string, number>() };
@@ -122,117 +115,109 @@ export interface LexicalHit {
 }
 
 /**
- * BM25 candidates over `steps` on the branch. `where` holds the caller's conditions on alias `r`
- * (workspace, steps, branch, scope, time…), with their parameters already in `params`.
+ * BM25 candidates over `steps` on the branch, filtered by `filters` (scope, time, metadata), in
+ * the workspace. Steps with an index (statistics present) are scored from their postings; any
+ * other step from its records' tsvectors with idf 1.
  */
 export async function bm25Candidates(
   db: Db,
-  args: { steps: string[]; terms: QueryTerms; stats: Map<string, StepTermStats>; n: number; params: Params; where: string[]; timeExpr: string },
+  args: { workspaceId: string; branchId: string; steps: string[]; terms: QueryTerms; stats: Map<string, StepTermStats>; n: number; filters: RecordFilters; timeExpr: string },
 ): Promise<LexicalHit[]> {
-  const { terms, params } = args;
+  const { terms, stats } = args;
   if (terms.lexemes.length === 0) return [];
-  const stepInfo = args.stats;
-  const idfRows: Array<{ step: string; lexeme: string; idf: number; avg: number }> = [];
-  const selecting = new Set<string>();
+  const weights: TermWeight[] = [];
   for (const step of args.steps) {
-    const info = stepInfo.get(step);
+    const info = stats.get(step);
     for (const lexeme of terms.lexemes) {
       if (!info) {
-        idfRows.push({ step, lexeme, idf: 1, avg: 0 });
-        selecting.add(lexeme);
+        weights.push({ step, lexeme, idf: 1, avg: 0, selects: true });
         continue;
       }
       const df = info.df.get(lexeme) ?? 0;
       if (df === 0) continue;
-      idfRows.push({ step, lexeme, idf: idf(info.docs, df), avg: info.avg });
-      if (df <= Math.max(COMMON_MIN_DF, info.docs * COMMON_SHARE)) selecting.add(lexeme);
+      weights.push({ step, lexeme, idf: idf(info.docs, df), avg: info.avg, selects: df <= Math.max(COMMON_MIN_DF, info.docs * COMMON_SHARE) });
     }
   }
-  if (idfRows.length === 0) return [];
+  if (weights.length === 0) return [];
+  // Only common lexemes in a step: let them select (the query is all common words).
+  for (const step of args.steps) {
+    const own = weights.filter((w) => w.step === step);
+    if (own.length && !own.some((w) => w.selects)) for (const w of own) w.selects = true;
+  }
   // Scores are divided by the best a record could get (every query lexeme, tf → ∞, in the step
   // where that is highest): about "how much of the query, weighted by idf, this record matches",
   // 0..~1 for every query (phrase matches add a little), one scale for all steps.
   const best = new Map<string, number>();
-  for (const r of idfRows) best.set(r.step, (best.get(r.step) ?? 0) + r.idf * (BM25_K1 + 1));
+  for (const w of weights) best.set(w.step, (best.get(w.step) ?? 0) + w.idf * (BM25_K1 + 1));
   const norm = Math.max(...best.values());
-  const rowsWithNorm = idfRows.map((r) => ({ ...r, norm }));
-  // Only common lexemes: let them select (the query is all common words).
-  const select = selecting.size ? [...selecting] : [...new Set(idfRows.map((r) => r.lexeme))];
-  const tsquery = params.add(select.map(tsq).join(" | "), "tsquery");
-  const idfJson = params.add(JSON.stringify(rowsWithNorm), "jsonb");
-  const bigramSql = terms.bigrams
-    .filter(([a, b]) => idfRows.some((r) => r.lexeme === a) && idfRows.some((r) => r.lexeme === b))
-    .slice(0, 12)
-    .map(([a, b]) => {
-      const q = params.add(`${tsq(a)} <-> ${tsq(b)}`, "tsquery");
-      const la = params.add(a);
-      const lb = params.add(b);
-      return `(CASE WHEN c.sv @@ ${q} THEN ${PHRASE_BOOST} * (COALESCE((SELECT i.idf FROM idf i WHERE i.step = c.step AND i.lexeme = ${la}), 0) + COALESCE((SELECT i.idf FROM idf i WHERE i.step = c.step AND i.lexeme = ${lb}), 0)) / 2 ELSE 0 END)`;
-    });
-  const limit = params.add(args.n, "int");
-  const maxScored = params.add(MAX_SCORED, "int");
-  const sql = `WITH idf AS MATERIALIZED (
-       SELECT x.step, x.lexeme, x.idf, x.avg, x.norm FROM jsonb_to_recordset(${idfJson}) AS x(step text, lexeme text, idf float8, avg float8, norm float8)),
-     cand AS MATERIALIZED (
-       SELECT r.id, r.step, ${args.timeExpr} AS t, r."searchVector" AS sv, length(r."searchVector") AS len
-       FROM "Record" r
-       WHERE r."searchVector" @@ ${tsquery} AND ${args.where.join(" AND ")}
-       LIMIT ${maxScored}),
-     avglen AS (SELECT step, GREATEST(avg(len), 1)::float8 AS avg FROM cand GROUP BY step)
-     SELECT c.id, c.step, c.t, ((SELECT COALESCE(sum(i.idf * cardinality(u.positions) * ${BM25_K1 + 1}
-                 / (cardinality(u.positions) + ${BM25_K1} * (1 - ${BM25_B} + ${BM25_B} * c.len / COALESCE(NULLIF(i.avg, 0), a.avg)))), 0)
-          FROM unnest(c.sv) u JOIN idf i ON i.lexeme = u.lexeme AND i.step = c.step)
-       ${bigramSql.length ? `+ ${bigramSql.join(" + ")}` : ""}) / (SELECT max(i.norm) FROM idf i WHERE i.step = c.step) AS score
-     FROM cand c JOIN avglen a ON a.step = c.step
-     ORDER BY score DESC, c.id LIMIT ${limit}`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; score: number }>>(trace("bm25", sql, params.values), ...params.values);
-  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, score: Number(r.score) }));
+  const idfOf = new Map(weights.map((w) => [`${w.step} ${w.lexeme}`, w.idf]));
+  const phrases: PhraseBonus[] = [];
+  for (const step of args.steps) {
+    for (const [a, b] of terms.bigrams.slice(0, 12)) {
+      const ia = idfOf.get(`${step} ${a}`);
+      const ib = idfOf.get(`${step} ${b}`);
+      if (ia === undefined || ib === undefined) continue;
+      phrases.push({ step, tsquery: `${tsq(a)} <-> ${tsq(b)}`, bonus: (PHRASE_BOOST * (ia + ib)) / 2 });
+    }
+  }
+  const bm25 = { k1: BM25_K1, b: BM25_B };
+  const indexed = args.steps.filter((s) => stats.has(s));
+  const unindexed = args.steps.filter((s) => !stats.has(s));
+  const hits: Array<{ id: string; step: string; time: string | null; score: number }> = [];
+  if (indexed.length) {
+    const params = new Params();
+    const scope = normalizeScope(args.filters.scope);
+    hits.push(
+      ...(await postingScores(db, {
+        branchId: args.branchId,
+        weights: weights.filter((w) => stats.has(w.step)),
+        phrases: phrases.filter((p) => stats.has(p.step)),
+        bm25,
+        n: args.n,
+        rescore: Math.max(RESCORE_MIN, args.n * 3),
+        scope: scope ? { exact: scope, like: `${likeEscape(scope)}:%` } : undefined,
+        recordFilters: filterConditions(params, { ...args.filters, scope: undefined }),
+        where: [`r."workspaceId" = ${params.add(args.workspaceId)}`, onBranch(params, args.branchId, indexed)],
+        params,
+        timeExpr: args.timeExpr,
+      })),
+    );
+  }
+  if (unindexed.length) {
+    const params = new Params();
+    const own = weights.filter((w) => !stats.has(w.step));
+    hits.push(
+      ...(await tsvectorScores(db, {
+        weights: own,
+        phrases: phrases.filter((p) => !stats.has(p.step)),
+        bm25,
+        n: args.n,
+        maxScored: MAX_SCORED,
+        selectQuery: [...new Set(own.map((w) => w.lexeme))].map(tsq).join(" | "),
+        where: [
+          `r."workspaceId" = ${params.add(args.workspaceId)}`,
+          `r.step = ANY(${params.add(unindexed, "text[]")})`,
+          onBranch(params, args.branchId, unindexed),
+          ...filterConditions(params, args.filters),
+        ],
+        params,
+        timeExpr: args.timeExpr,
+      })),
+    );
+  }
+  return hits
+    .map((h) => ({ ...h, score: h.score / norm }))
+    .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+    .slice(0, args.n);
 }
 
 /**
- * Recompute BM25 statistics for `steps` on a branch where the step's record set changed since the
- * last computation (signature: count and a hash of the record ids). Returns the steps refreshed.
+ * Brings the BM25 index (postings and statistics) of `steps` on a branch in line with the
+ * branch's pointers, for steps whose record set changed since the last time. Returns the steps
+ * refreshed.
  */
 export async function refreshLexicalStats(db: Db, workspaceId: string, branchId: string, steps: string[]): Promise<string[]> {
   const refreshed: string[] = [];
-  for (const step of steps) {
-    const [sig] = await db.$queryRawUnsafe<Array<{ n: number; h: string | null }>>(
-      `SELECT count(*)::int AS n, md5(string_agg(p."recordId", ',' ORDER BY p."recordId")) AS h
-       FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
-      branchId,
-      step,
-    );
-    const signature = `${sig?.n ?? 0}:${sig?.h ?? ""}`;
-    const [current] = await db.$queryRawUnsafe<Array<{ signature: string }>>(
-      `SELECT signature FROM "SearchStepStat" WHERE "branchId" = $1 AND step = $2`,
-      branchId,
-      step,
-    );
-    if (current?.signature === signature) continue;
-    const source = `SELECT r."searchVector" FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId" WHERE p."branchId" = %L AND p.step = %L`;
-    await db.$transaction([
-      db.$executeRawUnsafe(`DELETE FROM "SearchTermStat" WHERE "branchId" = $1 AND step = $2`, branchId, step),
-      db.$executeRawUnsafe(
-        `INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
-         SELECT $1, $2, $3, word, ndoc FROM ts_stat(format($4, $2::text, $3::text))`,
-        workspaceId,
-        branchId,
-        step,
-        source,
-      ),
-      db.$executeRawUnsafe(
-        `INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
-         SELECT $1, $2, $3, count(*)::int, COALESCE(avg(length(r."searchVector")), 0)::float8, $4, now()
-         FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId" WHERE p."branchId" = $2 AND p.step = $3
-         ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
-           signature = EXCLUDED.signature, "updatedAt" = now()`,
-        workspaceId,
-        branchId,
-        step,
-        signature,
-      ),
-    ]);
-    refreshed.push(step);
-  }
+  for (const step of steps) if (await syncLexicalIndex(db, workspaceId, branchId, step)) refreshed.push(step);
   return refreshed;
 }

@@ -1,16 +1,19 @@
 /**
  * Search that answers questions: BM25 OR ranking (idf from the indexed step, length
- * normalisation, phrase boost), turn windows with their turn numbers, the relevance floor.
+ * normalisation, phrase boost), turn windows with their turn numbers, the relevance floor, and
+ * the posting index following each branch's pointers.
  * Real PGlite, the real engine and indexing; no model (operators only).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Pipeline } from "../pipeline/sdk";
 import type { Db } from "../core/db";
 import type { SourceItem } from "../core/source-item";
-import { appendSourceRecords, createPipeline } from "../services/pipelines";
+import { createBranch, deleteBranch } from "../services/branches";
+import { appendSourceRecords, createPipeline, getBranch } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
+import { indexPipeline } from "./indexing";
 import { search, type SearchInput } from "./search";
 
 let db: Db;
@@ -157,5 +160,49 @@ describe("dates named in the query", () => {
     expect(filtered.hits.every((h) => (h.metadata.time as { created_at: string }).created_at.startsWith("2023-05"))).toBe(true);
     const off = await q(chats, "what did we need in May 2023?", { mode: "fts", dates: "off" });
     expect(off.dateRange).toBeUndefined();
+  });
+});
+
+describe("the BM25 index (postings per branch and step)", () => {
+  const postings = async (branchId: string, step: string, recordId?: string) =>
+    (
+      await db.$queryRawUnsafe<Array<{ n: number }>>(
+        `SELECT count(*)::int AS n FROM "SearchPosting" WHERE "branchId" = $1 AND step = $2 AND ($3::text IS NULL OR "recordId" = $3)`,
+        branchId,
+        step,
+        recordId ?? null,
+      )
+    )[0]!.n;
+
+  it("follows the branch's pointers: a record that leaves the branch is never returned, and its postings go at the next index", async () => {
+    await indexPipeline(db, notes);
+    const { branch } = await getBranch(db, notes);
+    const before = await q(notes, "sourdough acetone", { mode: "fts" });
+    const gone = before.hits[0]!;
+    expect(noteOf(gone)).toBe("unrelated");
+    expect(await postings(branch.id, "clean", gone.id)).toBeGreaterThan(0);
+    await db.$executeRawUnsafe(`DELETE FROM "BranchPointer" WHERE "branchId" = $1 AND "recordId" = $2`, branch.id, gone.id);
+    // Not yet re-indexed: the postings are behind the pointers, the search is not.
+    expect((await q(notes, "sourdough acetone", { mode: "fts" })).hits).toEqual([]);
+    const result = await indexPipeline(db, notes);
+    expect(result.lexicalStats).toEqual(["clean"]);
+    expect(await postings(branch.id, "clean", gone.id)).toBe(0);
+    // Unchanged pointers: nothing recomputed.
+    expect((await indexPipeline(db, notes)).lexicalStats).toEqual([]);
+  });
+
+  it("a branch gets its own index, and deleting the branch deletes its index and statistics", async () => {
+    const { branch } = await createBranch(db, notes, { name: "index-test" });
+    await indexPipeline(db, notes, "index-test");
+    const res = await q(notes, "rust borrow checker", { mode: "fts", branch: "index-test" });
+    expect(res.hits.map(noteOf).slice(0, 2)).toEqual(["phrase", "scattered"]);
+    expect(await postings(branch.id, "clean")).toBeGreaterThan(0);
+    await deleteBranch(db, notes, "index-test");
+    const left = await db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT ((SELECT count(*) FROM "SearchPosting" WHERE "branchId" = $1) + (SELECT count(*) FROM "SearchDoc" WHERE "branchId" = $1)
+        + (SELECT count(*) FROM "SearchTermStat" WHERE "branchId" = $1) + (SELECT count(*) FROM "SearchStepStat" WHERE "branchId" = $1))::int AS n`,
+      branch.id,
+    );
+    expect(left[0]!.n).toBe(0);
   });
 });

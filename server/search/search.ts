@@ -8,25 +8,23 @@
  */
 import { getEmbedder } from "../llm/workspace-embedder";
 import { toVectorLiteral } from "../store/embedding-store";
+import {
+  candidateShapes,
+  derivedPairs,
+  hitRows,
+  nearestExact,
+  nearestHnsw,
+  phraseRecords,
+  TIME_EXPR,
+  type CandidateShape,
+  type Neighbour,
+} from "../store/search-reads";
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import { isQueryEmbedder } from "../llm/embedder";
 import { inRange, parseDateRange, type DateRange } from "./dates";
 import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
-import {
-  altitudes,
-  filterConditions,
-  indexedSteps,
-  onBranch,
-  Params,
-  parseJson,
-  requireSteps,
-  resolveBranch,
-  sourceSteps,
-  trace,
-  type BranchContext,
-  type RecordFilters,
-} from "./context";
+import { altitudes, indexedSteps, parseJson, requireSteps, resolveBranch, sourceSteps, type BranchContext, type RecordFilters } from "./context";
 
 export const SEARCH_MODES = ["fts", "semantic", "hybrid"] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -147,17 +145,6 @@ function checkQuery(query: unknown): string {
   return q;
 }
 
-function baseConditions(params: Params, ctx: BranchContext, steps: string[], filters: RecordFilters): string[] {
-  return [
-    `r."workspaceId" = ${params.add(ctx.workspaceId)}`,
-    `r.step = ANY(${params.add(steps, "text[]")})`,
-    onBranch(params, ctx.branchId, steps),
-    ...filterConditions(params, filters),
-  ];
-}
-
-const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
-
 async function ftsCandidates(
   db: Db,
   ctx: BranchContext,
@@ -167,14 +154,8 @@ async function ftsCandidates(
   filters: RecordFilters,
   n: number,
 ): Promise<Candidate[]> {
-  const params = new Params();
-  const where = baseConditions(params, ctx, steps, filters);
-  const hits = await bm25Candidates(db, { steps, terms, stats, n, params, where, timeExpr: TIME_EXPR });
+  const hits = await bm25Candidates(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, steps, terms, stats, n, filters, timeExpr: TIME_EXPR });
   return hits.map((h, i) => ({ id: h.id, step: h.step, time: h.time, fts: h.score, semantic: null, ftsRank: i + 1 }));
-}
-
-function sqlString(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
 }
 
 /**
@@ -197,59 +178,45 @@ async function semanticCandidates(
   });
   const [vector] = weightOf && isQueryEmbedder(embedder) ? [embedder.embedQuery(query, weightOf)] : await embedder.embed([query]);
   const dims = embedder.dimensions;
-  const lit = toVectorLiteral(vector!);
-  const model = sqlString(embedder.id);
-
-  type Row = { id: string; step: string; t: string | null; dist: number };
-  let rows: Row[] = [];
+  const where = { workspaceId: ctx.workspaceId, branchId: ctx.branchId, steps };
+  const knn = { ...where, filters, vector: toVectorLiteral(vector!), dims, model: embedder.id, n };
+  let rows: Neighbour[] = [];
   let plan: "exact" | "hnsw" = "exact";
   // Without any filter but the step, the candidate set is the whole step: go straight to HNSW.
   const selective = Boolean(filters.scope || filters.from || filters.to || filters.period || filters.conversationId || Object.keys(filters.metadata ?? {}).length);
-  if (selective) {
-    // Exact distances over the filtered set, unless it has more than EXACT_KNN_THRESHOLD records
-    // (then nothing is returned and the HNSW path runs).
-    const params = new Params();
-    const v = params.add(lit, `vector(${dims})`);
-    const where = baseConditions(params, ctx, steps, filters);
-    const sql = `WITH cand AS MATERIALIZED (
-         SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")} LIMIT ${EXACT_KNN_THRESHOLD + 1})
-       SELECT c.id, c.step, c.t, (e.vector::vector(${dims}) <=> ${v})::float8 AS dist
-       FROM cand c JOIN "Embedding" e ON e."recordId" = c.id AND e.model = ${model}
-       WHERE (SELECT count(*) FROM cand) <= ${EXACT_KNN_THRESHOLD}
-       ORDER BY dist, c.id LIMIT ${params.add(n, "int")}`;
-    rows = await db.$queryRawUnsafe<Row[]>(trace("semantic-exact", sql, params.values), ...params.values);
-  }
+  if (selective) rows = await nearestExact(db, { ...knn, maxCandidates: EXACT_KNN_THRESHOLD });
   if (rows.length === 0) {
     plan = "hnsw";
-    const params = new Params();
-    const v = params.add(lit, `vector(${dims})`);
-    const where = baseConditions(params, ctx, steps, filters);
-    const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, (e.vector::vector(${dims}) <=> ${v})::float8 AS dist
-       FROM "Embedding" e JOIN "Record" r ON r.id = e."recordId"
-       WHERE e.model = ${model} AND ${where.join(" AND ")}
-       ORDER BY e.vector::vector(${dims}) <=> ${v} LIMIT ${params.add(n, "int")}`;
-    const [, , result] = await db.$transaction([
-      db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
-      db.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, n * 2))}`),
-      db.$queryRawUnsafe<Row[]>(trace("semantic-hnsw", sql, params.values), ...params.values),
-    ]);
-    rows = (result as Row[]).sort((a, b) => a.dist - b.dist);
+    rows = await nearestHnsw(db, knn);
   }
   return {
     plan,
-    candidates: rows.map((r, i) => ({ id: r.id, step: r.step, time: r.t, fts: null, semantic: 1 - Number(r.dist), semRank: i + 1 })),
+    candidates: rows.map((r, i) => ({ id: r.id, step: r.step, time: r.time, fts: null, semantic: 1 - r.dist, semRank: i + 1 })),
   };
 }
 
 async function exactCandidates(db: Db, ctx: BranchContext, steps: string[], phrase: string, filters: RecordFilters, n: number): Promise<Candidate[]> {
-  const params = new Params();
-  const where = [`strpos(lower(r.content), lower(${params.add(phrase)})) > 0`, ...baseConditions(params, ctx, steps, filters)];
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null }>>(
-    `SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")}
-     ORDER BY t DESC NULLS LAST, r.id LIMIT ${params.add(n, "int")}`,
-    ...params.values,
-  );
+  const rows = await phraseRecords(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, steps, filters, phrase, n });
   return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, fts: null, semantic: null }));
+}
+
+/**
+ * A turn window whose every turn is already in better-ranked windows of the same conversation
+ * adds nothing: drop it, so the result (and an agent's context budget) goes to new turns. (Windows
+ * that share only some turns stay: their other turns may be the evidence.)
+ */
+function withoutOverlaps<T extends { c: Candidate }>(ranked: T[], shapes: Map<string, CandidateShape>): T[] {
+  const kept = new Map<string, Array<Set<number>>>();
+  return ranked.filter(({ c }) => {
+    const shape = shapes.get(c.id);
+    if (!shape?.turns || shape.parents.length !== 1) return true;
+    const key = `${c.step}\u0000${shape.parents[0]}`;
+    const taken = kept.get(key) ?? [];
+    if (shape.turns.every((n) => taken.some((t) => t.has(n)))) return false;
+    taken.push(new Set(shape.turns));
+    kept.set(key, taken);
+    return true;
+  });
 }
 
 function recencyFactor(time: string | null, recency: SearchInput["recency"], now: number): number {
@@ -259,30 +226,6 @@ function recencyFactor(time: string | null, recency: SearchInput["recency"], now
   if (Number.isNaN(t)) return 1 - weight;
   const ageDays = Math.max(0, (now - t) / 86_400_000);
   return 1 - weight + weight * Math.pow(0.5, ageDays / recency.halfLifeDays);
-}
-
-/** child → source, for records whose direct source is also in `ids`. */
-async function directSources(db: Db, workspaceId: string, ids: string[]): Promise<Map<string, string>> {
-  if (ids.length < 2) return new Map();
-  const rows = await db.$queryRawUnsafe<Array<{ childId: string; parentId: string }>>(
-    `SELECT "childId", "parentId" FROM "RecordEdge" WHERE "childId" = ANY($1::text[]) AND "parentId" = ANY($1::text[]) AND "workspaceId" = $2`,
-    ids,
-    workspaceId,
-  );
-  return new Map(rows.map((r) => [r.childId, r.parentId]));
-}
-
-/** Parent ids reachable from each hit (bounded), restricted to the hit set: derived -> lower pairs. */
-async function derivedPairs(db: Db, workspaceId: string, ids: string[], maxDepth: number): Promise<Array<{ top: string; id: string }>> {
-  if (ids.length < 2 || maxDepth < 1) return [];
-  const sql = `WITH RECURSIVE walk(top, id, depth) AS (
-       SELECT h, h, 0 FROM unnest($1::text[]) AS h
-       UNION
-       SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
-       WHERE w.depth < $2 AND e."workspaceId" = $3)
-     SELECT DISTINCT top, id FROM walk WHERE depth > 0 AND id = ANY($1::text[])`;
-  const params = [ids, maxDepth, workspaceId];
-  return db.$queryRawUnsafe<Array<{ top: string; id: string }>>(trace("dedupe", sql, params), ...params);
 }
 
 function parseHighlights(raw: string): { snippet: string; highlights: Array<[number, number]> } {
@@ -391,19 +334,20 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     if (mode === "hybrid" && c.fts === null && (c.semantic ?? 0) < fusion.semanticFloor) byId.delete(id);
     else if (input.minScore !== undefined && Math.max(c.fts ?? 0, c.semantic ?? 0) < input.minScore) byId.delete(id);
   }
-  const parents = fusion.context > 0 ? await directSources(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, string>();
+  const dedupe = unscoped && input.dedupe !== false;
+  const shapes = fusion.context > 0 || dedupe ? await candidateShapes(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, CandidateShape>();
   const fused = [...byId.values()].map((c) => {
-    const parent = parents.get(c.id);
+    const parent = shapes.get(c.id)?.parents.find((p) => byId.has(p));
     const score = base(c) + (parent ? fusion.context * base(byId.get(parent)!) : 0);
     const dated = dateRange?.use === "boost" && inRange(c.time, dateRange) ? DATE_BOOST : 1;
     return { c, score: score * dated * recencyFactor(c.time, input.recency, now) };
   });
   fused.sort((a, b) => b.score - a.score || a.c.id.localeCompare(b.c.id));
-  let ranked = fused.slice(0, pool);
+  let ranked = (dedupe ? withoutOverlaps(fused, shapes) : fused).slice(0, pool);
 
   // Unscoped: the highest altitude wins; lower hits are attached for drill-down.
   const lower = new Map<string, LowerHit[]>();
-  if (unscoped && input.dedupe !== false && ranked.length > 1) {
+  if (dedupe && ranked.length > 1) {
     const altOf = (id: string) => alt.get(byId.get(id)!.step) ?? 0;
     const alts = ranked.map((r) => alt.get(r.c.step) ?? 0);
     const pairs = await derivedPairs(db, ctx.workspaceId, ranked.map((r) => r.c.id), Math.max(...alts) - Math.min(...alts));
@@ -451,22 +395,11 @@ type SnippetSource = { kind: "fts"; tsquery: string } | { kind: "phrase"; phrase
 /** Content, metadata, snippet with highlights and source count for the final hits, in order. */
 async function hydrate(db: Db, ctx: BranchContext, candidates: Candidate[], alt: Map<string, number>, snip: SnippetSource): Promise<SearchHit[]> {
   if (candidates.length === 0) return [];
-  const params = new Params();
-  const ids = params.add(candidates.map((c) => c.id), "text[]");
-  const ws = params.add(ctx.workspaceId);
-  const headline =
-    snip.kind === "fts"
-      ? `ts_headline('english', left(r.content, 20000), ${params.add(snip.tsquery, "tsquery")}, ${params.add(
-          `StartSel=${HL_START}, StopSel=${HL_STOP}, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`,
-        )})`
-      : `NULL::text`;
-  const rows = await db.$queryRawUnsafe<
-    Array<{ id: string; step: string; scope: string; content: string; metadata: unknown; createdAt: Date; headline: string | null; sources: number }>
-  >(
-    `SELECT r.id, r.step, r.scope, r.content, r.metadata, r."createdAt", ${headline} AS headline,
-            (SELECT count(*)::int FROM "RecordEdge" e WHERE e."childId" = r.id) AS sources
-     FROM "Record" r WHERE r.id = ANY(${ids}) AND r."workspaceId" = ${ws}`,
-    ...params.values,
+  const rows = await hitRows(
+    db,
+    ctx.workspaceId,
+    candidates.map((c) => c.id),
+    snip.kind === "fts" ? { tsquery: snip.tsquery, start: HL_START, stop: HL_STOP } : null,
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return candidates

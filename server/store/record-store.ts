@@ -58,6 +58,12 @@ function groupKeyExpr(groupBy: GroupBy, orderKey: string): { expr: string; param
   };
 }
 
+/**
+ * A batch commit (records, edges, pointers) is a few big statements: on a loaded machine Prisma's
+ * default 5 s interactive-transaction limit failed whole runs that would have finished.
+ */
+const COMMIT_TX = { timeout: 120_000, maxWait: 60_000 };
+
 export class PostgresRecordStore implements RecordStore {
   constructor(private readonly db: Db) {}
 
@@ -260,7 +266,7 @@ export class PostgresRecordStore implements RecordStore {
 
   async commit(branchId: string, records: NewRecord[]) {
     if (records.length === 0) return;
-    await this.db.$transaction(async (tx) => commitRecords(tx, branchId, records));
+    await this.db.$transaction(async (tx) => commitRecords(tx, branchId, records), COMMIT_TX);
   }
 
   async syncPointers(branchId: string, step: string, pointers: Array<{ groupKey: string; recordId: string }>, keep: string[] = []) {
@@ -286,7 +292,7 @@ export class PostgresRecordStore implements RecordStore {
         step,
         [...pointers.map((p) => p.groupKey), ...keep],
       );
-    });
+    }, COMMIT_TX);
   }
 
   async countPointers(branchId: string, step: string) {

@@ -1,0 +1,227 @@
+/**
+ * The BM25 index's SQL: a posting table per branch and step (term, record, tf, record length,
+ * scope), the statistics BM25 needs (document frequency per term, record count and mean length per
+ * step), kept in sync with the branch's pointers at index time; and the scoring reads.
+ *
+ * Why postings: scoring from each candidate's tsvector meant unnesting every lexeme of every
+ * candidate (thousands of candidates × hundreds of lexemes per question at 100k records).
+ * A query now reads only the postings of its own terms, through the primary key
+ * (branchId, step, term, recordId), and needs no pointer probe per candidate.
+ */
+import type { Db } from "../core/db";
+import { Params, trace } from "./record-sql";
+
+export interface TermStatRow {
+  step: string;
+  docs: number;
+  avgLength: number;
+  term: string | null;
+  df: number | null;
+}
+
+/** Postgres' own parse of a query (so it matches the index exactly): each token and its lexemes. */
+export async function parseQueryLexemes(db: Db, query: string) {
+  return db.$queryRawUnsafe<Array<{ alias: string; token: string; lexemes: string[] | null }>>(
+    `SELECT alias, token, lexemes FROM ts_debug('english', $1) WHERE lexemes IS NOT NULL`,
+    query,
+  );
+}
+
+/** Step statistics of `steps` on the branch, each joined with the document frequency of the given lexemes. */
+export async function termStatRows(db: Db, branchId: string, steps: string[], lexemes: string[]): Promise<TermStatRow[]> {
+  return db.$queryRawUnsafe<TermStatRow[]>(
+    `SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
+     LEFT JOIN "SearchTermStat" t ON t."branchId" = s."branchId" AND t.step = s.step AND t.term = ANY($3::text[])
+     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`,
+    branchId,
+    steps,
+    lexemes,
+  );
+}
+
+/**
+ * Brings the postings and statistics of `step` on the branch in line with its pointers, when the
+ * step's record set changed since the last time (signature: count and a hash of the record ids).
+ * Only records that left or joined the step are touched. One transaction: a search never sees
+ * postings without their statistics. Returns whether anything was recomputed.
+ */
+export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: string, step: string): Promise<boolean> {
+  const [sig] = await db.$queryRawUnsafe<Array<{ n: number; h: string | null }>>(
+    `SELECT count(*)::int AS n, md5(string_agg(p."recordId", ',' ORDER BY p."recordId")) AS h
+     FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
+    branchId,
+    step,
+  );
+  const signature = `${sig?.n ?? 0}:${sig?.h ?? ""}`;
+  const [current] = await db.$queryRawUnsafe<Array<{ signature: string }>>(
+    `SELECT signature FROM "SearchStepStat" WHERE "branchId" = $1 AND step = $2`,
+    branchId,
+    step,
+  );
+  if (current?.signature === signature) return false;
+  // $1 branch, $2 step, $3 workspace, $4 signature.
+  const onBranch = (alias: string) =>
+    `EXISTS (SELECT 1 FROM "BranchPointer" bp WHERE bp."branchId" = $1 AND bp.step = $2 AND bp."recordId" = ${alias}."recordId")`;
+  const joined = `(SELECT DISTINCT p."recordId" FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2
+      AND NOT EXISTS (SELECT 1 FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND d."recordId" = p."recordId"))`;
+  const statements: Array<[string, unknown[]]> = [
+    // Records that left the step on this branch.
+    [`DELETE FROM "SearchPosting" p USING "SearchDoc" d
+     WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}
+       AND p."branchId" = $1 AND p.step = $2 AND p."recordId" = d."recordId"`, [branchId, step]],
+    [`DELETE FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}`, [branchId, step]],
+    // Records that joined it (postings first: "joined" is read from SearchDoc).
+    [`INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope)
+     SELECT $3, $1, $2, u.lexeme, r.id, GREATEST(1, COALESCE(cardinality(u.positions), 1)), length(r."searchVector"), r.scope
+     FROM ${joined} n JOIN "Record" r ON r.id = n."recordId", unnest(r."searchVector") u`, [branchId, step, workspaceId]],
+    [`INSERT INTO "SearchDoc" ("workspaceId", "branchId", step, "recordId", len)
+     SELECT $3, $1, $2, r.id, length(r."searchVector") FROM ${joined} n JOIN "Record" r ON r.id = n."recordId"`, [branchId, step, workspaceId]],
+    // Statistics from the postings.
+    [`DELETE FROM "SearchTermStat" WHERE "branchId" = $1 AND step = $2`, [branchId, step]],
+    [`INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
+     SELECT $3, $1, $2, term, count(*)::int FROM "SearchPosting" WHERE "branchId" = $1 AND step = $2 GROUP BY term`, [branchId, step, workspaceId]],
+    [`INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
+     SELECT $3, $1, $2, count(*)::int, COALESCE(avg(len), 0)::float8, $4, now() FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2
+     ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
+       signature = EXCLUDED.signature, "updatedAt" = now()`, [branchId, step, workspaceId, signature]],
+  ];
+  await db.$transaction(async (tx) => {
+    for (const [sql, params] of statements) await tx.$executeRawUnsafe(sql, ...params);
+  }, INDEX_TX);
+  return true;
+}
+
+/** Indexing a large step is a few big statements: far beyond Prisma's default 5 s transaction limit on a busy machine. */
+const INDEX_TX = { timeout: 600_000, maxWait: 60_000 };
+
+/** One query term's weight in one step. `selects`: its postings nominate candidates (false for very common terms). */
+export interface TermWeight {
+  step: string;
+  lexeme: string;
+  idf: number;
+  avg: number;
+  selects: boolean;
+}
+
+/** A phrase (adjacent query lexemes, as a tsquery) and what matching it adds in a step. */
+export interface PhraseBonus {
+  step: string;
+  tsquery: string;
+  bonus: number;
+}
+
+export interface Bm25Params {
+  k1: number;
+  b: number;
+}
+
+export interface ScoredRecord {
+  id: string;
+  step: string;
+  time: string | null;
+  score: number;
+}
+
+/**
+ * BM25 from the posting table. Candidates are the records holding a selecting term (`where`
+ * conditions on `r` that are not scope — time, metadata — are checked on them before ranking);
+ * common terms add to those candidates' scores through primary-key probes; the best `rescore`
+ * by term score get their phrase bonuses, the branch check (an index refreshed at run end may
+ * be behind the pointers) and the caller's conditions, and the best `n` are returned.
+ */
+export async function postingScores(
+  db: Db,
+  args: {
+    branchId: string;
+    weights: TermWeight[];
+    phrases: PhraseBonus[];
+    bm25: Bm25Params;
+    n: number;
+    rescore: number;
+    scope?: { exact: string; like: string };
+    /** Conditions on `r` beyond scope (time, metadata…) with their params in `params`: checked per candidate. */
+    recordFilters: string[];
+    /** Conditions on `r` for the final rows (workspace, branch membership…). */
+    where: string[];
+    params: Params;
+    timeExpr: string;
+  },
+): Promise<ScoredRecord[]> {
+  const { params, bm25 } = args;
+  const branch = params.add(args.branchId);
+  const weights = params.add(JSON.stringify(args.weights), "jsonb");
+  const phrases = params.add(JSON.stringify(args.phrases), "jsonb");
+  const termScore = `sum(q.idf * p.tf * ${bm25.k1 + 1} / (p.tf + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * p.len / GREATEST(q.avg, 1))))::float8`;
+  const scopeSql = args.scope ? `AND (p.scope = ${params.add(args.scope.exact)} OR p.scope LIKE ${params.add(args.scope.like)})` : "";
+  const filterSql = args.recordFilters.length
+    ? `AND EXISTS (SELECT 1 FROM "Record" r WHERE r.id = p."recordId" AND ${args.recordFilters.join(" AND ")})`
+    : "";
+  const sql = `WITH q AS MATERIALIZED (
+       SELECT x.step, x.lexeme, x.idf, x.avg, x.selects FROM jsonb_to_recordset(${weights}) AS x(step text, lexeme text, idf float8, avg float8, selects boolean)),
+     sel AS MATERIALIZED (
+       SELECT p."recordId" AS id, p.step, ${termScore} AS s
+       FROM q JOIN "SearchPosting" p ON p."branchId" = ${branch} AND p.step = q.step AND p.term = q.lexeme
+       WHERE q.selects ${scopeSql} ${filterSql}
+       GROUP BY p."recordId", p.step),
+     com AS MATERIALIZED (
+       SELECT c.id, ${termScore} AS s
+       FROM sel c JOIN q ON q.step = c.step AND NOT q.selects
+       JOIN "SearchPosting" p ON p."branchId" = ${branch} AND p.step = c.step AND p.term = q.lexeme AND p."recordId" = c.id
+       GROUP BY c.id),
+     top AS MATERIALIZED (
+       SELECT c.id, c.step, c.s + COALESCE(m.s, 0) AS s FROM sel c LEFT JOIN com m ON m.id = c.id
+       ORDER BY 3 DESC, 1 LIMIT ${params.add(args.rescore, "int")}),
+     ph AS MATERIALIZED (
+       SELECT x.step, x.tsquery::tsquery AS tq, x.bonus FROM jsonb_to_recordset(${phrases}) AS x(step text, tsquery text, bonus float8))
+     SELECT t.id, t.step, ${args.timeExpr} AS t,
+            t.s + COALESCE((SELECT sum(ph.bonus) FROM ph WHERE ph.step = t.step AND r."searchVector" @@ ph.tq), 0) AS score
+     FROM top t JOIN "Record" r ON r.id = t.id
+     WHERE ${args.where.join(" AND ")}
+     ORDER BY score DESC, t.id LIMIT ${params.add(args.n, "int")}`;
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; score: number }>>(trace("bm25", sql, params.values), ...params.values);
+  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, score: Number(r.score) }));
+}
+
+/**
+ * BM25 straight from the records' tsvectors, for steps the index does not cover (a step outside
+ * every search output, searched by name): idf 1 unless given, length normalised against the
+ * candidates' mean. Bounded to `maxScored` candidates.
+ */
+export async function tsvectorScores(
+  db: Db,
+  args: {
+    weights: TermWeight[];
+    phrases: PhraseBonus[];
+    bm25: Bm25Params;
+    n: number;
+    maxScored: number;
+    selectQuery: string;
+    where: string[];
+    params: Params;
+    timeExpr: string;
+  },
+): Promise<ScoredRecord[]> {
+  const { params, bm25 } = args;
+  const tsquery = params.add(args.selectQuery, "tsquery");
+  const weights = params.add(JSON.stringify(args.weights), "jsonb");
+  const phrases = params.add(JSON.stringify(args.phrases), "jsonb");
+  const sql = `WITH q AS MATERIALIZED (
+       SELECT x.step, x.lexeme, x.idf, x.avg FROM jsonb_to_recordset(${weights}) AS x(step text, lexeme text, idf float8, avg float8)),
+     ph AS MATERIALIZED (
+       SELECT x.step, x.tsquery::tsquery AS tq, x.bonus FROM jsonb_to_recordset(${phrases}) AS x(step text, tsquery text, bonus float8)),
+     cand AS MATERIALIZED (
+       SELECT r.id, r.step, ${args.timeExpr} AS t, r."searchVector" AS sv, length(r."searchVector") AS len
+       FROM "Record" r
+       WHERE r."searchVector" @@ ${tsquery} AND ${args.where.join(" AND ")}
+       LIMIT ${params.add(args.maxScored, "int")}),
+     avglen AS (SELECT step, GREATEST(avg(len), 1)::float8 AS avg FROM cand GROUP BY step)
+     SELECT c.id, c.step, c.t,
+       (SELECT COALESCE(sum(q.idf * cardinality(u.positions) * ${bm25.k1 + 1}
+                 / (cardinality(u.positions) + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * c.len / COALESCE(NULLIF(q.avg, 0), a.avg)))), 0)
+          FROM unnest(c.sv) u JOIN q ON q.lexeme = u.lexeme AND q.step = c.step)
+       + COALESCE((SELECT sum(ph.bonus) FROM ph WHERE ph.step = c.step AND c.sv @@ ph.tq), 0) AS score
+     FROM cand c JOIN avglen a ON a.step = c.step
+     ORDER BY score DESC, c.id LIMIT ${params.add(args.n, "int")}`;
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; score: number }>>(trace("bm25-tsvector", sql, params.values), ...params.values);
+  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, score: Number(r.score) }));
+}

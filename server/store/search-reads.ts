@@ -1,0 +1,159 @@
+/**
+ * The reads search makes besides BM25 (server/store/lexical-index.ts): nearest neighbours by
+ * embedding (exact over a filtered set, or HNSW), literal phrases in records, the shape of
+ * candidates (direct sources, turn numbers), derived → lower pairs for unscoped dedupe, and the
+ * final rows with snippets. Every read is workspace-filtered and branch-aware.
+ */
+import type { Db } from "../core/db";
+import { filterConditions, onBranch, Params, trace, type RecordFilters } from "./record-sql";
+
+/** A record's time for ranking and filters: its metadata time, else when it was stored. */
+export const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
+
+export interface BranchSteps {
+  workspaceId: string;
+  branchId: string;
+  steps: string[];
+}
+
+/** Conditions on `r`: in the workspace, one of the steps, on the branch, and the filters. */
+export function recordConditions(params: Params, where: BranchSteps, filters: RecordFilters): string[] {
+  return [
+    `r."workspaceId" = ${params.add(where.workspaceId)}`,
+    `r.step = ANY(${params.add(where.steps, "text[]")})`,
+    onBranch(params, where.branchId, where.steps),
+    ...filterConditions(params, filters),
+  ];
+}
+
+function sqlString(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+export interface Neighbour {
+  id: string;
+  step: string;
+  time: string | null;
+  dist: number;
+}
+
+/**
+ * Exact cosine distances over the filtered records, unless there are more than `maxCandidates`
+ * of them (then nothing: the caller takes the HNSW path).
+ */
+export async function nearestExact(
+  db: Db,
+  args: BranchSteps & { filters: RecordFilters; vector: string; dims: number; model: string; n: number; maxCandidates: number },
+): Promise<Neighbour[]> {
+  const params = new Params();
+  const v = params.add(args.vector, `vector(${args.dims})`);
+  const where = recordConditions(params, args, args.filters);
+  // LATERAL: one primary-key probe per candidate (a plain join let the planner hash every
+  // embedding of the model, not knowing the candidate set is small).
+  const sql = `WITH cand AS MATERIALIZED (
+       SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1})
+     SELECT c.id, c.step, c.t, (e.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
+     FROM cand c CROSS JOIN LATERAL (SELECT x.vector FROM "Embedding" x WHERE x."recordId" = c.id AND x.model = ${sqlString(args.model)}) e
+     WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates}
+     ORDER BY dist, c.id LIMIT ${params.add(args.n, "int")}`;
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; dist: number }>>(trace("semantic-exact", sql, params.values), ...params.values);
+  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, dist: Number(r.dist) }));
+}
+
+/** Nearest neighbours through the model's HNSW index, filters applied as the index streams (iterative scan). */
+export async function nearestHnsw(db: Db, args: BranchSteps & { filters: RecordFilters; vector: string; dims: number; model: string; n: number }): Promise<Neighbour[]> {
+  const params = new Params();
+  const v = params.add(args.vector, `vector(${args.dims})`);
+  const where = recordConditions(params, args, args.filters);
+  const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, (e.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
+     FROM "Embedding" e JOIN "Record" r ON r.id = e."recordId"
+     WHERE e.model = ${sqlString(args.model)} AND ${where.join(" AND ")}
+     ORDER BY e.vector::vector(${args.dims}) <=> ${v} LIMIT ${params.add(args.n, "int")}`;
+  const [, , result] = await db.$transaction([
+    db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
+    db.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, args.n * 2))}`),
+    db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; dist: number }>>(trace("semantic-hnsw", sql, params.values), ...params.values),
+  ]);
+  return (result as Array<{ id: string; step: string; t: string | null; dist: number }>)
+    .map((r) => ({ id: r.id, step: r.step, time: r.t, dist: Number(r.dist) }))
+    .sort((a, b) => a.dist - b.dist);
+}
+
+/** Records containing `phrase` literally (case-insensitive), newest first. */
+export async function phraseRecords(db: Db, args: BranchSteps & { filters: RecordFilters; phrase: string; n: number }) {
+  const params = new Params();
+  const where = [`strpos(lower(r.content), lower(${params.add(args.phrase)})) > 0`, ...recordConditions(params, args, args.filters)];
+  return db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null }>>(
+    `SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")}
+     ORDER BY t DESC NULLS LAST, r.id LIMIT ${params.add(args.n, "int")}`,
+    ...params.values,
+  );
+}
+
+export interface CandidateShape {
+  /** Direct sources (one hop up the provenance). */
+  parents: string[];
+  /** `metadata.custom.turns` of a turn window: the turn numbers it holds. */
+  turns: number[] | null;
+}
+
+/** Direct sources and turn numbers of each record. */
+export async function candidateShapes(db: Db, workspaceId: string, ids: string[]): Promise<Map<string, CandidateShape>> {
+  if (ids.length === 0) return new Map();
+  const sql = `SELECT r.id, COALESCE((SELECT array_agg(e."parentId") FROM "RecordEdge" e WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
+            CASE WHEN jsonb_typeof(r.metadata #> '{custom,turns}') = 'array' THEN r.metadata #> '{custom,turns}' END AS turns
+     FROM "Record" r WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2`;
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; parents: string[]; turns: unknown }>>(trace("shapes", sql, [ids, workspaceId]), ids, workspaceId);
+  const out = new Map<string, CandidateShape>();
+  for (const r of rows) {
+    const turns = typeof r.turns === "string" ? (JSON.parse(r.turns) as unknown) : r.turns;
+    out.set(r.id, {
+      parents: r.parents ?? [],
+      turns: Array.isArray(turns) && turns.length && turns.every((t) => typeof t === "number") ? (turns as number[]) : null,
+    });
+  }
+  return out;
+}
+
+/** (derived, lower) pairs among `ids`: a record in the set reachable up the provenance within `maxDepth` hops. */
+export async function derivedPairs(db: Db, workspaceId: string, ids: string[], maxDepth: number): Promise<Array<{ top: string; id: string }>> {
+  if (ids.length < 2 || maxDepth < 1) return [];
+  const sql = `WITH RECURSIVE walk(top, id, depth) AS (
+       SELECT h, h, 0 FROM unnest($1::text[]) AS h
+       UNION
+       SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
+       WHERE w.depth < $2 AND e."workspaceId" = $3)
+     SELECT DISTINCT top, id FROM walk WHERE depth > 0 AND id = ANY($1::text[])`;
+  const params = [ids, maxDepth, workspaceId];
+  return db.$queryRawUnsafe<Array<{ top: string; id: string }>>(trace("dedupe", sql, params), ...params);
+}
+
+export interface HitRow {
+  id: string;
+  step: string;
+  scope: string;
+  content: string;
+  metadata: unknown;
+  createdAt: Date;
+  headline: string | null;
+  sources: number;
+}
+
+/** The final hits' rows, with a `ts_headline` snippet for `headline.tsquery` (markers `start`/`stop`). */
+export async function hitRows(db: Db, workspaceId: string, ids: string[], headline: { tsquery: string; start: string; stop: string } | null): Promise<HitRow[]> {
+  if (ids.length === 0) return [];
+  const params = new Params();
+  const idList = params.add(ids, "text[]");
+  const ws = params.add(workspaceId);
+  const headlineSql = headline
+    ? `ts_headline('english', left(r.content, 20000), ${params.add(headline.tsquery, "tsquery")}, ${params.add(
+        `StartSel=${headline.start}, StopSel=${headline.stop}, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`,
+      )})`
+    : `NULL::text`;
+  return db.$queryRawUnsafe<HitRow[]>(
+    `SELECT r.id, r.step, r.scope, r.content, r.metadata, r."createdAt", ${headlineSql} AS headline,
+            (SELECT count(*)::int FROM "RecordEdge" e WHERE e."childId" = r.id) AS sources
+     FROM "Record" r WHERE r.id = ANY(${idList}) AND r."workspaceId" = ${ws}`,
+    ...params.values,
+  );
+}
