@@ -68,3 +68,16 @@ export async function editSummariesInCanvas(page: Page, overviewPath: string, br
   await page.getByTestId("confirm-save").click();
   await expect(page.getByTestId("version-message")).toBeHidden({ timeout: 15_000 });
 }
+
+/** Members settings: a new invite link for `role` (the page must show the workspace's shell). */
+export async function createInvite(page: Page, role: string) {
+  await page.getByRole("link", { name: "Members" }).click();
+  await page.getByTestId("invite-role").click();
+  await page.getByRole("option", { name: role }).click();
+  const field = page.getByTestId("invite-link");
+  const previous = (await field.count()) ? await field.inputValue() : "";
+  await page.getByTestId("create-invite").click();
+  await expect(field).toHaveValue(/\/invite\//);
+  await expect(field).not.toHaveValue(previous);
+  return field.inputValue();
+}

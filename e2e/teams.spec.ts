@@ -1,4 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
+import { createInvite } from "./helpers";
 
 const stamp = Date.now();
 const alice = { email: `alice-${stamp}@example.com`, password: "alice-password-1" };
@@ -11,18 +12,6 @@ async function signUp(page: Page, user: { email: string; password: string }, pat
   await page.getByLabel("Email").fill(user.email);
   await page.getByLabel("Password").fill(user.password);
   await page.getByRole("button", { name: "Create account" }).click();
-}
-
-async function createInvite(page: Page, role: string) {
-  await page.getByRole("link", { name: "Members" }).click();
-  await page.getByTestId("invite-role").click();
-  await page.getByRole("option", { name: role }).click();
-  const field = page.getByTestId("invite-link");
-  const previous = (await field.count()) ? await field.inputValue() : "";
-  await page.getByTestId("create-invite").click();
-  await expect(field).toHaveValue(/\/invite\//);
-  await expect(field).not.toHaveValue(previous);
-  return field.inputValue();
 }
 
 test("sign up, second workspace, invite an editor and a viewer", async ({ browser }, testInfo) => {

@@ -18,6 +18,7 @@ import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { useTheme } from "next-themes";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { BranchBar } from "@/components/branches/branch-bar";
 import { useCan, useWorkspace } from "@/components/shell/workspace-context";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -194,6 +195,7 @@ function initialState(data: LoadedPipeline, draftKey: string): InitialState {
 function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: string; branch: string; data: LoadedPipeline; onReload: () => void }) {
   const { workspace } = useWorkspace();
   const canWrite = useCan("pipelines:write");
+  const canWriteProtected = useCan("branches:admin");
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const providers = useQuery({ ...trpc.provider.list.queryOptions({ workspaceId: workspace.id }), retry: false, staleTime: 60_000 });
@@ -424,6 +426,8 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
 
   const saveBlocker = !canWrite
     ? "Your role can read this pipeline but not change it."
+    : branch === "main" && data.pipeline.protectedMain && !canWriteProtected
+      ? "Main is protected: create a branch (New branch) to save your changes there."
     : problems.length
       ? `Fix ${problems.length} problem${problems.length === 1 ? "" : "s"} before saving.`
       : !dirty
@@ -458,7 +462,7 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
           </Link>
         </Button>
         <div className="font-semibold">{pipeline.name}</div>
-        <Badge variant="outline">branch: {branch}</Badge>
+        <BranchBar pipelineId={pipeline.id} />
         {dirty ? <Badge variant="warning" data-testid="unsaved-badge">unsaved changes</Badge> : null}
         {restored && dirty ? (
           <span data-testid="draft-restored" className="flex items-center gap-2 rounded-md border border-warning/50 bg-warning/10 px-2 py-0.5 text-xs">

@@ -4,7 +4,6 @@ import { ChevronRight, Layers, Search } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useSearchParams } from "next/navigation";
 import { useState } from "react";
-import { BranchSelect } from "@/components/overview/pipeline-overview";
 import { PipelineTabs } from "@/components/overview/pipeline-tabs";
 import { PageHeader } from "@/components/shell/page-header";
 import { useWorkspace } from "@/components/shell/workspace-context";
@@ -115,7 +114,6 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
       <PageHeader
         title={pipeline.data ? `${pipeline.data.pipeline.name} · explore` : "Explore"}
         description="Search at an altitude, then drill down through the sources to the raw conversation."
-        actions={pipeline.data ? <BranchSelect branches={pipeline.data.branches} value={branch} /> : null}
       />
       <PipelineTabs pipelineId={pipelineId} />
 

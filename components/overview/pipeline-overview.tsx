@@ -48,30 +48,12 @@ function rangeText(point: number, range: [number, number] | null | undefined, fm
 }
 const fmtTokens = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)}k` : fmtInt(Math.round(n)));
 
-export function BranchSelect({ branches, value }: { branches: Array<{ id: string; name: string }>; value: string }) {
-  const router = useRouter();
-  const params = useSearchParams();
-  return (
-    <label className="flex items-center gap-2 text-sm">
-      <span className="text-muted-foreground">Branch</span>
-      <select
-        data-testid="branch-select"
-        className="h-9 rounded-md border border-input bg-transparent px-2 text-sm"
-        value={value}
-        onChange={(e) => {
-          const next = new URLSearchParams(params.toString());
-          next.set("branch", e.target.value);
-          router.replace(`?${next.toString()}`);
-        }}
-      >
-        {branches.map((b) => (
-          <option key={b.id} value={b.name}>
-            {b.name}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
+/** ": summaries gpt-4o vs gpt-4o-mini" for the steps whose model differs from main's. */
+function modelChange(rows: PlanRow[], mainModels: Map<string, string | null>): string {
+  const parts = rows
+    .filter((r) => r.model && mainModels.has(r.step) && mainModels.get(r.step) !== r.model)
+    .map((r) => `${r.step} ${r.model} vs ${mainModels.get(r.step) ?? "no model"}`);
+  return parts.length ? `: ${parts.join(", ")}` : "";
 }
 
 export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
@@ -91,6 +73,11 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
   });
   const active = runs.data?.some((r) => r.status === "queued" || r.status === "running") ?? false;
   const pipeline = useQuery(trpc.pipeline.get.queryOptions(ref));
+  const mainPipeline = useQuery({ ...trpc.pipeline.get.queryOptions({ ...ref, branch: "main" }), enabled: branch !== "main" });
+  const mainModels = useMemo(
+    () => new Map((mainPipeline.data?.version.spec.steps ?? []).map((s) => [s.name, "model" in s ? ((s.model as string | undefined) ?? null) : null])),
+    [mainPipeline.data],
+  );
   const status = useQuery({ ...trpc.pipeline.status.queryOptions(ref), refetchInterval: active ? 2000 : false });
   const planCost = useQuery({ ...trpc.provider.planCost.queryOptions(ref), retry: false, refetchInterval: active ? 3000 : false });
   const planBasic = useQuery({ ...trpc.run.plan.queryOptions(ref), enabled: planCost.isError, refetchInterval: active ? 3000 : false });
@@ -219,7 +206,6 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
             {p.pipeline.description || "A memory pipeline."} · version {p.version.hash?.slice(0, 8)}
           </>
         }
-        actions={<BranchSelect branches={p.branches} value={branch} />}
       />
       <PipelineTabs pipelineId={pipelineId} />
 
@@ -370,6 +356,13 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
                   ? `${rangeText(0, planCost.data.totals.estimatedTokensRange, fmtTokens)} tokens, ${rangeText(estCost, planCost.data.totals.estimatedCostRange, fmtUsd)} (a range until the first run calibrates it)`
                   : fmtUsd(estCost)}
               </span>
+              {planCost.data && branch !== "main" ? (
+                <div data-testid="cost-ratio" className="mt-1">
+                  {planCost.data.costRatioVsMain === null || planCost.data.costRatioVsMain === undefined
+                    ? `A full run of ${branch} costs ${fmtUsd(planCost.data.totals.fullCostUsd)}; main costs nothing.`
+                    : `A full run of ${branch} costs ${planCost.data.costRatioVsMain}× main (${fmtUsd(planCost.data.totals.fullCostUsd)} vs ${fmtUsd(planCost.data.main?.fullCostUsd ?? 0)})${modelChange(planRows ?? [], mainModels)}.`}
+                </div>
+              ) : null}
               {planCost.data?.warning ? <span className="ml-2 text-warning-foreground">{planCost.data.warning}</span> : null}
               {planCost.isError ? <span className="ml-2">(cost estimate unavailable)</span> : null}
             </div>

@@ -1,10 +1,11 @@
 "use client";
 import Link from "next/link";
 import { usePathname, useSearchParams } from "next/navigation";
+import { BranchBar } from "@/components/branches/branch-bar";
 import { useWorkspace } from "@/components/shell/workspace-context";
 import { cn } from "@/components/ui/cn";
 
-/** Overview · Canvas · Runs · Explore · Evals, keeping the branch in the URL. */
+/** Overview · Canvas · Runs · Explore · Branches · Evals, keeping the branch in the URL, and the branch picker. */
 export function PipelineTabs({ pipelineId }: { pipelineId: string }) {
   const { workspace } = useWorkspace();
   const pathname = usePathname();
@@ -20,10 +21,12 @@ export function PipelineTabs({ pipelineId }: { pipelineId: string }) {
       label: "Explore",
       match: (p: string) => p.startsWith(`${base}/explore`) || p.startsWith(`${base}/records`),
     },
+    { href: `${base}/branches`, label: "Branches", match: (p: string) => p.startsWith(`${base}/branches`) },
     { href: `${base}/evals`, label: "Evals", match: (p: string) => p.startsWith(`${base}/evals`) },
   ];
   return (
-    <nav className="mb-6 flex gap-1 border-b" aria-label="Pipeline">
+    <div className="mb-6 flex flex-wrap items-end justify-between gap-2 border-b">
+    <nav className="flex gap-1" aria-label="Pipeline">
       {tabs.map((t) => (
         <Link
           key={t.label}
@@ -38,5 +41,9 @@ export function PipelineTabs({ pipelineId }: { pipelineId: string }) {
         </Link>
       ))}
     </nav>
+    <div className="pb-1.5">
+      <BranchBar pipelineId={pipelineId} />
+    </div>
+    </div>
   );
 }
