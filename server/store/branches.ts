@@ -114,6 +114,8 @@ export async function deleteBranchRows(db: DbTx, branchId: string) {
   const pointers = await db.branchPointer.deleteMany({ where: { branchId } });
   await db.searchStepStat.deleteMany({ where: { branchId } });
   await db.searchTermStat.deleteMany({ where: { branchId } });
+  await db.$executeRawUnsafe(`DELETE FROM "SearchPosting" WHERE "branchId" = $1`, branchId);
+  await db.$executeRawUnsafe(`DELETE FROM "SearchDoc" WHERE "branchId" = $1`, branchId);
   await db.projectionState.deleteMany({ where: { branchId } });
   await db.branch.delete({ where: { id: branchId } });
   return pointers.count;
@@ -152,6 +154,8 @@ export async function deleteRecords(db: DbTx, ids: string[]) {
     const chunk = ids.slice(i, i + 5000);
     await db.$executeRawUnsafe(`DELETE FROM "RecordEdge" WHERE "childId" = ANY($1::text[]) OR "parentId" = ANY($1::text[])`, chunk);
     await db.$executeRawUnsafe(`DELETE FROM "Embedding" WHERE "recordId" = ANY($1::text[])`, chunk);
+    await db.$executeRawUnsafe(`DELETE FROM "SearchPosting" WHERE "recordId" = ANY($1::text[])`, chunk);
+    await db.$executeRawUnsafe(`DELETE FROM "SearchDoc" WHERE "recordId" = ANY($1::text[])`, chunk);
     deleted += await db.$executeRawUnsafe(`DELETE FROM "Record" WHERE id = ANY($1::text[])`, chunk);
   }
   return deleted;
