@@ -27,14 +27,16 @@ async function main() {
     process.exitCode = 2;
     return;
   }
-  const { getDb, closeDb } = await import("../server/store/db");
+  const { closeDb } = await import("../server/store/db");
+  // A fresh embedded database: migrated first (getDb only checks that a schema exists).
+  const { openMigratedDb } = await import("../server/store/runtime-env");
   const { signUp } = await import("../server/services/users");
   const { importDataset, runEval } = await import("../server/eval/service");
   const { EVAL_TEMPLATES } = await import("../server/eval/templates");
   const templates = templatesArg === "all" ? [...EVAL_TEMPLATES] : templatesArg.split(",");
 
   const t0 = performance.now();
-  const db = await getDb();
+  const db = await openMigratedDb();
   const { workspace } = await signUp(db, { email: "eval-bench@example.com", password: "bench-password-1" });
   const tImport = performance.now();
   const dataset = await importDataset(db, workspace.id, { benchmark: "locomo", text: readFileSync(file, "utf8"), name: path.basename(file) });
