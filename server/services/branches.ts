@@ -14,6 +14,7 @@ import { specHash, stepVersionHashes } from "../pipeline/hashing";
 import { mergeSpecs } from "../pipeline/merge";
 import {
   comparePointers,
+  copyBranchSearchIndex,
   deleteBranchRows,
   deleteRecords,
   differingPairs,
@@ -21,6 +22,7 @@ import {
   unreachedRecords,
   type GcCounts,
 } from "../store/branches";
+import { indexPipeline } from "../search/indexing";
 import { copyBranchPointers } from "../store/branch-pointers";
 import { findBranch, findVersion } from "../store/pipelines";
 import { contentDiff } from "../text/content-diff";
@@ -121,6 +123,7 @@ export async function createBranch(
         },
       });
       const pointers = await copyBranchPointers(tx, origin.pointersOf.id, branch.id);
+      await copyBranchSearchIndex(tx, origin.pointersOf.id, branch.id);
       return { branch, pointers };
     },
     { timeout: 300_000 },
@@ -295,6 +298,8 @@ export async function promoteBranch(
     },
     { timeout: 300_000 },
   );
+  // Main now points at the branch's records for those steps: its search index follows (postings diff).
+  await indexPipeline(db, pipeline.id, MAIN, { workspaceId: pipeline.workspaceId });
   const pointers = outcome.steps.reduce((n, s) => n + s.upserted + s.removed, 0);
   return {
     promotionId: outcome.promotion.id,

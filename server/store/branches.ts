@@ -109,6 +109,38 @@ export async function replaceStepPointers(db: DbTx, sourceBranchId: string, targ
   return out;
 }
 
+/**
+ * The lexical search index of a branch (BM25 postings, documents and statistics) copied to a new
+ * branch made from it: the new branch points at the same records, so it searches like its origin
+ * from the start instead of finding nothing until its first run.
+ */
+export async function copyBranchSearchIndex(db: DbTx, fromBranchId: string, toBranchId: string) {
+  await db.$executeRawUnsafe(
+    `INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
+     SELECT "workspaceId", $2, step, docs, "avgLength", signature, now() FROM "SearchStepStat" WHERE "branchId" = $1`,
+    fromBranchId,
+    toBranchId,
+  );
+  await db.$executeRawUnsafe(
+    `INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
+     SELECT "workspaceId", $2, step, term, df FROM "SearchTermStat" WHERE "branchId" = $1`,
+    fromBranchId,
+    toBranchId,
+  );
+  await db.$executeRawUnsafe(
+    `INSERT INTO "SearchDoc" ("workspaceId", "branchId", step, "recordId", len)
+     SELECT "workspaceId", $2, step, "recordId", len FROM "SearchDoc" WHERE "branchId" = $1`,
+    fromBranchId,
+    toBranchId,
+  );
+  await db.$executeRawUnsafe(
+    `INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope)
+     SELECT "workspaceId", $2, step, term, "recordId", tf, len, scope FROM "SearchPosting" WHERE "branchId" = $1`,
+    fromBranchId,
+    toBranchId,
+  );
+}
+
 /** Pointers of a branch (by step) and the search and projection state kept per branch: all go with the branch. */
 export async function deleteBranchRows(db: DbTx, branchId: string) {
   const pointers = await db.branchPointer.deleteMany({ where: { branchId } });
