@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
+import { createApiKey, signUp } from "./helpers";
 
 /**
  * The README's `--url http://host:3000 --api-key sx_…`: the CLI against the running server that
@@ -35,20 +36,9 @@ function synthex(baseURL: string, apiKey: string, ...args: string[]): Promise<{ 
 
 test("the CLI against a running server with an API key: init, import, plan, run, status, runs, search, get, lineage, export", async ({ page, baseURL }, testInfo) => {
   test.setTimeout(900_000);
-  await page.goto("/signup");
-  await page.getByLabel("Email").fill(user.email);
-  await page.getByLabel("Password").fill(user.password);
-  await page.getByRole("button", { name: "Create account" }).click();
-  await expect(page).toHaveURL(/\/w\/[^/]+\/pipelines$/);
-  const slug = new URL(page.url()).pathname.split("/")[2]!;
-
+  const slug = await signUp(page, user);
   // An API key, made in the UI and shown once.
-  await page.goto(`/w/${slug}/settings/api-keys`);
-  await page.getByPlaceholder("Key name, e.g. support-agent").fill("cli");
-  await page.getByRole("button", { name: "Create key" }).click();
-  const secret = page.getByTestId("api-key-secret");
-  await expect(secret).toHaveValue(/^sx_/);
-  const key = await secret.inputValue();
+  const key = await createApiKey(page, slug, "cli");
   const cli = (...args: string[]) => synthex(baseURL!, key, ...args);
 
   const bad = await synthex(baseURL!, "sx_not-a-real-key", "pipelines");

@@ -14,6 +14,16 @@ export async function signUp(page: Page, user: { email: string; password: string
   return new URL(page.url()).pathname.split("/")[2]!;
 }
 
+/** An API key made in Settings → API keys (shown once); returns the secret. */
+export async function createApiKey(page: Page, slug: string, name: string) {
+  await page.goto(`/w/${slug}/settings/api-keys`);
+  await page.getByPlaceholder("Key name, e.g. support-agent").fill(name);
+  await page.getByRole("button", { name: "Create key" }).click();
+  const secret = page.getByTestId("api-key-secret");
+  await expect(secret).toHaveValue(/^sx_/);
+  return secret.inputValue();
+}
+
 /** New pipeline from the chat-memory template, through the UI; returns the overview path. */
 export async function newPipeline(page: Page, slug: string, name: string) {
   await page.goto(`/w/${slug}/pipelines/new`);

@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { createApiKey, signUp } from "./helpers";
 
 /**
  * REST /api/v1 on the running server over real HTTP: no credentials, an API key made in the UI, a
@@ -12,19 +13,9 @@ test("REST API: 401 without credentials, a key's own workspace, the session path
   expect(anonymous.status()).toBe(401);
   expect(await anonymous.json()).toMatchObject({ error: { code: "UNAUTHORIZED", message: "Sign in or send an API key." } });
 
-  await page.goto("/signup");
-  await page.getByLabel("Email").fill(user.email);
-  await page.getByLabel("Password").fill(user.password);
-  await page.getByRole("button", { name: "Create account" }).click();
-  await expect(page).toHaveURL(/\/w\/[^/]+\/pipelines$/);
-  const slug = new URL(page.url()).pathname.split("/")[2]!;
-
-  await page.goto(`/w/${slug}/settings/api-keys`);
-  await page.getByPlaceholder("Key name, e.g. support-agent").fill("rest");
-  await page.getByRole("button", { name: "Create key" }).click();
-  const secret = page.getByTestId("api-key-secret");
-  await expect(secret).toHaveValue(/^sx_/);
-  const key = await secret.inputValue();
+  const slug = await signUp(page, user);
+  // An API key, made in the UI and shown once.
+  const key = await createApiKey(page, slug, "rest");
 
   // A key implies its workspace: no workspaceId needed.
   const listed = await request.get("/api/v1/pipelines", { headers: { authorization: `Bearer ${key}` } });

@@ -6,37 +6,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
-import { buildCli } from "./main";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCliInProcess } from "./cli-fixtures";
 
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-branch-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const FIXTURE = path.resolve("e2e/fixtures/chatgpt-export.json");
 
-/** The CLI in this process on a private data directory; returns exit code and output. */
-async function synthex(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void out.push(a.join(" ")));
-  const error = vi.spyOn(console, "error").mockImplementation((...a: unknown[]) => void err.push(a.join(" ")));
-  const env = { SYNTHEX_DATA_DIR: process.env.SYNTHEX_DATA_DIR, DATABASE_URL: process.env.DATABASE_URL };
-  process.env.SYNTHEX_DATA_DIR = path.join(dir, "data");
-  process.env.DATABASE_URL = "";
-  process.exitCode = undefined;
-  try {
-    await buildCli().parseAsync(["node", "synthex", ...args]);
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    for (const [k, v] of Object.entries(env)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-  const code = Number(process.exitCode ?? 0);
-  process.exitCode = undefined;
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+/** The CLI in this process on a private data directory. */
+const synthex = (...args: string[]) => runCliInProcess(path.join(dir, "data"), ...args);
 
 const json = async <T,>(...args: string[]): Promise<T> => {
   const r = await synthex(...args, "--json");

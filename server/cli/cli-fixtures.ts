@@ -1,4 +1,35 @@
-/** Inputs shared by the CLI tests (embedded database and PostgreSQL). */
+/** Inputs and helpers shared by the CLI tests (embedded database and PostgreSQL). */
+import { vi } from "vitest";
+import { buildCli } from "./main";
+
+/**
+ * The CLI program in this process (no tsx or database start per command) on `dataDir`, with
+ * console output captured; returns the exit code and output as a spawned command would.
+ */
+export async function runCliInProcess(dataDir: string, ...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void out.push(a.join(" ")));
+  const error = vi.spyOn(console, "error").mockImplementation((...a: unknown[]) => void err.push(a.join(" ")));
+  const env = { SYNTHEX_DATA_DIR: process.env.SYNTHEX_DATA_DIR, DATABASE_URL: process.env.DATABASE_URL };
+  process.env.SYNTHEX_DATA_DIR = dataDir;
+  process.env.DATABASE_URL = "";
+  process.exitCode = undefined;
+  try {
+    await buildCli().parseAsync(["node", "synthex", ...args]);
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+    for (const [k, v] of Object.entries(env)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+  const code = Number(process.exitCode ?? 0);
+  process.exitCode = undefined;
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
 
 function node(id: string, parent: string | null, children: string[], role: string | null, text: string | null, time: number) {
   return {

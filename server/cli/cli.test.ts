@@ -2,10 +2,9 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { pipelineFromToml } from "../pipeline/toml";
-import { chatgptExport } from "./cli-fixtures";
-import { buildCli } from "./main";
+import { chatgptExport, runCliInProcess } from "./cli-fixtures";
 
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,33 +20,8 @@ function synthex(...args: string[]) {
   return { code: result.status, out: result.stdout, err: result.stderr };
 }
 
-/**
- * The same program in this process (no tsx and database start per command), on the data directory
- * the spawned commands used; they have exited, so this process may own the embedded database.
- */
-async function synthexHere(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, "log").mockImplementation((...a: unknown[]) => void out.push(a.join(" ")));
-  const error = vi.spyOn(console, "error").mockImplementation((...a: unknown[]) => void err.push(a.join(" ")));
-  const env = { SYNTHEX_DATA_DIR: process.env.SYNTHEX_DATA_DIR, DATABASE_URL: process.env.DATABASE_URL };
-  process.env.SYNTHEX_DATA_DIR = path.join(dir, "data");
-  process.env.DATABASE_URL = "";
-  process.exitCode = undefined;
-  try {
-    await buildCli().parseAsync(["node", "synthex", ...args]);
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    for (const [k, v] of Object.entries(env)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-  const code = Number(process.exitCode ?? 0);
-  process.exitCode = undefined;
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+/** The same program in this process, on the data directory the spawned commands used (they have exited). */
+const synthexHere = (...args: string[]) => runCliInProcess(path.join(dir, "data"), ...args);
 
 describe("the hello world, end to end through the CLI", () => {
   it("init --from an export, run, search at summaries and --exact in the transcript", () => {
