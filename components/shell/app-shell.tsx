@@ -1,5 +1,5 @@
 "use client";
-import { Check, ChevronsUpDown, Cpu, GitCompare, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut } from "lucide-react";
+import { Check, ChevronsUpDown, Cpu, GitCompare, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut, ScrollText } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { signOut, useSession } from "next-auth/react";
@@ -96,6 +96,9 @@ export function AppShell({ children }: { children: ReactNode }) {
           </NavLink>
           <NavLink href={`${base}/settings/models`} icon={Cpu}>
             Models
+          </NavLink>
+          <NavLink href={`${base}/settings/audit`} icon={ScrollText}>
+            Audit log
           </NavLink>
           <NavLink href={`${base}/settings/profile`} icon={UserRound}>
             Profile

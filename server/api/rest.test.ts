@@ -56,7 +56,7 @@ describe("REST /api/v1", () => {
     for (const who of ["a", "b"] as const) {
       const { user } = await signUp(db, { email: `${who}@example.com`, password: "a-long-password-1" });
       const member = await db.membership.findFirstOrThrow({ where: { userId: user.id } });
-      keys[who] = (await createApiKey(db, member.workspaceId, { userId: user.id, role: "owner" }, { name: `agent ${who}`, role: "editor" })).secret;
+      keys[who] = (await createApiKey(db, member.workspaceId, { userId: user.id, role: "owner" }, { name: `agent ${who}`, role: "admin" })).secret;
       if (who === "a") {
         const { pipeline } = await createPipeline(db, member.workspaceId, { name: "memory", spec: templateSpec("chat-memory") });
         pipelineId = pipeline.id;

@@ -1,4 +1,5 @@
 import { apiKeyRouter } from "./routers/api-key";
+import { auditRouter } from "./routers/audit";
 import { branchRouter } from "./routers/branch";
 import { evalsRouter } from "./routers/evals";
 import { ingestRouter } from "./routers/ingest";
@@ -26,6 +27,7 @@ export const appRouter = createTRPCRouter({
   record: recordRouter,
   ingest: ingestRouter,
   evals: evalsRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

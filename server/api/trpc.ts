@@ -3,6 +3,7 @@ import superjson from "superjson";
 import { z, ZodError } from "zod";
 import { can, type Permission, type Role } from "../auth/permissions";
 import { authenticateApiKey } from "../services/api-keys";
+import { recordAudit, type AuditActor } from "../services/audit";
 import type { Db } from "../core/db";
 import { DomainError } from "../core/errors";
 import { findBranch, findPipeline } from "../store/pipelines";
@@ -44,8 +45,26 @@ export interface RestRoute {
   tag: string;
 }
 
+/** Who may call a procedure, declared when it is built (the isolation matrix reads it). */
+export type Access = "public" | "user" | "authed" | "workspace";
+
+/** An audit entry a procedure leaves when it succeeds (see server/services/audit.ts). */
+export interface AuditSpec {
+  /** Dotted verb, e.g. `branch.promote`. */
+  action: string;
+  /** What was acted on, from the procedure's input and output. */
+  target: (input: Record<string, unknown>, output: unknown) => string;
+  /** Non-secret facts for the entry (secret-looking fields are redacted anyway). */
+  details?: (input: Record<string, unknown>, output: unknown) => Record<string, unknown>;
+}
+
 export interface ProcedureMeta {
   rest?: RestRoute | RestRoute[];
+  /** Set by the procedure builders below, never by hand. */
+  access?: Access;
+  /** The permission a workspace procedure checks (set by `workspaceProcedure`). */
+  permission?: Permission;
+  audit?: AuditSpec;
 }
 
 const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
@@ -78,18 +97,23 @@ const domainErrors = t.middleware(async ({ next }) => {
 
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(domainErrors);
+export const publicProcedure = t.procedure.meta({ access: "public" }).use(domainErrors);
 
-export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
+export const authedProcedure = publicProcedure.meta({ access: "authed" }).use(({ ctx, next }) => {
   if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in or send an API key." });
   return next({ ctx: { ...ctx, actor: ctx.actor } });
 });
 
 /** A signed-in person (API keys cannot manage accounts or create workspaces). */
-export const userProcedure = authedProcedure.use(({ ctx, next }) => {
+export const userProcedure = authedProcedure.meta({ access: "user" }).use(({ ctx, next }) => {
   if (ctx.actor.kind !== "user") throw new TRPCError({ code: "FORBIDDEN", message: "This action needs a signed-in user." });
   return next({ ctx: { ...ctx, user: ctx.actor } });
 });
+
+/** The audit log's view of who is acting. */
+export function auditActor(actor: Actor): AuditActor {
+  return actor.kind === "user" ? { kind: "user", userId: actor.userId, email: actor.email } : { kind: "apiKey", apiKeyId: actor.apiKeyId };
+}
 
 /** The actor's role in a workspace: an API key's own role in its workspace, a user's membership role; else null. */
 export async function roleIn(db: Db, actor: Actor, workspaceId: string): Promise<Role | null> {
@@ -103,7 +127,7 @@ export async function roleIn(db: Db, actor: Actor, workspaceId: string): Promise
  * Input carries `workspaceId` (an API key may leave it out: its own workspace); the workspace and the caller's role land in the context.
  */
 export function workspaceProcedure(permission: Permission) {
-  return authedProcedure.input(workspaceInput).use(async ({ ctx, input, next }) => {
+  return authedProcedure.meta({ access: "workspace", permission }).input(workspaceInput).use(async ({ ctx, input, next, meta, getRawInput }) => {
     // An API key belongs to one workspace: it need not say which.
     const workspaceId = input.workspaceId ?? (ctx.actor.kind === "apiKey" ? ctx.actor.workspaceId : null);
     if (!workspaceId) throw new TRPCError({ code: "BAD_REQUEST", message: "workspaceId: required when signed in as a person (an API key implies its workspace)." });
@@ -115,7 +139,18 @@ export function workspaceProcedure(permission: Permission) {
       throw new TRPCError({ code: "FORBIDDEN", message: `Your role (${role}) does not allow ${permission}.` });
     }
     const userId = ctx.actor.kind === "user" ? ctx.actor.userId : null;
-    return next({ ctx: { ...ctx, workspace, role, userId } });
+    const result = await next({ ctx: { ...ctx, workspace, role, userId } });
+    if (result.ok && meta?.audit) {
+      const raw = ((await getRawInput()) ?? {}) as Record<string, unknown>;
+      await recordAudit(ctx.db, {
+        workspaceId: workspace.id,
+        actor: auditActor(ctx.actor),
+        action: meta.audit.action,
+        target: meta.audit.target(raw, result.data),
+        details: meta.audit.details?.(raw, result.data),
+      });
+    }
+    return result;
   });
 }
 

@@ -20,12 +20,14 @@ export const PERMISSIONS = [
   "branches:promote",
   /** Protect main, save on or promote into a protected main, collect garbage. */
   "branches:admin",
+  /** Read the workspace's audit log. */
+  "audit:read",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const READ: Permission[] = ["workspace:read", "members:read", "pipelines:read", "evals:read"];
 const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write", "evals:write", "branches:write", "branches:promote"];
-const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage", "branches:admin"];
+const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage", "branches:admin", "audit:read"];
 
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ADMIN),

@@ -6,11 +6,19 @@ import { actorId } from "./member";
 export const apiKeyRouter = createTRPCRouter({
   list: workspaceProcedure("apiKeys:manage").query(({ ctx }) => apiKeys.listApiKeys(ctx.db, ctx.workspace.id)),
   create: workspaceProcedure("apiKeys:manage")
+    .meta({
+      audit: {
+        action: "apiKey.create",
+        target: (_input, key) => `apiKey:${(key as { id: string }).id}`,
+        details: (input, key) => ({ name: input.name, role: (key as { role: string }).role }),
+      },
+    })
     .input(apiKeys.createApiKeyInput)
     .mutation(({ ctx, input }) =>
       apiKeys.createApiKey(ctx.db, ctx.workspace.id, { userId: actorId(ctx), role: ctx.role }, input),
     ),
   revoke: workspaceProcedure("apiKeys:manage")
+    .meta({ audit: { action: "apiKey.revoke", target: (input) => `apiKey:${String(input.keyId)}` } })
     .input(z.object({ keyId: z.string() }))
     .mutation(({ ctx, input }) => apiKeys.revokeApiKey(ctx.db, ctx.workspace.id, input.keyId)),
 });

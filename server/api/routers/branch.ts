@@ -3,6 +3,7 @@ import * as branches from "../../services/branches";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
 const name = z.string().min(1).max(200);
+const branchTarget = (input: Record<string, unknown>) => `pipeline:${String(input.pipelineId)}/branch:${String(input.branch ?? "main")}`;
 
 /**
  * Branches of one pipeline. `branch` (pipelineProcedure's input) is the branch acted on: the one
@@ -36,20 +37,31 @@ export const branchRouter = createTRPCRouter({
       branches.recordPairs(ctx.db, ctx.pipeline.id, { a: input.against, b: ctx.branch.name, step: input.step, groupKey: input.groupKey, cursor: input.cursor, limit: input.limit }),
     ),
   promote: pipelineProcedure("branches:promote")
+    .meta({ audit: { action: "branch.promote", target: branchTarget, details: (input) => ({ message: input.message ?? "" }) } })
     .input(z.object({ message: z.string().max(500).default("") }))
     .mutation(({ ctx, input }) =>
       branches.promoteBranch(ctx.db, ctx.pipeline, { branch: ctx.branch.name, role: ctx.role, userId: ctx.userId, message: input.message }),
     ),
   promotions: pipelineProcedure("pipelines:read").query(({ ctx }) => branches.listPromotions(ctx.db, ctx.pipeline.id)),
-  delete: pipelineProcedure("branches:write").mutation(({ ctx }) => branches.deleteBranch(ctx.db, ctx.pipeline.id, ctx.branch.name)),
+  delete: pipelineProcedure("branches:write")
+    .meta({ audit: { action: "branch.delete", target: branchTarget } })
+    .mutation(({ ctx }) => branches.deleteBranch(ctx.db, ctx.pipeline.id, ctx.branch.name)),
   /** Records no branch reaches: `dryRun` (any editor) reports, a real run (admins) deletes. */
   gc: pipelineProcedure("branches:write")
+    .meta({
+      audit: {
+        action: "branch.gc",
+        target: (input) => `pipeline:${String(input.pipelineId)}`,
+        details: (input, out) => ({ dryRun: input.dryRun ?? true, deleted: (out as { deleted?: number }).deleted ?? 0 }),
+      },
+    })
     .input(z.object({ dryRun: z.boolean().default(true) }))
     .mutation(({ ctx, input }) => {
       if (!input.dryRun) branches.assertMayCollectGarbage(ctx.role);
       return branches.collectGarbage(ctx.db, ctx.pipeline.id, { dryRun: input.dryRun });
     }),
   setProtection: pipelineProcedure("branches:admin")
+    .meta({ audit: { action: "branch.setProtection", target: (input) => `pipeline:${String(input.pipelineId)}/branch:main`, details: (input) => ({ protectedMain: input.protectedMain }) } })
     .input(z.object({ protectedMain: z.boolean() }))
     .mutation(({ ctx, input }) => branches.setProtectedMain(ctx.db, ctx.pipeline.id, input.protectedMain)),
 });

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import * as invites from "../../services/invites";
 import * as workspaces from "../../services/workspaces";
-import { createTRPCRouter, publicProcedure, userProcedure, workspaceProcedure } from "../trpc";
+import { recordAudit } from "../../services/audit";
+import { auditActor, createTRPCRouter, publicProcedure, userProcedure, workspaceProcedure } from "../trpc";
 
 const actorId = (ctx: { userId: string | null; actor: { kind: string } & Record<string, unknown> }) =>
   ctx.userId ?? `apikey:${String(ctx.actor.apiKeyId)}`;
@@ -9,11 +10,13 @@ const actorId = (ctx: { userId: string | null; actor: { kind: string } & Record<
 export const memberRouter = createTRPCRouter({
   list: workspaceProcedure("members:read").query(({ ctx }) => workspaces.listMembers(ctx.db, ctx.workspace.id)),
   changeRole: workspaceProcedure("members:manage")
+    .meta({ audit: { action: "member.changeRole", target: (input) => `member:${String(input.memberId)}`, details: (input) => ({ role: input.role }) } })
     .input(z.object({ memberId: z.string(), role: z.string() }))
     .mutation(({ ctx, input }) =>
       workspaces.changeMemberRole(ctx.db, ctx.workspace.id, ctx.role, input.memberId, input.role),
     ),
   remove: workspaceProcedure("members:manage")
+    .meta({ audit: { action: "member.remove", target: (input) => `member:${String(input.memberId)}` } })
     .input(z.object({ memberId: z.string() }))
     .mutation(({ ctx, input }) => workspaces.removeMember(ctx.db, ctx.workspace.id, ctx.role, input.memberId)),
 });
@@ -21,11 +24,13 @@ export const memberRouter = createTRPCRouter({
 export const inviteRouter = createTRPCRouter({
   list: workspaceProcedure("members:manage").query(({ ctx }) => invites.listInvites(ctx.db, ctx.workspace.id)),
   create: workspaceProcedure("members:manage")
+    .meta({ audit: { action: "invite.create", target: (_input, out) => `invite:${(out as { id: string }).id}`, details: (input) => ({ role: input.role }) } })
     .input(invites.createInviteInput)
     .mutation(({ ctx, input }) =>
       invites.createInvite(ctx.db, ctx.workspace.id, { userId: actorId(ctx), role: ctx.role }, input),
     ),
   revoke: workspaceProcedure("members:manage")
+    .meta({ audit: { action: "invite.revoke", target: (input) => `invite:${String(input.inviteId)}` } })
     .input(z.object({ inviteId: z.string() }))
     .mutation(({ ctx, input }) => invites.revokeInvite(ctx.db, ctx.workspace.id, input.inviteId)),
   preview: publicProcedure
@@ -33,7 +38,11 @@ export const inviteRouter = createTRPCRouter({
     .query(({ ctx, input }) => invites.previewInvite(ctx.db, input.token)),
   accept: userProcedure
     .input(z.object({ token: z.string().min(1) }))
-    .mutation(({ ctx, input }) => invites.acceptInvite(ctx.db, input.token, ctx.user.userId)),
+    .mutation(async ({ ctx, input }) => {
+      const joined = await invites.acceptInvite(ctx.db, input.token, ctx.user.userId);
+      await recordAudit(ctx.db, { workspaceId: joined.workspaceId, actor: auditActor(ctx.user), action: "member.join", target: `user:${ctx.user.userId}`, details: { role: joined.role } });
+      return joined;
+    }),
 });
 
 export { actorId };

@@ -14,9 +14,18 @@ const runOptions = z.object({
 export const providerRouter = createTRPCRouter({
   list: workspaceProcedure("workspace:read").query(({ ctx }) => providers.listProviders(ctx.db, ctx.workspace.id)),
   upsert: workspaceProcedure("providers:manage")
+    .meta({
+      audit: {
+        action: "provider.upsert",
+        target: (input) => `provider:${String(input.name)}`,
+        // The key itself never: only whether one was set or removed.
+        details: (input) => ({ kind: input.kind, baseUrl: input.baseUrl ?? null, key: input.apiKey === undefined ? "kept" : input.apiKey === "" ? "removed" : "set" }),
+      },
+    })
     .input(providers.upsertProviderInput)
     .mutation(({ ctx, input }) => providers.upsertProvider(ctx.db, ctx.workspace.id, input)),
   delete: workspaceProcedure("providers:manage")
+    .meta({ audit: { action: "provider.delete", target: (input) => `provider:${String(input.name)}` } })
     .input(z.object({ name: z.string() }))
     .mutation(({ ctx, input }) => providers.deleteProvider(ctx.db, ctx.workspace.id, input.name)),
   testConnection: workspaceProcedure("providers:manage")
@@ -26,9 +35,13 @@ export const providerRouter = createTRPCRouter({
   available: workspaceProcedure("pipelines:read").query(({ ctx }) => availableProviders(ctx.db, ctx.workspace.id)),
   prices: workspaceProcedure("workspace:read").query(({ ctx }) => providers.listPrices(ctx.db, ctx.workspace.id)),
   setPrice: workspaceProcedure("providers:manage")
+    .meta({
+      audit: { action: "price.set", target: (input) => `model:${String(input.model)}`, details: (input) => ({ inputPerMillion: input.inputPerMillion, outputPerMillion: input.outputPerMillion }) },
+    })
     .input(providers.setPriceInput)
     .mutation(({ ctx, input }) => providers.setPrice(ctx.db, ctx.workspace.id, input)),
   resetPrice: workspaceProcedure("providers:manage")
+    .meta({ audit: { action: "price.reset", target: (input) => `model:${String(input.model)}` } })
     .input(z.object({ model: z.string() }))
     .mutation(({ ctx, input }) => providers.resetPrice(ctx.db, ctx.workspace.id, input.model)),
   planCost: pipelineProcedure("pipelines:read")

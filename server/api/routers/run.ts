@@ -18,7 +18,14 @@ export const runRouter = createTRPCRouter({
     .input(z.object({ options: runOptions.default({}) }))
     .query(({ ctx, input }) => runs.planPipeline(ctx.db, ctx.pipeline.id, ctx.branch.name, input.options)),
   start: pipelineProcedure("runs:write")
-    .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/runs", summary: "Create a run (incremental unless options.full)", tag: "Runs" } })
+    .meta({
+      rest: { method: "POST", path: "/pipelines/{pipelineId}/runs", summary: "Create a run (incremental unless options.full)", tag: "Runs" },
+      audit: {
+        action: "run.start",
+        target: (_input, run) => `run:${(run as { id: string }).id}`,
+        details: (input, run) => ({ pipelineId: (run as { pipelineId: string }).pipelineId, branch: input.branch ?? "main", options: input.options ?? {} }),
+      },
+    })
     .input(z.object({ options: runOptions.default({}) }))
     .output(runSchema)
     .mutation(async ({ ctx, input }) => {

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { rotateWebhookSecret } from "../../services/webhooks";
 import * as workspaces from "../../services/workspaces";
-import { authedProcedure, createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
+import { recordAudit } from "../../services/audit";
+import { auditActor, authedProcedure, createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
 
 export const workspaceRouter = createTRPCRouter({
   /** The workspace an API key belongs to (agents and the CLI's --url mode start here). */
@@ -21,5 +22,9 @@ export const workspaceRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => workspaces.renameWorkspace(ctx.db, ctx.workspace.id, input.name)),
   leave: userProcedure
     .input(z.object({ workspaceId: z.string() }))
-    .mutation(({ ctx, input }) => workspaces.leaveWorkspace(ctx.db, input.workspaceId, ctx.user.userId)),
+    .mutation(async ({ ctx, input }) => {
+      const left = await workspaces.leaveWorkspace(ctx.db, input.workspaceId, ctx.user.userId);
+      await recordAudit(ctx.db, { workspaceId: input.workspaceId, actor: auditActor(ctx.user), action: "member.leave", target: `user:${ctx.user.userId}` });
+      return left;
+    }),
 });

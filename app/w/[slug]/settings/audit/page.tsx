@@ -1,0 +1,5 @@
+import { AuditLogSettings } from "@/components/settings/audit-log-settings";
+
+export default function Page() {
+  return <AuditLogSettings />;
+}
