@@ -114,10 +114,11 @@ describe("REST /api/v1", () => {
           expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
         }
         const theirs = await call(method.toUpperCase(), url, keys.b, body);
-        if (template === "/pipelines") {
-          // Listing is of the caller's own workspace: B's is empty of A's pipelines.
+        if (template === "/pipelines" || template === "/audit") {
+          // Listing is of the caller's own workspace: B's holds nothing of A's.
           expect(theirs.status).toBe(200);
           expect(JSON.stringify(theirs.json)).not.toContain(pipelineId);
+          expect(JSON.stringify(theirs.json)).not.toContain(runId);
           continue;
         }
         expect({ op: `${method} ${template}`, status: theirs.status, code: (theirs.json.error as Json | undefined)?.code }).toEqual({
