@@ -1,0 +1,462 @@
+/**
+ * Issue 22, item 1: the isolation matrix, generated from the router. Every tRPC procedure of
+ * `appRouter` (over the fetch adapter, as the browser calls it) and every REST route (through the
+ * real `/api/v1` route handler) is called by every actor that must be refused:
+ *
+ *   (a) a member of another workspace, naming workspace A        → NOT_FOUND
+ *   (a') the same member in their own workspace, with A's ids    → refused, or an answer with nothing of A
+ *   (b) another workspace's API key, naming workspace A          → NOT_FOUND
+ *   (b') the same key (its workspace implied), with A's ids      → refused, or an answer with nothing of A
+ *   (c) each role below the declared permission, person and key  → FORBIDDEN
+ *   (d) no credentials                                           → UNAUTHORIZED
+ *
+ * Refusals carry no data of workspace A, and workspace A's rows are the same after the matrix.
+ * A procedure must declare who may call it (`workspaceProcedure(permission)`, or a builder listed
+ * in NOT_WORKSPACE_SCOPED below with a reason): one that does not fails the first test, so
+ * procedures added later join the matrix or break it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import superjson from "superjson";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+
+const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-matrix-"));
+process.env.SYNTHEX_DATA_DIR = dataDir;
+process.env.SYNTHEX_ENCRYPTION_KEY ??= "test-encryption-secret-for-the-matrix";
+delete process.env.DATABASE_URL;
+
+const { openMigratedDb } = await import("@/server/store/runtime-env");
+const { closeDb } = await import("@/server/store/db");
+const { appRouter, createCaller } = await import("@/server/api/root");
+const { createContext, createTRPCRouter, publicProcedure, authedProcedure, workspaceProcedure } = await import("@/server/api/trpc");
+const { appRestEndpoints } = await import("@/server/api/rest-app");
+const { handleRest } = await import("@/server/api/rest");
+const { can, PERMISSIONS, ROLES } = await import("@/server/auth/permissions");
+const { signUp } = await import("@/server/services/users");
+const { createApiKey } = await import("@/server/services/api-keys");
+const { createPipeline, templateSpec } = await import("@/server/services/pipelines");
+const { importFile } = await import("@/server/services/imports");
+const { runPipeline } = await import("@/server/services/runs");
+const { createEvalRun } = await import("@/server/eval/service");
+const { ingestMessages } = await import("@/server/services/ingest");
+const restRoute = await import("@/app/api/v1/[...path]/route");
+
+type Db = Awaited<ReturnType<typeof openMigratedDb>>;
+type Role = (typeof ROLES)[number];
+type AnyRouter = { _def: { procedures: Record<string, unknown> } };
+interface ProcDef {
+  type: "query" | "mutation" | "subscription";
+  inputs: unknown[];
+  meta?: { access?: string; permission?: string };
+}
+
+/**
+ * Procedures not scoped to one workspace, and why. Anything else must be a workspace procedure
+ * with a declared permission; adding one here is a decision a reviewer sees.
+ */
+const NOT_WORKSPACE_SCOPED: Record<string, { access: "public" | "user" | "authed"; why: string }> = {
+  "user.signUp": { access: "public", why: "creating an account; answers the same for known and new emails" },
+  "invite.preview": { access: "public", why: "the invite page before sign-in; the secret token is the capability" },
+  "invite.accept": { access: "user", why: "the token is the capability; joins the signed-in person" },
+  "user.me": { access: "user", why: "the caller's own account" },
+  "user.updateProfile": { access: "user", why: "the caller's own account" },
+  "workspace.list": { access: "user", why: "the caller's own memberships" },
+  "workspace.create": { access: "user", why: "a new workspace owned by the caller" },
+  "workspace.leave": { access: "user", why: "the caller's own membership (not found when not a member)" },
+  "workspace.current": { access: "authed", why: "an API key's own workspace" },
+};
+
+function proceduresOf(router: AnyRouter): Array<[string, ProcDef]> {
+  return Object.entries(router._def.procedures).map(([name, p]) => [name, (p as { _def: ProcDef })._def]);
+}
+
+/** What is wrong with the router's declarations: empty when every procedure says who may call it. */
+function undeclared(router: AnyRouter): string[] {
+  const problems: string[] = [];
+  for (const [name, def] of proceduresOf(router)) {
+    const access = def.meta?.access;
+    if (access === "workspace") {
+      if (!(PERMISSIONS as readonly string[]).includes(def.meta?.permission ?? "")) problems.push(`${name}: workspace procedure without a known permission`);
+    } else if (NOT_WORKSPACE_SCOPED[name]?.access !== access) {
+      problems.push(`${name}: ${access ?? "no"} access declared, and not listed in NOT_WORKSPACE_SCOPED`);
+    }
+  }
+  return problems;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Inputs: one valid input per procedure, generated from its zod schemas, with A's ids by field name.
+
+type Values = Record<string, unknown>;
+
+function sample(schema: z.ZodType, key: string | undefined, values: Values): unknown {
+  if (key !== undefined && key in values) return values[key];
+  const s = schema as z.ZodType & { minLength?: number | null; format?: string | null; minValue?: number | null; isInt?: boolean };
+  const def = s._zod.def as unknown as Record<string, unknown> & { type: string };
+  switch (def.type) {
+    case "optional":
+    case "default":
+    case "prefault":
+      return undefined;
+    case "nullable":
+      return sample(def.innerType as z.ZodType, key, values);
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries((def.shape as Record<string, z.ZodType>) ?? {})) {
+        const value = sample(v, k, values);
+        if (value !== undefined) out[k] = value;
+      }
+      return out;
+    }
+    case "string":
+      if (s.format === "email") return "someone@example.com";
+      if (s.format === "url") return "https://example.com";
+      return "x".repeat(Math.max(1, s.minLength ?? 1));
+    case "number":
+      return Math.max(1, s.minValue ?? 1);
+    case "boolean":
+      return false;
+    case "enum":
+      return Object.values(def.entries as Record<string, unknown>)[0];
+    case "literal":
+      return (def.values as unknown[])[0];
+    case "array": {
+      const min = ((def.checks as Array<{ _zod: { def: { check: string; minimum?: number } } }> | undefined) ?? []).find((c) => c._zod.def.check === "min_length")?._zod.def.minimum ?? 0;
+      return Array.from({ length: min }, () => sample(def.element as z.ZodType, undefined, values));
+    }
+    case "union":
+      return sample((def.options as z.ZodType[])[0]!, key, values);
+    case "record":
+      return {};
+    case "date":
+      return new Date();
+    case "pipe":
+      return sample(def.in as z.ZodType, key, values);
+    case "lazy":
+      return sample((def.getter as () => z.ZodType)(), key, values);
+    default:
+      return {};
+  }
+}
+
+function inputFor(def: ProcDef, values: Values, name?: string): Record<string, unknown> {
+  if (name && PER_PROCEDURE[name]) values = { ...values, ...PER_PROCEDURE[name] };
+  const shape = Object.assign({}, ...def.inputs.filter((s): s is z.ZodObject => s instanceof z.ZodObject).map((s) => s.shape)) as Record<string, z.ZodType>;
+  return sample(z.object(shape), undefined, values) as Record<string, unknown>;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Actors and calls
+
+type Credentials = { session: { userId: string; email: string } | null; key: string | null };
+interface Outcome {
+  status: number;
+  code: string | null;
+  body: string;
+}
+
+let db: Db;
+
+/** One tRPC call over the fetch adapter, exactly as `/api/trpc` answers it (superjson both ways). */
+async function callTrpc(name: string, def: ProcDef, input: unknown, who: Credentials): Promise<Outcome> {
+  const encoded = superjson.serialize(input);
+  const headers: Record<string, string> = who.key ? { authorization: `Bearer ${who.key}` } : {};
+  const req =
+    def.type === "query"
+      ? new Request(`http://localhost/api/trpc/${name}?input=${encodeURIComponent(JSON.stringify(encoded))}`, { headers })
+      : new Request(`http://localhost/api/trpc/${name}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(encoded) });
+  const res = await fetchRequestHandler({
+    endpoint: "/api/trpc",
+    req,
+    router: appRouter,
+    createContext: () => createContext({ db, session: who.session, authorization: req.headers.get("authorization") }),
+    onError: () => {},
+  });
+  const body = await res.text();
+  const parsed = JSON.parse(body) as { error?: { json?: { data?: { code?: string } } } };
+  return { status: res.status, code: parsed.error?.json?.data?.code ?? null, body };
+}
+
+/** One REST call: through the real route handler with a key or nothing; with a person's session through the same handler code. */
+async function callRest(method: string, url: string, body: unknown, who: Credentials): Promise<Outcome> {
+  const headers: Record<string, string> = who.key ? { authorization: `Bearer ${who.key}` } : {};
+  if (method === "POST") headers["content-type"] = "application/json";
+  const req = new Request(`http://localhost/api/v1${url}`, { method, headers, body: method === "POST" ? JSON.stringify(body ?? {}) : undefined });
+  let res: Response;
+  if (!who.key) {
+    // Without a key the route resolves the session cookie with next-auth, which needs Next's request
+    // scope: the session (or none) is given here, and the rest is the route's own handler.
+    res = await handleRest({ router: appRouter, endpoints: appRestEndpoints(), req, path: url.split("?")[0]!, createContext: () => createContext({ db, session: who.session }) });
+  } else {
+    const handler = method === "GET" ? restRoute.GET : method === "POST" ? restRoute.POST : restRoute.DELETE;
+    res = await handler(req);
+  }
+  const text = await res.text();
+  const parsed = JSON.parse(text) as { error?: { code?: string } };
+  return { status: res.status, code: parsed.error?.code ?? null, body: text };
+}
+
+/** Queries the generated input cannot answer even for A's owner: the fixture's eval has not run, so it has no cases and no scores to compare. */
+const CONTROL_UNANSWERED: string[] = ["evals.compare BAD_REQUEST", "evals.case NOT_FOUND"];
+
+/** Field values for one procedure where a field name means something else there. */
+const PER_PROCEDURE: Record<string, Values> = {
+  // Diff of a branch against main (the same branch twice is refused).
+  "branch.diff": { branch: "zebra-branch" },
+  "branch.pairs": { branch: "zebra-branch" },
+  // `output` and `step` name a projection and a step elsewhere; search takes its defaults.
+  "search.search": { output: undefined, step: undefined },
+};
+
+const STATUS: Record<string, number> = { NOT_FOUND: 404, FORBIDDEN: 403, UNAUTHORIZED: 401 };
+
+describe("isolation matrix", () => {
+  /** Strings only workspace A's data contains: none may appear in an answer to another actor. */
+  const secrets: string[] = [];
+  const A: Values = {};
+  let workspaceA = "";
+  let sessions: Record<"ownerA" | "memberB", Credentials>;
+  const roleSessions = {} as Record<Role, Credentials>;
+  const roleKeys = {} as Record<Role, Credentials>;
+  let keyB: Credentials;
+  const anonymous: Credentials = { session: null, key: null };
+  let fingerprintBefore = "";
+  const pairs = { trpc: 0, rest: 0 };
+
+  /** Everything of workspace A a refused call could have changed. */
+  async function fingerprint() {
+    const where = { workspaceId: workspaceA };
+    const rows = await Promise.all([
+      db.workspace.findUnique({ where: { id: workspaceA } }),
+      db.membership.findMany({ where, orderBy: { id: "asc" } }),
+      db.invite.findMany({ where, orderBy: { id: "asc" } }),
+      db.apiKey.findMany({ where, orderBy: { id: "asc" }, select: { id: true, name: true, role: true, revokedAt: true } }),
+      db.pipeline.findMany({ where, orderBy: { id: "asc" } }),
+      db.pipelineVersion.count({ where }),
+      db.branch.findMany({ where, orderBy: { id: "asc" }, select: { id: true, name: true, versionId: true } }),
+      db.record.count({ where }),
+      db.run.findMany({ where, orderBy: { id: "asc" }, select: { id: true, status: true, cancelRequested: true } }),
+      db.providerCredential.findMany({ where, orderBy: { id: "asc" } }),
+      db.modelPrice.findMany({ where, orderBy: { id: "asc" } }),
+      db.evalDataset.count({ where }),
+      db.evalQuestionSet.findMany({ where, orderBy: { id: "asc" } }),
+      db.evalRun.count({ where }),
+      db.auditEntry.count({ where }),
+    ]);
+    return JSON.stringify(rows);
+  }
+
+  beforeAll(async () => {
+    db = await openMigratedDb();
+    const a = await signUp(db, { email: "owner-a@matrix.test", password: "matrix-password-a" });
+    const b = await signUp(db, { email: "member-b@matrix.test", password: "matrix-password-b" });
+    workspaceA = a.workspace.id;
+    await db.workspace.update({ where: { id: workspaceA }, data: { name: "Zebra Secret Workspace" } });
+    sessions = { ownerA: { session: { userId: a.user.id, email: a.user.email }, key: null }, memberB: { session: { userId: b.user.id, email: b.user.email }, key: null } };
+    keyB = { session: null, key: (await createApiKey(db, b.workspace.id, { userId: b.user.id, role: "owner" }, { name: "b-owner-key", role: "owner" })).secret };
+    for (const role of ROLES) {
+      const person = role === "owner" ? a : await signUp(db, { email: `${role}-a@matrix.test`, password: `matrix-password-${role}` });
+      if (role !== "owner") await db.membership.create({ data: { workspaceId: workspaceA, userId: person.user.id, role } });
+      roleSessions[role] = { session: { userId: person.user.id, email: person.user.email }, key: null };
+      roleKeys[role] = { session: null, key: (await createApiKey(db, workspaceA, { userId: a.user.id, role: "owner" }, { name: `a-${role}-key`, role })).secret };
+    }
+
+    // Workspace A's data, made by its owner through the same procedures.
+    const owner = createCaller(await createContext({ db, session: sessions.ownerA.session }));
+    const { pipeline } = await createPipeline(db, workspaceA, { name: "zebra-memory", spec: templateSpec("chat-memory") });
+    await importFile(db, { workspaceId: workspaceA, pipelineId: pipeline.id, source: "chats", path: path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json") });
+    const run = await runPipeline(db, { workspaceId: workspaceA, pipelineId: pipeline.id });
+    const record = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "summaries" } });
+    await ingestMessages(db, { workspaceId: workspaceA, pipelineId: pipeline.id, source: "chats" }, { sessionId: "zebra-session", scope: "zebra-scope", messages: [{ role: "user", content: "zebra-7731 is the door code" }] });
+    await owner.branch.create({ workspaceId: workspaceA, pipelineId: pipeline.id, name: "zebra-branch" });
+    const invite = await owner.invite.create({ workspaceId: workspaceA, role: "viewer" });
+    const key = await owner.apiKey.create({ workspaceId: workspaceA, name: "zebra-key" });
+    await owner.provider.upsert({ workspaceId: workspaceA, name: "zebracorp", kind: "openai-compatible", baseUrl: "https://zebra-models.example.com/v1", apiKey: "sk-zebra-secret" });
+    await owner.provider.setPrice({ workspaceId: workspaceA, model: "zebracorp/zebra-model", inputPerMillion: 1, outputPerMillion: 2 });
+    const set = await owner.evals.addToQuestionSet({ workspaceId: workspaceA, set: "zebra-questions", question: "What is the zebra door code?", recordIds: [record.id] });
+    const members = await owner.member.list({ workspaceId: workspaceA });
+    const memberId = members.find((m) => m.role === "viewer")!.id;
+    const evalRun = await createEvalRun(db, { workspaceId: workspaceA, pipeline: pipeline.id, questionSet: "zebra-questions" });
+    Object.assign(PER_PROCEDURE, {
+      "evals.questionSet": { id: set.set.id },
+      "evals.get": { id: evalRun.id },
+      "evals.cancel": { id: evalRun.id },
+      "evals.compare": { baselineId: evalRun.id, otherIds: [evalRun.id] },
+    });
+    const versions = await owner.pipeline.versions({ workspaceId: workspaceA, pipelineId: pipeline.id });
+
+    Object.assign(A, {
+      workspaceId: workspaceA,
+      pipelineId: pipeline.id,
+      branch: "main",
+      id: record.id,
+      recordIds: [record.id],
+      runId: run.id,
+      keyId: key.id,
+      inviteId: invite.id,
+      memberId,
+      name: "zebracorp",
+      model: "zebracorp/zebra-model",
+      source: "chats",
+      sessionId: "zebra-session",
+      scope: "zebra-scope",
+      output: "context",
+      step: "summaries",
+      setId: set.set.id,
+      questionId: set.question.id,
+      questionSet: "zebra-questions",
+      fromVersionId: versions.at(-1)?.id ?? "v",
+      toVersionId: versions[0]?.id ?? "v",
+      token: "not-a-real-invite-token",
+      query: "door code",
+      role: "viewer",
+    });
+    secrets.push("Zebra Secret Workspace", a.workspace.slug, "zebra-memory", "zebra-7731", "zebra-branch", "zebra-key", "zebra-models.example.com", "sk-zebra-secret", "zebra-questions", "owner-a@matrix.test", pipeline.id, record.id, run.id, key.id, invite.id);
+    fingerprintBefore = await fingerprint();
+  }, 240_000);
+
+  afterAll(async () => {
+    console.log(`isolation matrix: ${pairs.trpc} tRPC procedure × actor calls, ${pairs.rest} REST route × actor calls, ${pairs.trpc + pairs.rest} in all`);
+    await closeDb();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** No string of A in the answer, except ids the caller sent itself (an error may name what it could not find). */
+  function expectNoSecrets(what: string, body: string, sent: unknown) {
+    const echoed = JSON.stringify(sent ?? null);
+    for (const s of secrets) {
+      if (echoed.includes(s)) continue;
+      expect(body.includes(s), `${what}: the answer contains "${s}" of workspace A: ${body.slice(0, 300)}`).toBe(false);
+    }
+  }
+
+  function expectRefused(what: string, outcome: Outcome, code: string, sent: unknown) {
+    expect({ what, status: outcome.status, code: outcome.code }).toEqual({ what, status: STATUS[code], code });
+    expectNoSecrets(what, outcome.body, sent);
+  }
+
+  /** (a') and (b'): refused, or an answer of the caller's own workspace with nothing of A. */
+  function expectNothingOfA(what: string, outcome: Outcome, sent: unknown) {
+    if (outcome.status >= 400) expect({ what, code: outcome.code }).toEqual({ what, code: expect.stringMatching(/^(NOT_FOUND|BAD_REQUEST|FORBIDDEN|CONFLICT)$/) });
+    expectNoSecrets(what, outcome.body, sent);
+  }
+
+  it("every procedure declares who may call it; an undeclared one is reported", () => {
+    expect(undeclared(appRouter as unknown as AnyRouter)).toEqual([]);
+    // A procedure someone adds later without a permission is caught by the same check.
+    const grown = createTRPCRouter({
+      leaky: publicProcedure.query(() => "everything"),
+      loggedIn: authedProcedure.query(() => "everything"),
+      fine: workspaceProcedure("pipelines:read").query(() => "mine"),
+    });
+    expect(undeclared(grown as unknown as AnyRouter)).toEqual([
+      "leaky: public access declared, and not listed in NOT_WORKSPACE_SCOPED",
+      "loggedIn: authed access declared, and not listed in NOT_WORKSPACE_SCOPED",
+    ]);
+  });
+
+  it("refuses every tRPC procedure to other workspaces, lower roles and anonymous callers, with no data of A", async () => {
+    const procedures = proceduresOf(appRouter as unknown as AnyRouter);
+    expect(procedures.length).toBeGreaterThanOrEqual(70);
+    // Control: A's owner gets answers to the same generated inputs, so the refusals below are
+    // isolation, not inputs that could never have worked.
+    const answered: string[] = [];
+    const unanswered: string[] = [];
+    for (const [name, def] of procedures) {
+      if (def.meta?.access !== "workspace" || def.type !== "query") continue;
+      const outcome = await callTrpc(name, def, inputFor(def, A, name), sessions.ownerA);
+      (outcome.status === 200 ? answered : unanswered).push(`${name} ${outcome.code ?? ""}`.trim());
+    }
+    expect(unanswered).toEqual(CONTROL_UNANSWERED);
+    expect(answered.length).toBeGreaterThanOrEqual(30);
+    for (const [name, def] of procedures) {
+      const input = inputFor(def, A, name);
+      if (def.meta?.access === "workspace") {
+        const permission = def.meta.permission as (typeof PERMISSIONS)[number];
+        const calls: Array<[string, Credentials, Record<string, unknown>, string | null]> = [
+          ["(a) member of B", sessions.memberB, input, "NOT_FOUND"],
+          ["(b) key of B", keyB, input, "NOT_FOUND"],
+          ["(d) anonymous", anonymous, input, "UNAUTHORIZED"],
+          ["(a') member of B in B with A's ids", sessions.memberB, { ...input, workspaceId: undefined }, null],
+          ["(b') key of B with A's ids", keyB, { ...input, workspaceId: undefined }, null],
+        ];
+        // (a') names B explicitly: a person must say which workspace.
+        const own = await db.membership.findFirstOrThrow({ where: { userId: sessions.memberB.session!.userId } });
+        calls[3]![2] = { ...input, workspaceId: own.workspaceId };
+        for (const role of ROLES.filter((r) => !can(r, permission))) {
+          calls.push([`(c) ${role} of A`, roleSessions[role], input, "FORBIDDEN"]);
+          calls.push([`(c) ${role} key of A`, roleKeys[role], input, "FORBIDDEN"]);
+        }
+        for (const [actor, who, callInput, code] of calls) {
+          const outcome = await callTrpc(name, def, callInput, who);
+          pairs.trpc += 1;
+          if (code) expectRefused(`${name} ${actor}`, outcome, code, callInput);
+          else expectNothingOfA(`${name} ${actor}`, outcome, callInput);
+        }
+      } else {
+        const access = def.meta?.access;
+        // Not workspace-scoped: anonymous callers are refused unless public; keys cannot act as people.
+        if (access !== "public") {
+          expectRefused(`${name} (d) anonymous`, await callTrpc(name, def, input, anonymous), "UNAUTHORIZED", input);
+          pairs.trpc += 1;
+        }
+        if (access === "user") {
+          expectRefused(`${name} (b) key of B`, await callTrpc(name, def, input, keyB), "FORBIDDEN", input);
+          pairs.trpc += 1;
+        }
+        const asB = await callTrpc(name, def, input, access === "authed" ? keyB : sessions.memberB);
+        pairs.trpc += 1;
+        if (name === "workspace.leave") expectRefused(`${name} (a) member of B`, asB, "NOT_FOUND", input);
+        else expectNothingOfA(`${name} (a) another workspace's actor`, asB, input);
+      }
+    }
+    expect(await fingerprint()).toBe(fingerprintBefore);
+  }, 600_000);
+
+  it("refuses every REST route to other workspaces, lower roles and anonymous callers, with only an error in the body", async () => {
+    const endpoints = appRestEndpoints();
+    expect(endpoints.length).toBeGreaterThanOrEqual(12);
+    const own = await db.membership.findFirstOrThrow({ where: { userId: sessions.memberB.session!.userId } });
+    for (const e of endpoints) {
+      const def = (appRouter._def.procedures as unknown as Record<string, { _def: ProcDef }>)[e.procedure]!._def;
+      const permission = def.meta!.permission as (typeof PERMISSIONS)[number];
+      const build = (workspaceId: string | undefined) => {
+        const input: Record<string, unknown> = { ...inputFor(def, A, e.procedure), workspaceId };
+        const url = e.route.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(String(input[p])));
+        const rest = Object.fromEntries(Object.entries(input).filter(([k, v]) => !e.pathParams.includes(k) && v !== undefined));
+        if (e.route.method === "POST") return { url, body: rest };
+        const qs = new URLSearchParams();
+        for (const [k, v] of Object.entries(rest)) {
+          if (Array.isArray(v)) for (const item of v) qs.append(k, String(item));
+          else if (typeof v !== "object") qs.append(k, String(v));
+        }
+        return { url: qs.size ? `${url}?${qs}` : url, body: undefined };
+      };
+      const calls: Array<[string, Credentials, string | undefined, string | null]> = [
+        ["(a) member of B", sessions.memberB, workspaceA, "NOT_FOUND"],
+        ["(b) key of B", keyB, workspaceA, "NOT_FOUND"],
+        ["(d) anonymous", anonymous, workspaceA, "UNAUTHORIZED"],
+        ["(a') member of B in B with A's ids", sessions.memberB, own.workspaceId, null],
+        ["(b') key of B with A's ids", keyB, undefined, null],
+      ];
+      for (const role of ROLES.filter((r) => !can(r, permission))) {
+        calls.push([`(c) ${role} of A`, roleSessions[role], workspaceA, "FORBIDDEN"]);
+        calls.push([`(c) ${role} key of A`, roleKeys[role], undefined, "FORBIDDEN"]);
+      }
+      for (const [actor, who, workspaceId, code] of calls) {
+        const { url, body } = build(workspaceId);
+        const outcome = await callRest(e.route.method, url, body, who);
+        pairs.rest += 1;
+        const what = `${e.route.method} ${e.route.path} ${actor}`;
+        if (code) {
+          expectRefused(what, outcome, code, { url, body });
+          expect(Object.keys(JSON.parse(outcome.body) as object)).toEqual(["error"]);
+        } else expectNothingOfA(what, outcome, { url, body });
+      }
+    }
+    expect(await fingerprint()).toBe(fingerprintBefore);
+  }, 600_000);
+});
