@@ -15,6 +15,7 @@ import {
   isObject,
   str,
   toIso,
+  capTitle,
   type ImportEvent,
   type ImporterOptions,
   type ImportWarning,
@@ -315,7 +316,7 @@ export function chatgptConversationToItem(conv: unknown, ctx: { index: number; p
   }
 
   const rawTitle = str(conv.title);
-  const title = rawTitle && rawTitle.trim() ? rawTitle.trim() : null;
+  const title = rawTitle && rawTitle.trim() ? capTitle(rawTitle.trim()) : null;
   const createdAt = toIso(conv.create_time) ?? firstTime;
   const updatedAt = toIso(conv.update_time) ?? lastTime;
   const header = `# ${title ?? "Untitled conversation"}${createdAt ? `\n${createdAt.slice(0, 10)}` : ""}`;

@@ -15,6 +15,7 @@ import {
   isObject,
   str,
   toIso,
+  capTitle,
   type ImportEvent,
   type ImporterOptions,
   type ImportWarning,
@@ -212,7 +213,7 @@ export function claudeConversationToItem(conv: unknown, ctx: { index: number; pa
     turns.push(`${role}: ${capped.text}`);
   }
   if (!turns.length) return { item: null, warnings: [...warnings, { conversation: id, reason: "has no messages with text; skipped" }] };
-  const name = str(conv.name)?.trim() || null;
+  const name = capTitle(str(conv.name)?.trim() || null);
   const createdAt = toIso(conv.created_at) ?? (thread[0] ? toIso(thread[0].created_at) : null);
   const updatedAt = toIso(conv.updated_at);
   const header = `# ${name ?? "Untitled conversation"}${createdAt ? `\n${createdAt.slice(0, 10)}` : ""}`;

@@ -4,7 +4,7 @@ import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import type { SourceItem } from "../core/source-item";
-import { capMessage, DEFAULT_MAX_MESSAGE_CHARS, ImportError, isObject, str, toIso, type ImportEvent, type ImporterOptions } from "./types";
+import { capMessage, capTitle, DEFAULT_MAX_MESSAGE_CHARS, ImportError, isObject, str, toIso, type ImportEvent, type ImporterOptions } from "./types";
 
 type Obj = Record<string, unknown>;
 
@@ -151,7 +151,7 @@ export async function* importJsonl(file: string, opts: ImporterOptions = {}): As
         return { ...t, text: c.text, truncated: c.truncated };
       });
       for (const t of rendered) if (t.truncated) yield { warning: { conversation: where, reason: t.truncated } };
-      const title = str(o.title) ?? str(meta.title);
+      const title = capTitle(str(o.title) ?? str(meta.title));
       const content = [...(title ? [`# ${title}`] : []), ...rendered.map((t) => `${t.role}: ${t.text.trim()}`)].join("\n\n");
       const externalId = ownId ?? `${base}#${sha(text).slice(0, 16)}`;
       const createdAt = toIso(o.created_at ?? meta.created_at ?? o.timestamp ?? meta.timestamp);
@@ -244,7 +244,7 @@ export function markdownToItem(
 ): { item: SourceItem | null; warning?: string } {
   const { fields, body } = frontMatter(raw.replace(/^\uFEFF/, ""));
   const heading = /^#\s+(.+)$/m.exec(body)?.[1]?.trim();
-  const title = fields.title ?? heading ?? path.basename(ctx.fileName).replace(/\.[^.]+$/, "");
+  const title = capTitle(fields.title ?? heading ?? path.basename(ctx.fileName).replace(/\.[^.]+$/, ""));
   const turns = parseTranscript(body);
   const max = ctx.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS;
   let content: string;

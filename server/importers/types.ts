@@ -49,6 +49,14 @@ export function capMessage(text: string, max: number): { text: string; truncated
   };
 }
 
+/** Longest title kept: a title is a label, and a huge one would be stored twice (header and metadata). */
+export const MAX_TITLE_CHARS = 500;
+
+/** A title cut to MAX_TITLE_CHARS with a visible ellipsis; null stays null. */
+export function capTitle<T extends string | null | undefined>(title: T): T {
+  return (typeof title === "string" && title.length > MAX_TITLE_CHARS ? `${title.slice(0, MAX_TITLE_CHARS)}…` : title) as T;
+}
+
 /** ISO string from epoch seconds (ChatGPT) or an ISO-ish string (Claude); null when absent or invalid. */
 export function toIso(value: unknown): string | null {
   if (typeof value === "number" && Number.isFinite(value)) {

@@ -60,6 +60,9 @@ const engine = new Liquid({
   memoryLimit: 64 * 1024 * 1024,
 });
 
+/** A rendered prompt longer than this is a runaway loop, not a prompt (no model reads 2 M characters). */
+export const MAX_RENDERED_CHARS = 2_000_000;
+
 const CACHE_LIMIT = 500;
 const cache = new Map<string, Template[]>();
 
@@ -150,11 +153,16 @@ export function renderTemplate(template: string, vars: TemplateVars | Record<str
   const scope: Record<string, unknown> = { ...vars };
   if ("record" in scope) scope.record = prepareRecord(scope.record);
   if (Array.isArray(scope.records)) scope.records = scope.records.map(prepareRecord);
+  let out: string;
   try {
-    return String(engine.renderSync(parsed, scope));
+    out = String(engine.renderSync(parsed, scope));
   } catch (err) {
     throw friendly(err);
   }
+  if (out.length > MAX_RENDERED_CHARS) {
+    throw new TemplateError(`the template rendered ${out.length.toLocaleString("en")} characters, over the limit of ${MAX_RENDERED_CHARS.toLocaleString("en")}: check its loops`);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
