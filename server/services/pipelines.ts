@@ -7,6 +7,9 @@ import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/has
 import { diffSpecs } from "../pipeline/diff";
 import { parseSpec, type PipelineSpec } from "../pipeline/spec";
 import { TEMPLATES } from "../pipeline/templates";
+
+/** Templates live in server/pipeline/templates; re-exported for callers that build a pipeline from one. */
+export { templateSpec } from "../pipeline/templates";
 import { pointerCountsByStepVersion } from "../store/branch-pointers";
 import { findBranch, findPipeline, findVersion, recordCountsByPipeline, storedSpec } from "../store/pipelines";
 import { commitRecords } from "../store/record-store";
