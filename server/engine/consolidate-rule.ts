@@ -118,8 +118,25 @@ export function sameSubject(a: string, b: string): boolean {
 }
 
 /**
+ * `longer` says everything `shorter` says and more: the shorter text's words (at least two content
+ * words) are the longer text's first and last words — "Gina collects typewriters" / "Gina collects
+ * typewriters from Italy".
+ */
+export function elaborates(longer: string, shorter: string): boolean {
+  const wl = (longer.toLowerCase().match(WORDS) ?? []) as string[];
+  const ws = (shorter.toLowerCase().match(WORDS) ?? []) as string[];
+  if (ws.length >= wl.length || contentTokens(shorter).length < 2) return false;
+  let p = 0;
+  while (p < ws.length && wl[p] === ws[p]) p++;
+  let q = 0;
+  while (q < ws.length - p && wl[wl.length - 1 - q] === ws[ws.length - 1 - q]) q++;
+  return p + q === ws.length && p > 0;
+}
+
+/**
  * The offline decision (deterministic, no model): a negated fact that matches a memory deletes it;
- * a near-duplicate (similarity ≥ threshold) changes nothing; the same subject with a changed value
+ * a near-duplicate (similarity ≥ threshold) or a fact a memory already says with more detail
+ * changes nothing; a fact that adds detail to a memory, or the same subject with a changed value,
  * updates that memory; anything else is added. `add-only` never updates or deletes.
  */
 export function offlineDecision<M extends MemoryView>(fact: string, candidates: Candidate<M>[], similarity: Similarity, threshold: number, mode: ConsolidateMode): Decision {
@@ -135,7 +152,11 @@ export function offlineDecision<M extends MemoryView>(fact: string, candidates: 
   if (best && best.similarity >= threshold) {
     return { event: "NONE", memoryId: best.memory.id, reason: `near-duplicate of memory ${best.memory.id} (similarity ${best.similarity.toFixed(2)} ≥ ${threshold})` };
   }
+  const known = candidates.find((c) => elaborates(c.memory.content, fact));
+  if (known) return { event: "NONE", memoryId: known.memory.id, reason: `memory ${known.memory.id} already says this, with more detail` };
   if (mode === "full") {
+    const detail = candidates.find((c) => elaborates(fact, c.memory.content) && isNegation(fact) === isNegation(c.memory.content));
+    if (detail) return { event: "UPDATE", memoryId: detail.memory.id, text: fact, reason: `adds detail to memory ${detail.memory.id}` };
     const subject = candidates.find((c) => sameSubject(fact, c.memory.content) && isNegation(fact) === isNegation(c.memory.content));
     if (subject) return { event: "UPDATE", memoryId: subject.memory.id, text: fact, reason: `same subject as memory ${subject.memory.id} with a changed value` };
   }
