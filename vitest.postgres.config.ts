@@ -28,6 +28,7 @@ export const databaseTests = [
   "server/search/neighbourhood.test.ts",
   "server/search/ranking.test.ts",
   "server/search/search.test.ts",
+  "server/services/ask.test.ts",
   "server/services/branches.test.ts",
   "server/services/cost.test.ts",
   "server/services/ingest.test.ts",

@@ -97,6 +97,7 @@ describe("REST /api/v1", () => {
     const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId, source: "chats", sessionId: "live-1" };
     const bodies: Record<string, unknown> = {
       "/pipelines/{pipelineId}/search": { query: "lighthouse key" },
+      "/pipelines/{pipelineId}/ask": { question: "where is the lighthouse key?" },
       "/pipelines/{pipelineId}/sources/{source}/messages": { sessionId: "live-2", messages: [{ role: "user", content: "a message over REST" }] },
     };
     const calls: string[] = [];
@@ -152,6 +153,20 @@ describe("REST /api/v1", () => {
     expect(json.mode).toBe("fts");
   });
 
+  it("asks over REST: an answer packet with cited evidence and its sources, or an abstention", async () => {
+    const { status, json } = await call("POST", `/pipelines/${pipelineId}/ask`, keys.a, { question: "Where is the spare key for the lighthouse cabin?", k: 3 });
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ abstained: false, kind: "extractive", critic: { verdict: "APPROVE" } });
+    expect(json.answer).toMatch(/blue ceramic frog/);
+    const evidence = json.evidence as Array<{ id: string; sources: Array<{ step: string }> }>;
+    expect(evidence.length).toBeLessThanOrEqual(3);
+    expect(evidence[0]!.sources[0]!.step).toBe("chats");
+    const weak = await call("POST", `/pipelines/${pipelineId}/ask`, keys.a, { question: "zeppelin franchise revenue" });
+    expect(weak.json).toMatchObject({ abstained: true, answer: null });
+    const bad = await call("POST", `/pipelines/${pipelineId}/ask`, keys.a, { question: "x", k: 500 });
+    expect(bad).toMatchObject({ status: 400, json: { error: { path: "k" } } });
+  });
+
   it("reads a projection output for an agent's context", async () => {
     const { status, json } = await call("GET", `/pipelines/memory/outputs/context`, keys.a);
     expect(status).toBe(200);
@@ -196,7 +211,7 @@ describe("REST /api/v1", () => {
     };
     const agent = await connect(keys.a);
     const { tools } = await agent.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
 
     const found = await agent.callTool({ name: "search", arguments: { pipeline: "memory", query: "lighthouse key", mode: "fts", limit: 3 } });
     const text = (found.content as Array<{ text: string }>)[0]!.text;
@@ -204,6 +219,11 @@ describe("REST /api/v1", () => {
     expect(hits[0]!.content.toLowerCase()).toContain("lighthouse");
     const lineage = await agent.callTool({ name: "lineage", arguments: { id: hits[0]!.id } });
     expect(JSON.parse((lineage.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ root: hits[0]!.id });
+    const asked = await agent.callTool({ name: "ask", arguments: { pipeline: "memory", question: "Where is the spare key for the lighthouse cabin?" } });
+    const packet = JSON.parse((asked.content as Array<{ text: string }>)[0]!.text) as { answer: string; abstained: boolean; citations: Array<{ recordId: string }> };
+    expect(packet.abstained).toBe(false);
+    expect(packet.answer).toMatch(/blue ceramic frog/);
+    expect(packet.citations.length).toBe(1);
     const ingested = await agent.callTool({ name: "ingest", arguments: { pipeline: "memory", source: "chats", sessionId: "mcp-1", messages: [{ role: "user", content: "via MCP" }] } });
     expect(JSON.parse((ingested.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ status: "open", accepted: 1 });
     await agent.close();

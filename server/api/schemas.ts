@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { LeavesResult, LineageResult, LineageTree, RecordDetail, RecordSummary } from "../search/provenance";
 import type { SearchResult } from "../search/search";
+import type { AnswerPacket } from "../services/ask";
 import type { DeletedMemory, MemoryHistory } from "../services/memories";
 import type { ProjectionResult } from "../services/projections";
 import { runStatsSchema } from "../store/runs";
@@ -192,3 +193,36 @@ export const memoryHistorySchema = z
 export const deletedMemorySchema = z
   .object({ recordId: z.string(), memoryId: z.string(), scope: z.string(), content: z.string(), deletedAt: z.string(), reason: z.string() })
   .meta({ id: "DeletedMemory" }) satisfies z.ZodType<DeletedMemory>;
+
+export const answerPacketSchema = z
+  .object({
+    question: z.string(),
+    answer: z.string().nullable().meta({ description: "The answer with [n] citations of the evidence; null when the packet abstains." }),
+    abstained: z.boolean(),
+    uncertaintyReason: z.string().nullable(),
+    kind: z.enum(["extractive", "generated"]),
+    model: z.string(),
+    label: z.string().meta({ description: "How to read the answer (an extractive answer is a quoted sentence)." }),
+    citations: z.array(z.object({ ref: z.number().int(), recordId: z.string(), step: z.string() })),
+    confidence: z.object({
+      score: z.number(),
+      level: z.enum(["high", "medium", "low", "none"]),
+      factors: z.object({ top: z.number(), agreement: z.number(), count: z.number(), recency: z.number() }),
+    }),
+    critic: z.object({ verdict: z.enum(["APPROVE", "REVISE", "REJECT"]), reason: z.string(), model: z.string(), revised: z.boolean() }),
+    evidence: z.array(
+      z.object({
+        ref: z.number().int(),
+        id: z.string(),
+        step: z.string(),
+        scope: z.string(),
+        snippet: z.string(),
+        content: z.string(),
+        time: z.string().nullable(),
+        relevance: z.number(),
+        sources: z.array(z.object({ id: z.string(), step: z.string(), preview: z.string() })),
+      }),
+    ),
+    usage: z.object({ calls: z.number().int(), tokensIn: z.number(), tokensOut: z.number(), costUsd: z.number() }),
+  })
+  .meta({ id: "AnswerPacket" }) satisfies z.ZodType<AnswerPacket>;

@@ -377,6 +377,44 @@ export function buildCli() {
     );
 
   program
+    .command("ask <question>")
+    .description("answer a question from memory: evidence with sources, citations, confidence, a critic verdict (abstains when weak)")
+    .option("--scope <prefix>", "scope prefix, e.g. acme:eng")
+    .option("-k, --k <n>", "records of evidence", "5")
+    .option("--model <provider/model>", "a configured model writes the answer (default: extractive, offline)")
+    .action(
+      action(async (conn, opts, question: string) => {
+        const o = opts as GlobalOptions & { scope?: string; k: string; model?: string };
+        const { pipeline, branch } = await resolvePipeline(conn, opts);
+        const packet = await conn.api.search.ask.mutate({
+          workspaceId: conn.workspaceId,
+          pipelineId: pipeline.id,
+          branch: branch.name,
+          question,
+          scope: o.scope,
+          k: Number(o.k) || 5,
+          model: o.model,
+        });
+        print(opts, packet, () => {
+          const lines = [
+            packet.abstained ? `Abstained: ${packet.uncertaintyReason}` : `Answer: ${packet.answer}`,
+            `  ${packet.label}`,
+            `Confidence: ${packet.confidence.level} (${packet.confidence.score}) · critic: ${packet.critic.verdict} (${packet.critic.model}) ${packet.critic.reason}`,
+            "",
+            "Evidence:",
+          ];
+          for (const e of packet.evidence) {
+            lines.push(`[${e.ref}] ${e.step} · ${e.id}${e.scope ? ` · ${e.scope}` : ""} · relevance ${e.relevance}`);
+            lines.push(`    ${e.snippet.replace(/\s+/g, " ").slice(0, 240)}`);
+            if (e.sources.length) lines.push(`    sources: ${e.sources.map((src) => `${src.step} ${src.id}`).join(", ")}`);
+          }
+          if (!packet.evidence.length) lines.push("  (none)");
+          return lines.join("\n");
+        });
+      }, (_args, opts) => needsPipeline(opts)),
+    );
+
+  program
     .command("get <id>")
     .description("one record with its metadata and audit")
     .action(
