@@ -4,8 +4,8 @@
  * No store, no model: the step kind (steps/consolidate.ts) applies what is decided here.
  */
 import { z } from "zod";
-import { contentTokens, hashEmbeddingV2 } from "../llm/embedder";
 import { CONSOLIDATE_MODES } from "../pipeline/rules";
+import { terms } from "../text/text-rank";
 
 export const CONSOLIDATE_EVENTS = ["ADD", "UPDATE", "DELETE", "NONE"] as const;
 export type ConsolidateEvent = (typeof CONSOLIDATE_EVENTS)[number];
@@ -35,20 +35,30 @@ export interface Decision {
   reason: string;
 }
 
-/** Similarity of two texts, 0..1: the mean of the offline embedding's cosine and the content-word Jaccard. */
+/**
+ * Similarity of two texts, 0..1: the mean of a character-trigram cosine over their content words
+ * (an offline embedding: forgives spelling and inflection) and the Jaccard overlap of the words.
+ */
 export class Similarity {
-  private readonly vectors = new Map<string, number[]>();
+  private readonly vectors = new Map<string, Map<string, number>>();
   private readonly words = new Map<string, Set<string>>();
 
   private vector(text: string) {
     let v = this.vectors.get(text);
-    if (!v) this.vectors.set(text, (v = hashEmbeddingV2(text)));
+    if (!v) {
+      v = new Map();
+      for (const word of terms(text)) {
+        const padded = `#${word}#`;
+        for (let j = 0; j + 3 <= padded.length; j++) v.set(padded.slice(j, j + 3), (v.get(padded.slice(j, j + 3)) ?? 0) + 1);
+      }
+      this.vectors.set(text, v);
+    }
     return v;
   }
 
   private wordSet(text: string) {
     let w = this.words.get(text);
-    if (!w) this.words.set(text, (w = new Set(contentTokens(text).map((t) => t.key))));
+    if (!w) this.words.set(text, (w = new Set(terms(text))));
     return w;
   }
 
@@ -56,8 +66,15 @@ export class Similarity {
     if (a.trim() === b.trim()) return 1;
     const va = this.vector(a);
     const vb = this.vector(b);
-    let cos = 0;
-    for (let i = 0; i < va.length; i++) cos += va[i]! * vb[i]!;
+    let dot = 0;
+    let na = 0;
+    let nb = 0;
+    for (const [g, x] of va) {
+      na += x * x;
+      dot += x * (vb.get(g) ?? 0);
+    }
+    for (const x of vb.values()) nb += x * x;
+    const cos = na && nb ? dot / Math.sqrt(na * nb) : 0;
     const wa = this.wordSet(a);
     const wb = this.wordSet(b);
     let shared = 0;
@@ -113,8 +130,8 @@ export function sameSubject(a: string, b: string): boolean {
   while (q < shortest - p && wa[wa.length - 1 - q] === wb[wb.length - 1 - q]) q++;
   if (p + q >= shortest) return false; // one text contains the other: nothing was replaced
   if (p + q < Math.max(wa.length, wb.length) / 2) return false;
-  const prefixWords = contentTokens(wa.slice(0, p).join(" ")).length;
-  return prefixWords >= 1 && prefixWords + contentTokens(wa.slice(wa.length - q).join(" ")).length >= 2;
+  const prefixWords = terms(wa.slice(0, p).join(" ")).length;
+  return prefixWords >= 1 && prefixWords + terms(wa.slice(wa.length - q).join(" ")).length >= 2;
 }
 
 /**
@@ -125,7 +142,7 @@ export function sameSubject(a: string, b: string): boolean {
 export function elaborates(longer: string, shorter: string): boolean {
   const wl = (longer.toLowerCase().match(WORDS) ?? []) as string[];
   const ws = (shorter.toLowerCase().match(WORDS) ?? []) as string[];
-  if (ws.length >= wl.length || contentTokens(shorter).length < 2) return false;
+  if (ws.length >= wl.length || terms(shorter).length < 2) return false;
   let p = 0;
   while (p < ws.length && wl[p] === ws[p]) p++;
   let q = 0;
@@ -148,19 +165,22 @@ export function offlineDecision<M extends MemoryView>(fact: string, candidates: 
       .sort((x, y) => y.s - x.s)[0];
     if (target) return { event: "DELETE", memoryId: target.c.memory.id, reason: `negates memory ${target.c.memory.id} (similarity ${target.s.toFixed(2)} without the negation)` };
   }
-  const best = candidates[0];
+  // A negated fact is never a duplicate of the statement it negates (add-only keeps both).
+  const same = candidates.filter((c) => isNegation(fact) === isNegation(c.memory.content));
+  const detail = mode === "full" ? same.find((c) => elaborates(fact, c.memory.content)) : undefined;
+  if (detail) return { event: "UPDATE", memoryId: detail.memory.id, text: fact, reason: `adds detail to memory ${detail.memory.id}` };
+  const known = same.find((c) => elaborates(c.memory.content, fact));
+  if (known) return { event: "NONE", memoryId: known.memory.id, reason: `memory ${known.memory.id} already says this, with more detail` };
+  const best = same[0];
   if (best && best.similarity >= threshold) {
     return { event: "NONE", memoryId: best.memory.id, reason: `near-duplicate of memory ${best.memory.id} (similarity ${best.similarity.toFixed(2)} ≥ ${threshold})` };
   }
-  const known = candidates.find((c) => elaborates(c.memory.content, fact));
-  if (known) return { event: "NONE", memoryId: known.memory.id, reason: `memory ${known.memory.id} already says this, with more detail` };
   if (mode === "full") {
-    const detail = candidates.find((c) => elaborates(fact, c.memory.content) && isNegation(fact) === isNegation(c.memory.content));
-    if (detail) return { event: "UPDATE", memoryId: detail.memory.id, text: fact, reason: `adds detail to memory ${detail.memory.id}` };
-    const subject = candidates.find((c) => sameSubject(fact, c.memory.content) && isNegation(fact) === isNegation(c.memory.content));
+    const subject = same.find((c) => sameSubject(fact, c.memory.content));
     if (subject) return { event: "UPDATE", memoryId: subject.memory.id, text: fact, reason: `same subject as memory ${subject.memory.id} with a changed value` };
   }
-  return { event: "ADD", text: fact, reason: best ? `no memory is close enough (best similarity ${best.similarity.toFixed(2)})` : "no similar memory" };
+  const closest = candidates[0];
+  return { event: "ADD", text: fact, reason: closest ? `no memory is close enough (best similarity ${closest.similarity.toFixed(2)})` : "no similar memory" };
 }
 
 /** The structured output a model answers with (JSON schema, for the provider's JSON mode). */

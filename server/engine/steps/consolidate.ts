@@ -21,7 +21,7 @@
 import type { ConsolidateStep } from "../../pipeline/spec";
 import { DEFAULT_MODEL, DEFAULT_ORDER_KEY } from "../../pipeline/spec";
 import { sha256 } from "../../pipeline/hashing";
-import { isOfflineModel } from "../../llm/offline-model";
+import { parseModelId } from "../../pipeline/model-id";
 import {
   DecisionError,
   Similarity,
@@ -145,7 +145,8 @@ class DecisionFailure extends Error {
 
 async function decide(ctx: StepContext<ConsolidateStep>, fact: EngineRecord, candidates: Candidate<Memory>[], similarity: Similarity): Promise<{ decision: Decision; audit: Audit }> {
   const { step } = ctx;
-  if (isOfflineModel(step.model ?? DEFAULT_MODEL)) {
+  // The offline model does not follow prompts: it decides with the deterministic rule.
+  if (parseModelId(step.model ?? DEFAULT_MODEL).provider === "offline") {
     return { decision: offlineDecision(fact.content, candidates, similarity, step.threshold, step.mode), audit: { operator: `consolidate:offline-rule:${step.mode}` } };
   }
   const prompt = ctx.render({
