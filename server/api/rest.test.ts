@@ -56,7 +56,7 @@ describe("REST /api/v1", () => {
     for (const who of ["a", "b"] as const) {
       const { user } = await signUp(db, { email: `${who}@example.com`, password: "a-long-password-1" });
       const member = await db.membership.findFirstOrThrow({ where: { userId: user.id } });
-      keys[who] = (await createApiKey(db, member.workspaceId, { userId: user.id, role: "owner" }, { name: `agent ${who}`, role: "editor" })).secret;
+      keys[who] = (await createApiKey(db, member.workspaceId, { userId: user.id, role: "owner" }, { name: `agent ${who}`, role: "admin" })).secret;
       if (who === "a") {
         const { pipeline } = await createPipeline(db, member.workspaceId, { name: "memory", spec: templateSpec("chat-memory") });
         pipelineId = pipeline.id;
@@ -98,6 +98,8 @@ describe("REST /api/v1", () => {
     const bodies: Record<string, unknown> = {
       "/pipelines/{pipelineId}/search": { query: "lighthouse key" },
       "/pipelines/{pipelineId}/ask": { question: "where is the lighthouse key?" },
+      "/records/{id}/purge": { dryRun: true },
+      "/pipelines/{pipelineId}/purge": { scope: "acme:nobody", dryRun: true },
       "/pipelines/{pipelineId}/sources/{source}/messages": { sessionId: "live-2", messages: [{ role: "user", content: "a message over REST" }] },
     };
     const calls: string[] = [];
@@ -124,8 +126,8 @@ describe("REST /api/v1", () => {
           expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
         }
         const theirs = await call(method.toUpperCase(), url, keys.b, body);
-        if (template === "/pipelines") {
-          // Listing is of the caller's own workspace: B's is empty of A's pipelines.
+        if (template === "/pipelines" || template === "/audit") {
+          // Listing is of the caller's own workspace: B's is empty of A's pipelines and A's audit.
           expect(theirs.status).toBe(200);
           expect(JSON.stringify(theirs.json)).not.toContain(pipelineId);
           continue;

@@ -9,6 +9,7 @@ import type { SearchResult } from "../search/search";
 import type { AnswerPacket } from "../services/ask";
 import type { DeletedMemory, MemoryHistory } from "../services/memories";
 import type { ProjectionResult } from "../services/projections";
+import type { PurgeResult } from "../services/purge";
 import { runStatsSchema } from "../store/runs";
 
 const metadata = z.record(z.string(), z.unknown()).meta({ description: "Record metadata (time, chat, source, custom …)." });
@@ -226,3 +227,22 @@ export const answerPacketSchema = z
     usage: z.object({ calls: z.number().int(), tokensIn: z.number(), tokensOut: z.number(), costUsd: z.number() }),
   })
   .meta({ id: "AnswerPacket" }) satisfies z.ZodType<AnswerPacket>;
+
+export const purgeResultSchema = z
+  .object({
+    dryRun: z.boolean(),
+    auditId: z.string().nullable().meta({ description: "The audit entry of a real purge; null for a dry run." }),
+    roots: z.array(z.string()),
+    records: z.array(z.object({ id: z.string(), step: z.string(), scope: z.string(), depth: z.number().int() })).meta({ description: "Every record removed: the roots (depth 0) and all derived from them." }),
+    byStep: z.record(z.string(), z.number().int()),
+    pointers: z.record(z.string(), z.number().int()).meta({ description: "Branch pointers removed, per branch." }),
+    embeddings: z.number().int(),
+    postings: z.number().int(),
+    searchDocs: z.number().int(),
+    edges: z.number().int(),
+    projectionStates: z.number().int(),
+    foldCheckpoints: z.number().int(),
+    ingestSessions: z.number().int(),
+    ingestMessages: z.number().int(),
+  })
+  .meta({ id: "PurgeResult" }) satisfies z.ZodType<PurgeResult>;

@@ -415,6 +415,33 @@ export function buildCli() {
     );
 
   program
+    .command("purge [id]")
+    .description("delete a record (or --scope: every record of a scope) and everything derived from it, on every branch; --dry-run lists it")
+    .option("--scope <prefix>", "purge a scope of the selected pipeline instead of one record")
+    .option("--dry-run", "list what would be deleted, delete nothing")
+    .action(
+      action(async (conn, opts, id?: string) => {
+        const o = opts as GlobalOptions & { scope?: string; dryRun?: boolean };
+        const dryRun = Boolean(o.dryRun);
+        const result = o.scope
+          ? await conn.api.record.purgeScope.mutate({ workspaceId: conn.workspaceId, pipelineId: (await resolvePipeline(conn, opts)).pipeline.id, scope: o.scope, dryRun })
+          : await conn.api.record.purge.mutate({ workspaceId: conn.workspaceId, id: id!, dryRun });
+        print(opts, result, () => {
+          const steps = Object.entries(result.byStep).map(([step, n]) => `${step} ${num(n)}`).join(", ");
+          const pointers = Object.entries(result.pointers).map(([branch, n]) => `${branch} ${num(n)}`).join(", ");
+          return [
+            `${dryRun ? "Dry run: would delete" : "Deleted"} ${num(result.records.length)} record(s)${steps ? ` (${steps})` : ""}.`,
+            `  branch pointers: ${pointers || "none"} · embeddings ${num(result.embeddings)} · search postings ${num(result.postings)} · edges ${num(result.edges)} · live sessions ${num(result.ingestSessions)} (${num(result.ingestMessages)} messages)`,
+            dryRun ? `Purge with: synthex purge ${o.scope ? `--scope ${o.scope}` : id}` : `Audit entry ${result.auditId}. The next run rebuilds what depended on it from what is left.`,
+          ].join("\n");
+        });
+      }, ([id], opts) => {
+        if (!id === !opts.scope) throw new CliError("Name a record id or --scope <prefix> (one of them).", 2);
+        if (opts.scope) needsPipeline(opts);
+      }),
+    );
+
+  program
     .command("get <id>")
     .description("one record with its metadata and audit")
     .action(

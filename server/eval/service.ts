@@ -27,7 +27,7 @@ import { buildStatsSchema, evalCostSchema, evidenceSchema, judgeRecordSchema, la
 
 export type { StoredHit } from "./stored";
 import { branchBuildCostPerStep, branchStepRecords } from "../store/provenance-reads";
-import { Bm25Index, bm25Terms } from "./bm25";
+import { Bm25Index, bm25Terms } from "../text/bm25";
 import { loadDataset, type DatasetSource } from "./datasets";
 import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
 import { evalTemplate, isEvalTemplate, EVAL_MODES, type EvalMode, type EvalTemplate } from "./templates";

@@ -20,7 +20,7 @@ import { Liquid } from "liquidjs";
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import { ModelError, type ModelProvider } from "../engine/model";
-import { bm25Terms } from "../eval/bm25";
+import { bm25Terms } from "../text/bm25";
 import { parseModelId } from "../llm/sdk-model";
 import { workspaceModel } from "../llm/workspace-model";
 import { leaves } from "../search/provenance";

@@ -2,8 +2,9 @@ import { z } from "zod";
 import { ancestorsByStep, neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
 import { deletedMemories, memoryHistory, restoreMemory } from "../../services/memories";
-import { deletedMemorySchema, leavesResultSchema, lineageResultSchema, memoryHistorySchema, recordDetailSchema, recordSummarySchema } from "../schemas";
-import { createTRPCRouter, workspaceProcedure } from "../trpc";
+import { listAuditEvents, purgeRecord, purgeScope } from "../../services/purge";
+import { deletedMemorySchema, leavesResultSchema, lineageResultSchema, memoryHistorySchema, purgeResultSchema, recordDetailSchema, recordSummarySchema } from "../schemas";
+import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 /** With pipelineId (+ branch), the record must be one that branch shows. */
 const recordRef = z.object({ id: z.string().min(1).max(200), pipelineId: z.string().min(1).optional(), branch: z.string().default("main") });
@@ -30,6 +31,24 @@ export const recordRouter = createTRPCRouter({
     .output(lineageResultSchema)
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxNodes: z.number().int().min(1).max(5000).default(500) }))
     .query(({ ctx, input }) => lineage(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxNodes: input.maxNodes }, ref(input))),
+  /** A record and everything derived from it, on every branch (GDPR); `dryRun` lists exactly that and deletes nothing. */
+  purge: workspaceProcedure("records:purge")
+    .meta({ rest: { method: "POST", path: "/records/{id}/purge", summary: "Purge a record and everything derived from it (dryRun=true lists the cascade)", tag: "Records" } })
+    .input(z.object({ id: z.string().min(1).max(200), dryRun: z.boolean().default(false) }))
+    .output(purgeResultSchema)
+    .mutation(({ ctx, input }) => purgeRecord(ctx.db, { workspaceId: ctx.workspace.id, actor: actorRef(ctx.actor), dryRun: input.dryRun }, input.id)),
+  /** Every record of a scope (prefix) in the pipeline, what derives from them, and the scope's live sessions. */
+  purgeScope: pipelineProcedure("records:purge")
+    .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/purge", summary: "Purge a scope's records, everything derived from them and its live sessions (dryRun=true lists the cascade)", tag: "Records" } })
+    .input(z.object({ scope: z.string().min(1).max(256), dryRun: z.boolean().default(false) }))
+    .output(purgeResultSchema)
+    .mutation(({ ctx, input }) => purgeScope(ctx.db, { workspaceId: ctx.workspace.id, actor: actorRef(ctx.actor), dryRun: input.dryRun }, ctx.pipeline.id, input.scope)),
+  /** The workspace's audit log (purges): who, what, when, counts. */
+  audit: workspaceProcedure("records:purge")
+    .meta({ rest: { method: "GET", path: "/audit", summary: "The workspace's audit log (purges)", tag: "Records" } })
+    .input(z.object({ limit: z.number().int().min(1).max(500).default(50) }))
+    .output(z.array(z.object({ id: z.string(), actor: z.string(), action: z.string(), target: z.string(), summary: z.unknown(), createdAt: z.date() })))
+    .query(({ ctx, input }) => listAuditEvents(ctx.db, ctx.workspace.id, input.limit)),
   /** Parents and children grouped by step with counts (a page of one group with direction + step + offset). */
   neighbourhood: workspaceProcedure("pipelines:read")
     .input(
@@ -77,7 +96,7 @@ export const recordRouter = createTRPCRouter({
         recordId: input.id,
         branch: input.branch,
         userId: ctx.userId,
-        actor: ctx.actor.kind === "user" ? "a member" : "an API key",
+        actor: actorRef(ctx.actor),
       }),
     ),
   /** The deleted memories of a consolidate step on a branch. */
