@@ -110,7 +110,7 @@ export class Pipeline {
     return this.step({ type: "merge", name, ...clone(options) });
   }
 
-  /** Reserved: validation reports that consolidate is not supported yet. */
+  /** Facts → a living memory set per scope (ADD/UPDATE/DELETE/NONE, or add-only). */
   consolidate(name: string, options: ConsolidateOptions): this {
     return this.step({ type: "consolidate", name, ...clone(options) });
   }

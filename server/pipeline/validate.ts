@@ -157,10 +157,6 @@ function validateStep(node: Node, type: string, add: Add) {
   const hasPrompt = typeof raw.prompt === "string";
   const hasOperator = raw.operator !== undefined;
 
-  if (type === "consolidate") {
-    add(node, ["type"], "consolidate is not supported yet: use a split step to extract facts and a merge with dedupe to combine them");
-  }
-
   if ((OPERATOR_STEP_TYPES as readonly string[]).includes(type)) {
     if (hasPrompt && hasOperator) {
       add(node, ["operator"], `${label} has both a prompt and an operator: set either a prompt (the model does the work) or an operator (a built-in), not both`);
