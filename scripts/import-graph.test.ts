@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { analyzeImports, layerOf } from "./import-graph";
+import { analyzeImports, layerOf, rawSqlOutsideStore } from "./import-graph";
 
 const repo = path.resolve(import.meta.dirname, "..");
 
@@ -28,6 +28,10 @@ describe("layers point down (the repository)", () => {
 
   it("product code never imports test helpers", () => {
     expect(report.intoTests.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it("only the store's repositories run SQL (no $queryRaw/$executeRaw elsewhere in product code)", () => {
+    expect(rawSqlOutsideStore(repo)).toEqual([]);
   });
 
   it("the bottom layers import nothing of ours above them", () => {
@@ -62,6 +66,7 @@ describe("the checker itself", () => {
     write("server/llm/bench.ts", `import { db } from "../store/test-db";\nexport const b = db;`);
     write("server/store/test-db.ts", `export const db = 1;`);
     write("server/mystery/thing.ts", `export const m = 1;`);
+    write("server/search/sneaky.ts", "export const q = (db: any) => db.$queryRawUnsafe(`SELECT 1`);");
 
     const report = analyzeImports(dir);
     expect(report.upward.map((e) => `${e.from} -> ${e.to}`)).toEqual(["server/store/records.ts -> server/services/runs.ts"]);
@@ -70,5 +75,6 @@ describe("the checker itself", () => {
     expect(report.folderCycles).toEqual([["server/services", "server/store"]]);
     expect(report.intoTests.map((e) => e.from)).toEqual(["server/llm/bench.ts"]);
     expect(report.unlayered).toEqual(["server/mystery/thing.ts"]);
+    expect(rawSqlOutsideStore(dir)).toEqual(["server/search/sneaky.ts"]);
   });
 });

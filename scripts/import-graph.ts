@@ -236,6 +236,19 @@ export function countCasts(root: string) {
   return count;
 }
 
+/** Product files outside `server/store` that run SQL of their own (`$queryRaw…`/`$executeRaw…`): repositories own the SQL. */
+export function rawSqlOutsideStore(root: string): string[] {
+  const files: string[] = [];
+  for (const r of ROOTS) if (existsSync(path.join(root, r))) walk(root, r, files);
+  return files.filter(
+    (f) =>
+      !isTestCode(f) &&
+      !f.startsWith("server/store/") &&
+      !f.startsWith("server/generated/") &&
+      /\$(queryRaw|executeRaw)/.test(readFileSync(path.join(root, f), "utf8")),
+  );
+}
+
 if (process.argv[1] && import.meta.url.endsWith(path.basename(process.argv[1]))) {
   const root = process.cwd();
   const report = analyzeImports(root);
@@ -250,6 +263,9 @@ if (process.argv[1] && import.meta.url.endsWith(path.basename(process.argv[1])))
   for (const c of report.cycles) console.log(`  ${c.join(" <-> ")}`);
   console.log(`folder cycles: ${report.folderCycles.length}`);
   for (const c of report.folderCycles) console.log(`  ${c.join(" <-> ")}`);
+  const rawSql = rawSqlOutsideStore(root);
+  console.log(`product files with SQL outside server/store: ${rawSql.length}`);
+  for (const f of rawSql) console.log(`  ${f}`);
   const casts = countCasts(root);
   console.log(`casts in product code: as unknown as ${casts.product.asUnknownAs}, as never ${casts.product.asNever}`);
   console.log(`casts in tests: as unknown as ${casts.tests.asUnknownAs}, as never ${casts.tests.asNever}`);

@@ -65,7 +65,7 @@ export function AuditLogSettings() {
                       {e.target}
                     </TableCell>
                     <TableCell className="max-w-72 truncate font-mono text-xs text-muted-foreground">
-                      {Object.keys(e.details).length ? JSON.stringify(e.details) : ""}
+                      {Object.keys(e.summary).length ? JSON.stringify(e.summary) : ""}
                     </TableCell>
                   </TableRow>
                 ))}

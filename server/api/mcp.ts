@@ -54,6 +54,21 @@ export function createMcpServer(caller: Caller): McpServer {
     (args) => tool(() => caller.search.search({ pipelineId: args.pipeline, query: args.query, mode: args.mode, scope: args.scope, limit: args.limit ?? 10 })),
   );
   server.registerTool(
+    "ask",
+    {
+      description:
+        "Ask a question of a pipeline's memory. Returns an answer packet: the answer with [n] citations of the evidence records (and their sources), a confidence, a critic verdict, and abstained=true when the memory does not support an answer.",
+      inputSchema: {
+        pipeline,
+        question: z.string().min(1),
+        scope: z.string().optional().describe("Scope prefix, e.g. acme:user-42."),
+        k: z.number().int().min(1).max(20).optional(),
+        model: z.string().optional().describe("provider/model that writes the answer; omitted: extractive."),
+      },
+    },
+    (args) => tool(() => caller.search.ask({ pipelineId: args.pipeline, question: args.question, scope: args.scope, k: args.k ?? 5, model: args.model })),
+  );
+  server.registerTool(
     "get_record",
     { description: "One record with its metadata, audit and provenance counts.", inputSchema: { id: z.string().min(1) } },
     (args) => tool(() => caller.record.get({ id: args.id })),

@@ -17,7 +17,8 @@ const { openMigratedDb } = await import("@/server/store/runtime-env");
 const { closeDb } = await import("@/server/store/db");
 const { signUp } = await import("@/server/services/users");
 const { createApiKey } = await import("@/server/services/api-keys");
-const { createPipeline, templateSpec } = await import("@/server/services/pipelines");
+const { createPipeline } = await import("@/server/services/pipelines");
+const { templateSpec } = await import("@/server/pipeline/templates");
 const { importFile } = await import("@/server/services/imports");
 const { runPipeline } = await import("@/server/services/runs");
 const { ingestMessages } = await import("@/server/services/ingest");
@@ -97,12 +98,21 @@ describe("REST /api/v1", () => {
     const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId, source: "chats", sessionId: "live-1" };
     const bodies: Record<string, unknown> = {
       "/pipelines/{pipelineId}/search": { query: "lighthouse key" },
+      "/pipelines/{pipelineId}/ask": { question: "where is the lighthouse key?" },
+      "/records/{id}/purge": { dryRun: true },
+      "/pipelines/{pipelineId}/purge": { scope: "acme:nobody", dryRun: true },
       "/pipelines/{pipelineId}/sources/{source}/messages": { sessionId: "live-2", messages: [{ role: "user", content: "a message over REST" }] },
     };
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
-        const query = op.parameters.some((p) => p.name === "query") ? "?query=lighthouse%20key" : template.endsWith("/brief") ? "?scope=acme" : "";
+        const query = op.parameters.some((p) => p.name === "query")
+          ? "?query=lighthouse%20key"
+          : template.endsWith("/brief")
+            ? "?scope=acme"
+            : template.endsWith("/memories/deleted")
+              ? "?step=summaries"
+              : "";
         const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + query;
         const body = method === "post" ? (bodies[template] ?? {}) : undefined;
         const mine = await call(method.toUpperCase(), url, keys.a, body);
@@ -110,12 +120,15 @@ describe("REST /api/v1", () => {
         if (template === "/runs/{runId}/cancel") {
           // The run has finished: the call is allowed and says why nothing happened.
           expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: "That run is not in progress." } } });
+        } else if (["/records/{id}/history", "/records/{id}/restore", "/pipelines/{pipelineId}/memories/deleted"].includes(template)) {
+          // chat-memory has no consolidate step: the call is allowed and says why there is no memory.
+          expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/not a memory|not a consolidate step/) } } });
         } else {
           expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
         }
         const theirs = await call(method.toUpperCase(), url, keys.b, body);
         if (template === "/pipelines" || template === "/audit") {
-          // Listing is of the caller's own workspace: B's holds nothing of A's.
+          // Listing is of the caller's own workspace: B's is empty of A's pipelines and A's audit.
           expect(theirs.status).toBe(200);
           expect(JSON.stringify(theirs.json)).not.toContain(pipelineId);
           expect(JSON.stringify(theirs.json)).not.toContain(runId);
@@ -142,6 +155,20 @@ describe("REST /api/v1", () => {
     expect(hits[0]!.content.toLowerCase()).toContain("lighthouse");
     expect(hits[0]!.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(json.mode).toBe("fts");
+  });
+
+  it("asks over REST: an answer packet with cited evidence and its sources, or an abstention", async () => {
+    const { status, json } = await call("POST", `/pipelines/${pipelineId}/ask`, keys.a, { question: "Where is the spare key for the lighthouse cabin?", k: 3 });
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ abstained: false, kind: "extractive", critic: { verdict: "APPROVE" } });
+    expect(json.answer).toMatch(/blue ceramic frog/);
+    const evidence = json.evidence as Array<{ id: string; sources: Array<{ step: string }> }>;
+    expect(evidence.length).toBeLessThanOrEqual(3);
+    expect(evidence[0]!.sources[0]!.step).toBe("chats");
+    const weak = await call("POST", `/pipelines/${pipelineId}/ask`, keys.a, { question: "zeppelin franchise revenue" });
+    expect(weak.json).toMatchObject({ abstained: true, answer: null });
+    const bad = await call("POST", `/pipelines/${pipelineId}/ask`, keys.a, { question: "x", k: 500 });
+    expect(bad).toMatchObject({ status: 400, json: { error: { path: "k" } } });
   });
 
   it("reads a projection output for an agent's context", async () => {
@@ -188,7 +215,7 @@ describe("REST /api/v1", () => {
     };
     const agent = await connect(keys.a);
     const { tools } = await agent.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
 
     const found = await agent.callTool({ name: "search", arguments: { pipeline: "memory", query: "lighthouse key", mode: "fts", limit: 3 } });
     const text = (found.content as Array<{ text: string }>)[0]!.text;
@@ -196,6 +223,11 @@ describe("REST /api/v1", () => {
     expect(hits[0]!.content.toLowerCase()).toContain("lighthouse");
     const lineage = await agent.callTool({ name: "lineage", arguments: { id: hits[0]!.id } });
     expect(JSON.parse((lineage.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ root: hits[0]!.id });
+    const asked = await agent.callTool({ name: "ask", arguments: { pipeline: "memory", question: "Where is the spare key for the lighthouse cabin?" } });
+    const packet = JSON.parse((asked.content as Array<{ text: string }>)[0]!.text) as { answer: string; abstained: boolean; citations: Array<{ recordId: string }> };
+    expect(packet.abstained).toBe(false);
+    expect(packet.answer).toMatch(/blue ceramic frog/);
+    expect(packet.citations.length).toBe(1);
     const ingested = await agent.callTool({ name: "ingest", arguments: { pipeline: "memory", source: "chats", sessionId: "mcp-1", messages: [{ role: "user", content: "via MCP" }] } });
     expect(JSON.parse((ingested.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ status: "open", accepted: 1 });
     await agent.close();

@@ -3,7 +3,7 @@ import superjson from "superjson";
 import { z, ZodError } from "zod";
 import { can, type Permission, type Role } from "../auth/permissions";
 import { authenticateApiKey } from "../services/api-keys";
-import { recordAudit, type AuditActor } from "../services/audit";
+import { recordAudit } from "../services/audit";
 import type { Db } from "../core/db";
 import { DomainError } from "../core/errors";
 import { findBranch, findPipeline } from "../store/pipelines";
@@ -36,6 +36,11 @@ export async function createContext(opts: {
   return { db: opts.db, actor: null };
 }
 
+/** Who acted, as audit and idempotency rows name them. */
+export function actorRef(actor: Actor): string {
+  return actor.kind === "apiKey" ? `apiKey:${actor.apiKeyId}` : `user:${actor.userId}`;
+}
+
 /** How a procedure is also served over REST (`/api/v1`, see server/api/rest.ts). */
 export interface RestRoute {
   method: "GET" | "POST" | "DELETE";
@@ -55,7 +60,7 @@ export interface AuditSpec {
   /** What was acted on, from the procedure's input and output. */
   target: (input: Record<string, unknown>, output: unknown) => string;
   /** Non-secret facts for the entry (secret-looking fields are redacted anyway). */
-  details?: (input: Record<string, unknown>, output: unknown) => Record<string, unknown>;
+  summary?: (input: Record<string, unknown>, output: unknown) => Record<string, unknown>;
 }
 
 export interface ProcedureMeta {
@@ -110,11 +115,6 @@ export const userProcedure = authedProcedure.meta({ access: "user" }).use(({ ctx
   return next({ ctx: { ...ctx, user: ctx.actor } });
 });
 
-/** The audit log's view of who is acting. */
-export function auditActor(actor: Actor): AuditActor {
-  return actor.kind === "user" ? { kind: "user", userId: actor.userId, email: actor.email } : { kind: "apiKey", apiKeyId: actor.apiKeyId };
-}
-
 /** The actor's role in a workspace: an API key's own role in its workspace, a user's membership role; else null. */
 export async function roleIn(db: Db, actor: Actor, workspaceId: string): Promise<Role | null> {
   if (actor.kind === "apiKey") return actor.workspaceId === workspaceId ? actor.role : null;
@@ -144,10 +144,10 @@ export function workspaceProcedure(permission: Permission) {
       const raw = ((await getRawInput()) ?? {}) as Record<string, unknown>;
       await recordAudit(ctx.db, {
         workspaceId: workspace.id,
-        actor: auditActor(ctx.actor),
+        actor: actorRef(ctx.actor),
         action: meta.audit.action,
         target: meta.audit.target(raw, result.data),
-        details: meta.audit.details?.(raw, result.data),
+        summary: meta.audit.summary?.(raw, result.data),
       });
     }
     return result;

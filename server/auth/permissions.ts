@@ -20,6 +20,8 @@ export const PERMISSIONS = [
   "branches:promote",
   /** Protect main, save on or promote into a protected main, collect garbage. */
   "branches:admin",
+  /** Delete records and everything derived from them (purge, GDPR), with an audit entry. */
+  "records:purge",
   /** Read the workspace's audit log. */
   "audit:read",
 ] as const;
@@ -27,7 +29,7 @@ export type Permission = (typeof PERMISSIONS)[number];
 
 const READ: Permission[] = ["workspace:read", "members:read", "pipelines:read", "evals:read"];
 const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write", "evals:write", "branches:write", "branches:promote"];
-const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage", "branches:admin", "audit:read"];
+const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage", "branches:admin", "records:purge", "audit:read"];
 
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ADMIN),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { contextCut, estimateContextTokens, meanMetrics, percentile, rankedSessions, scoreCase, tokenF1, type TracedHit } from "./metrics";
-import { Bm25Index, bm25Terms } from "./bm25";
+import { Bm25Index, bm25Terms } from "../text/bm25";
 import { applySplitOperator } from "../engine/operators";
 
 const hit = (id: string, sessions: string[], turns: string[], tokens = 100, reachesSource = true, content = ""): TracedHit => ({ id, sessions, turns, tokens, reachesSource, content });

@@ -8,12 +8,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { Prisma } from "../generated/prisma/client";
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
 import type { TracedHit } from "./metrics";
 import { estimateContextTokens } from "./metrics";
-import { LINEAGE_WALK, type HitRecord } from "./trace";
+import { toJsonColumn } from "../core/json";
+import { lineageMembers } from "../store/provenance-reads";
+import type { HitRecord } from "./trace";
 
 /** The `benchmark` of an eval run that scored a team's question set (its `datasetId` is the set). */
 export const QUESTION_SET_BENCHMARK = "question-set";
@@ -103,7 +104,7 @@ export async function addToQuestionSet(db: Db, workspaceId: string, raw: z.input
       question = { id: randomUUID(), pipelineId, question: input.question, answer: input.answer ?? "", recordIds: ids, sources, addedAt: new Date().toISOString() };
       questions.push(question);
     }
-    const data = questions as unknown as Prisma.InputJsonValue;
+    const data = toJsonColumn(questions);
     const set = existing
       ? await tx.evalQuestionSet.update({ where: { id: existing.id }, data: { questions: data } })
       : await tx.evalQuestionSet.create({ data: { workspaceId, name: input.set, questions: data } });
@@ -115,7 +116,7 @@ export async function removeFromQuestionSet(db: Db, workspaceId: string, setId: 
   const set = await getQuestionSet(db, workspaceId, setId);
   const questions = set.questions.filter((q) => q.id !== questionId);
   if (questions.length === set.questions.length) throw notFound(`Question ${questionId} is not in "${set.name}".`);
-  await db.evalQuestionSet.update({ where: { id: set.id }, data: { questions: questions as unknown as Prisma.InputJsonValue } });
+  await db.evalQuestionSet.update({ where: { id: set.id }, data: { questions: toJsonColumn(questions) } });
   return { id: set.id, name: set.name, questions: questions.length };
 }
 
@@ -135,14 +136,7 @@ export class LineageTracer {
   async load(ids: string[]): Promise<void> {
     const missing = [...new Set(ids)].filter((id) => !this.lineage.has(id));
     if (!missing.length) return;
-    const rows = await this.db.$queryRawUnsafe<Array<{ top: string; id: string; leaf: boolean }>>(
-      `${LINEAGE_WALK}
-       SELECT DISTINCT w.top, w.id,
-              NOT EXISTS (SELECT 1 FROM "RecordEdge" p WHERE p."childId" = w.id AND p."workspaceId" = $2) AS leaf
-       FROM walk w`,
-      missing,
-      this.workspaceId,
-    );
+    const rows = await lineageMembers(this.db, this.workspaceId, missing);
     for (const id of missing) this.lineage.set(id, { ancestors: [], sources: [] });
     for (const r of rows) {
       const entry = this.lineage.get(r.top)!;

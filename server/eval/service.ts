@@ -22,10 +22,15 @@ import { createPipeline, getBranch, getPipeline, saveVersion, appendSourceRecord
 import { createBranch } from "../services/branches";
 import type { SourceItem } from "../core/source-item";
 import { runPipeline } from "../services/runs";
-import { Bm25Index, bm25Terms } from "./bm25";
+import { toJsonColumn } from "../core/json";
+import { buildStatsSchema, evalCostSchema, evidenceSchema, judgeRecordSchema, latencySchema, loadSkipsSchema, metricsSchema, perCategorySchema, storedHitsSchema, type StoredHit } from "./stored";
+
+export type { StoredHit } from "./stored";
+import { branchBuildCostPerStep, branchStepRecords } from "../store/provenance-reads";
+import { Bm25Index, bm25Terms } from "../text/bm25";
 import { loadDataset, type DatasetSource } from "./datasets";
 import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
-import { evalTemplate, isEvalTemplate, EVAL_MODES, type EvalMode, type EvalTemplate } from "./templates";
+import { evalTemplate, isEvalTemplate, EVAL_MODES, EVAL_TEMPLATES, type EvalMode, type EvalTemplate } from "./templates";
 import { workspaceModel } from "../llm/workspace-model";
 import { parseModelId } from "../llm/sdk-model";
 import { AnswerJudge, ANSWER_PROMPT, DEFAULT_BUDGET_USD, JUDGE_PROMPT, type JudgeRecord } from "./judge";
@@ -66,10 +71,10 @@ export async function saveDataset(db: Db, workspaceId: string, loaded: { dataset
       benchmark: loaded.dataset.benchmark,
       name: loaded.dataset.name,
       contentHash,
-      data: loaded.dataset as unknown as Prisma.InputJsonValue,
+      data: toJsonColumn(loaded.dataset),
       samples: loaded.dataset.samples.length,
       questions: loaded.dataset.questions.length,
-      skips: loaded.skips as unknown as Prisma.InputJsonValue,
+      skips: toJsonColumn(loaded.skips),
     },
   });
 }
@@ -90,7 +95,7 @@ export async function listDatasets(db: Db, workspaceId: string) {
 async function getDataset(db: Db, workspaceId: string, id: string) {
   const row = await db.evalDataset.findFirst({ where: { id, workspaceId } });
   if (!row) throw notFound(`Eval dataset ${id} not found in this workspace.`);
-  return { row, dataset: datasetSchema.parse(row.data), skips: row.skips as unknown as LoadSkip[] };
+  return { row, dataset: datasetSchema.parse(row.data), skips: loadSkipsSchema.parse(row.skips) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,7 +208,7 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
   let label: string;
   let defaults: { step?: string; mode: EvalMode } = { mode: "hybrid" };
   if (input.template) {
-    if (!isEvalTemplate(input.template)) throw badRequest(`Unknown template "${input.template}". Templates: chat-memory, rag-baseline, bm25-sessions, bm25-windows.`);
+    if (!isEvalTemplate(input.template)) throw badRequest(`Unknown template "${input.template}". Templates: ${EVAL_TEMPLATES.join(", ")}.`);
     const def = evalTemplate(input.template as EvalTemplate);
     spec = def.spec;
     defaults = { step: def.step, mode: def.mode };
@@ -252,7 +257,7 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
       mode,
       k,
       model: answering.model,
-      judge: answering.judge as unknown as Prisma.InputJsonValue,
+      judge: toJsonColumn(answering.judge),
       status: "queued",
       triggeredBy: input.triggeredBy ?? null,
     },
@@ -276,7 +281,7 @@ export async function executeEvalRun(
     deps.onProgress?.(p);
     if (!force && Date.now() - lastWrite < 500) return;
     lastWrite = Date.now();
-    void db.evalRun.update({ where: { id: run.id }, data: { progress: p as unknown as Prisma.InputJsonValue } }).catch(() => {});
+    void db.evalRun.update({ where: { id: run.id }, data: { progress: toJsonColumn(p) } }).catch(() => {});
   };
   const checkCancel = async () => {
     if (deps.signal?.aborted) throw new EvalCancelled("cancelled");
@@ -297,12 +302,12 @@ export async function executeEvalRun(
             status: "completed",
             finishedAt: new Date(),
             questions: result.questions,
-            metrics: result.metrics as Prisma.InputJsonValue,
-            perCategory: result.perCategory as Prisma.InputJsonValue,
-            cost: result.cost as Prisma.InputJsonValue,
-            latency: result.latency as Prisma.InputJsonValue,
-            skips: result.skips as unknown as Prisma.InputJsonValue,
-            judge: result.judge as unknown as Prisma.InputJsonValue,
+            metrics: toJsonColumn(result.metrics),
+            perCategory: toJsonColumn(result.perCategory),
+            cost: toJsonColumn(result.cost),
+            latency: toJsonColumn(result.latency),
+            skips: toJsonColumn(result.skips),
+            judge: toJsonColumn(result.judge),
             progress: { phase: "store", done: result.cases.length, total: result.cases.length },
           },
         });
@@ -346,7 +351,7 @@ async function evaluate(
   const scored: Array<{ q: Question; m: Metrics }> = [];
   const latencies: number[] = [];
   const { questions, tracer } = corpus;
-  const configured = run.judge as unknown as JudgeRecord;
+  const configured = judgeRecordSchema.parse(run.judge);
   const categories = run.benchmark === "locomo" ? LOCOMO_CATEGORIES : Object.fromEntries([...new Set(questions.map((q) => q.category))].map((c) => [c, c]));
   const judge = configured.measured
     ? new AnswerJudge(model ?? workspaceModel(db, run.workspaceId), { answerModel: configured.answerModel!, judgeModel: configured.judgeModel, budgetUsd: configured.budgetUsd }, categories)
@@ -393,10 +398,10 @@ async function evaluate(
       category: q.category,
       question: q.question,
       gold: q.answer,
-      evidence: { turns: q.evidence, sessions: q.evidenceSessions } as Prisma.InputJsonValue,
-      retrieved: storedHits(hits, traced, new Set(q.evidence)) as unknown as Prisma.InputJsonValue,
+      evidence: toJsonColumn({ turns: q.evidence, sessions: q.evidenceSessions }),
+      retrieved: toJsonColumn(storedHits(hits, traced, new Set(q.evidence))),
       answer,
-      scores: m as Prisma.InputJsonValue,
+      scores: toJsonColumn(m),
       tokens: m.context_tokens ?? 0,
       latencyMs,
     });
@@ -491,19 +496,17 @@ function isTemporal(benchmark: string, q: Question): boolean {
 /** Ranked records for one question, within its sample's scope. */
 async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, query: string, bm25: Map<string, { index: Bm25Index; records: HitRecord[] }>) {
   if (run.mode === "bm25") {
+    if (!run.step) throw badRequest("Mode bm25 ranks one step: this eval run has none.");
+    const step = run.step;
     let entry = bm25.get(scope ?? "");
     if (!entry) {
-      const records = await db.$queryRawUnsafe<HitRecord[]>(
-        `SELECT r.id, r.step, r.content FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
-         JOIN "Branch" b ON b.id = p."branchId"
-         WHERE b."pipelineId" = $1 AND b.name = $2 AND p.step = $3 AND ($4::text IS NULL OR r.scope = $4) AND r."workspaceId" = $5
-         ORDER BY r.metadata #>> '{time,created_at}' NULLS LAST, r.id`,
-        run.evalPipelineId,
-        run.branch,
-        run.step,
-        scope ?? null,
-        run.workspaceId,
-      );
+      const records: HitRecord[] = await branchStepRecords(db, {
+        workspaceId: run.workspaceId,
+        pipelineId: run.evalPipelineId,
+        branch: run.branch,
+        step,
+        scope: scope ?? null,
+      });
       // Windows and chunks keep their order within a session: the split index.
       entry = { index: new Bm25Index(records.map((r) => r.content)), records };
       bm25.set(scope ?? "", entry);
@@ -564,19 +567,8 @@ function storedHits(hits: Array<HitRecord & { score: number }>, traced: TracedHi
 
 /** What the memory cost to build (every record the branch shows, per step) and what this eval's run spent. */
 async function buildCost(db: Db, run: EvalRunRow, built: { stats: unknown; startedAt: Date | null; finishedAt: Date | null }) {
-  const rows = await db.$queryRawUnsafe<Array<{ step: string; records: number; tokens_in: number; tokens_out: number; cost: number }>>(
-    `SELECT p.step, count(*)::int AS records,
-            COALESCE(sum((r.audit->>'tokensIn')::float8), 0)::float8 AS tokens_in,
-            COALESCE(sum((r.audit->>'tokensOut')::float8), 0)::float8 AS tokens_out,
-            COALESCE(sum((r.audit->>'costUsd')::float8), 0)::float8 AS cost
-     FROM "BranchPointer" p JOIN "Branch" b ON b.id = p."branchId" JOIN "Record" r ON r.id = p."recordId"
-     WHERE b."pipelineId" = $1 AND b.name = $2 AND r."workspaceId" = $3 GROUP BY p.step ORDER BY p.step`,
-    run.evalPipelineId,
-    run.branch,
-    run.workspaceId,
-  );
-  const perStep = rows.map((r) => ({ step: r.step, records: r.records, tokensIn: Number(r.tokens_in), tokensOut: Number(r.tokens_out), costUsd: Number(r.cost) }));
-  const steps = ((built.stats as { steps?: Array<{ modelCalls: number; tokensIn: number; tokensOut: number; costUsd: number }> }).steps ?? []);
+  const perStep = await branchBuildCostPerStep(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch });
+  const { steps } = buildStatsSchema.parse(built.stats ?? {});
   return {
     buildTokens: perStep.reduce((a, s) => a + s.tokensIn + s.tokensOut, 0),
     buildCostUsd: perStep.reduce((a, s) => a + s.costUsd, 0),
@@ -647,7 +639,7 @@ export async function listEvalRuns(db: Db, workspaceId: string, filter: { pipeli
   });
   const pipelineIds = [...new Set(runs.map((r) => r.pipelineId).filter((p): p is string => !!p))];
   const names = new Map((await db.pipeline.findMany({ where: { id: { in: pipelineIds }, workspaceId }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
-  return runs.map((r) => ({ ...r, metrics: r.metrics as Metrics, label: evalLabel(r, names) }));
+  return runs.map((r) => ({ ...r, metrics: metricsSchema.parse(r.metrics), label: evalLabel(r, names) }));
 }
 
 function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
@@ -660,27 +652,16 @@ export async function getEvalRun(db: Db, workspaceId: string, id: string) {
   const pipeline = run.pipelineId ? await db.pipeline.findFirst({ where: { id: run.pipelineId, workspaceId }, select: { name: true } }) : null;
   return {
     ...run,
-    metrics: run.metrics as Metrics,
-    perCategory: run.perCategory as Record<string, Metrics & { questions: number }>,
-    skips: run.skips as unknown as LoadSkip[],
-    judge: run.judge as unknown as JudgeRecord,
+    metrics: metricsSchema.parse(run.metrics),
+    perCategory: perCategorySchema.parse(run.perCategory),
+    skips: loadSkipsSchema.parse(run.skips),
+    judge: judgeRecordSchema.parse(run.judge),
+    cost: evalCostSchema.parse(run.cost ?? {}),
+    latency: latencySchema.parse(run.latency ?? {}),
     label: evalLabel(run, new Map(run.pipelineId && pipeline ? [[run.pipelineId, pipeline.name]] : [])),
   };
 }
 
-export interface StoredHit {
-  id: string;
-  step: string;
-  rank: number;
-  score: number;
-  tokens: number;
-  sessions: string[];
-  goldTurns: string[];
-  turns: number;
-  inContext: boolean;
-  reachesSource: boolean;
-  preview: string;
-}
 
 /**
  * A baseline eval run beside others: metrics with deltas, per category, cost, and the questions
@@ -699,7 +680,7 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
   const byQuestion = new Map<string, { question: string; category: string; gold: string; sample: string; runs: Record<string, { caseId: string; scores: Metrics; answer: string; retrieved: StoredHit[] }> }>();
   for (const c of cases) {
     const row = byQuestion.get(c.questionId) ?? { question: c.question, category: c.category, gold: c.gold, sample: c.sample, runs: {} };
-    row.runs[c.evalRunId] = { caseId: c.id, scores: c.scores as Metrics, answer: c.answer, retrieved: c.retrieved as unknown as StoredHit[] };
+    row.runs[c.evalRunId] = { caseId: c.id, scores: metricsSchema.parse(c.scores), answer: c.answer, retrieved: storedHitsSchema.parse(c.retrieved) };
     byQuestion.set(c.questionId, row);
   }
   const hit = (m?: Metrics) => m?.["session_hit@5"] ?? 0;
@@ -726,8 +707,8 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
       questions: r.questions,
       metrics: r.metrics,
       perCategory: r.perCategory,
-      cost: r.cost as { buildTokens?: number; buildCostUsd?: number; perStep?: Array<{ step: string; records: number; tokensIn: number; tokensOut: number; costUsd: number }> },
-      latency: r.latency as { p50?: number; p95?: number },
+      cost: r.cost,
+      latency: r.latency,
       deltas: Object.fromEntries(Object.entries(r.metrics).map(([k, v]) => [k, (v ?? 0) - (baseline.metrics[k as keyof Metrics] ?? 0)])),
     })),
     questions,
@@ -740,5 +721,5 @@ export async function getEvalCase(db: Db, workspaceId: string, id: string) {
   const c = await db.evalCase.findFirst({ where: { id, workspaceId } });
   if (!c) throw notFound(`Eval case ${id} not found.`);
   const run = await db.evalRun.findFirstOrThrow({ where: { id: c.evalRunId, workspaceId }, select: { evalPipelineId: true, branch: true } });
-  return { ...c, scores: c.scores as Metrics, retrieved: c.retrieved as unknown as StoredHit[], evidence: c.evidence as { turns: string[]; sessions: string[] }, evalPipelineId: run.evalPipelineId, branch: run.branch };
+  return { ...c, scores: metricsSchema.parse(c.scores), retrieved: storedHitsSchema.parse(c.retrieved), evidence: evidenceSchema.parse(c.evidence), evalPipelineId: run.evalPipelineId, branch: run.branch };
 }

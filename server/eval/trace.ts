@@ -9,19 +9,8 @@
 import type { Db } from "../core/db";
 import type { TracedHit } from "./metrics";
 import { estimateContextTokens } from "./metrics";
+import { lineageRecordsOfSteps } from "../store/provenance-reads";
 import type { Session } from "./types";
-
-const MAX_DEPTH = 25;
-
-/**
- * `walk(top, id, depth)`: every record on the lineage of each id in `$1` (itself included), through
- * provenance edges of workspace `$2`, up to MAX_DEPTH hops.
- */
-export const LINEAGE_WALK = `WITH RECURSIVE walk(top, id, depth) AS (
-   SELECT h, h, 0 FROM unnest($1::text[]) AS h
-   UNION
-   SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
-   WHERE w.depth < ${MAX_DEPTH} AND e."workspaceId" = $2)`;
 
 export interface SourceSession {
   sample: string;
@@ -60,20 +49,12 @@ export class ProvenanceTracer {
   async load(ids: string[]): Promise<void> {
     const missing = [...new Set(ids)].filter((id) => !this.leavesOf.has(id));
     if (!missing.length) return;
-    const rows = await this.db.$queryRawUnsafe<Array<{ top: string; id: string; meta: unknown }>>(
-      `${LINEAGE_WALK}
-       SELECT DISTINCT w.top, w.id, r.metadata #> '{custom,eval}' AS meta
-       FROM walk w JOIN "Record" r ON r.id = w.id
-       WHERE r.step = ANY($3::text[]) AND r."workspaceId" = $2`,
-      missing,
-      this.workspaceId,
-      this.sourceSteps,
-    );
+    const rows = await lineageRecordsOfSteps(this.db, this.workspaceId, missing, this.sourceSteps);
     for (const id of missing) this.leavesOf.set(id, []);
     for (const r of rows) {
       this.leavesOf.get(r.top)!.push(r.id);
       if (!this.sessionOfSource.has(r.id)) {
-        const meta = (typeof r.meta === "string" ? JSON.parse(r.meta) : r.meta) as { sample?: unknown; session?: unknown } | null;
+        const meta = r.evalMeta;
         this.sessionOfSource.set(r.id, meta && typeof meta.sample === "string" && typeof meta.session === "string" ? { sample: meta.sample, session: meta.session } : null);
       }
     }

@@ -8,7 +8,7 @@
  * The run service's `afterRun` (server/services/after-run.ts) calls `indexPipeline` when a run ends.
  */
 import { getEmbedder } from "../llm/workspace-embedder";
-import { ensureVectorIndex, storeEmbeddings } from "../store/embedding-store";
+import { ensureVectorIndex, recordsMissingEmbedding, storeEmbeddings } from "../store/embedding-store";
 import type { Db } from "../core/db";
 import { indexedSteps, resolveBranch } from "./context";
 import { refreshLexicalStats } from "./lexical";
@@ -36,16 +36,7 @@ export async function indexPipeline(db: Db, pipelineId: string, branch = "main",
     let after = "";
     let count = 0;
     for (;;) {
-      const batch = await db.$queryRawUnsafe<Array<{ id: string; content: string }>>(
-        `SELECT r.id, r.content FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
-         WHERE p."branchId" = $1 AND p.step = ANY($2::text[]) AND p."recordId" > $3
-           AND NOT EXISTS (SELECT 1 FROM "Embedding" e WHERE e."recordId" = p."recordId" AND e.model = $4)
-         ORDER BY p."recordId" LIMIT ${BATCH}`,
-        ctx.branchId,
-        steps,
-        after,
-        embedder.id,
-      );
+      const batch = await recordsMissingEmbedding(db, { branchId: ctx.branchId, steps, model: embedder.id, after, limit: BATCH });
       if (batch.length === 0) break;
       const { stored } = await storeEmbeddings(db, ctx.workspaceId, embedder, batch);
       count += stored;

@@ -10,6 +10,8 @@ import { createContext } from "../api/trpc";
 import type { Db } from "../core/db";
 import { createTestDb } from "../store/test-db";
 import { recordAudit } from "./audit";
+import path from "node:path";
+import { importFile } from "./imports";
 import { createPipeline, templateSpec } from "./pipelines";
 import { signUp } from "./users";
 
@@ -50,10 +52,14 @@ describe("audit log", () => {
     await owner.caller.provider.upsert({ workspaceId, name: "corp", kind: "openai", apiKey: "sk-very-secret-value" });
     await owner.caller.provider.delete({ workspaceId, name: "corp" });
 
+    await importFile(db, { workspaceId, pipelineId: pipeline.id, source: "chats", path: path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json") });
     const run = await owner.caller.run.start({ workspaceId, pipelineId: pipeline.id });
     for (let i = 0; i < 200 && !["completed", "failed", "cancelled"].includes((await owner.caller.run.get({ workspaceId, runId: run.id })).status); i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
+
+    const source = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "chats" } });
+    await owner.caller.record.purge({ workspaceId, id: source.id });
 
     const { entries } = await owner.caller.audit.list({ workspaceId });
     const byAction = (action: string) => entries.filter((e) => e.action === action);
@@ -67,25 +73,27 @@ describe("audit log", () => {
       "provider.upsert",
       "provider.delete",
       "run.start",
+      "purge",
     ]);
     expect(byAction("branch.promote")[0]).toMatchObject({
       actor: `user:${owner.user.id}`,
       actorLabel: "owner@audit.test",
       target: `pipeline:${pipeline.id}/branch:tuned`,
-      details: { message: "better facts" },
+      summary: { message: "better facts" },
     });
-    expect(byAction("apiKey.create")[0]).toMatchObject({ target: `apiKey:${key.id}`, details: { name: "support-agent", role: "editor" } });
+    expect(byAction("apiKey.create")[0]).toMatchObject({ target: `apiKey:${key.id}`, summary: { name: "support-agent", role: "editor" } });
     expect(byAction("apiKey.revoke")[0]).toMatchObject({ target: `apiKey:${key.id}` });
-    expect(byAction("member.join")[0]).toMatchObject({ actor: `user:${other.user.id}`, details: { role: "viewer" } });
-    expect(byAction("member.changeRole")[0]).toMatchObject({ target: `member:${member.id}`, details: { role: "editor" } });
-    expect(byAction("provider.upsert")[0]).toMatchObject({ target: "provider:corp", details: { kind: "openai", key: "set" } });
-    expect(byAction("run.start")[0]).toMatchObject({ target: `run:${run.id}`, details: { pipelineId: pipeline.id, branch: "main" } });
+    expect(byAction("member.join")[0]).toMatchObject({ actor: `user:${other.user.id}`, summary: { role: "viewer" } });
+    expect(byAction("member.changeRole")[0]).toMatchObject({ target: `member:${member.id}`, summary: { role: "editor" } });
+    expect(byAction("provider.upsert")[0]).toMatchObject({ target: "provider:corp", summary: { kind: "openai", key: "set" } });
+    expect(byAction("purge")[0]).toMatchObject({ actor: `user:${owner.user.id}`, actorLabel: "owner@audit.test", target: `record:${source.id}` });
+    expect(byAction("run.start")[0]).toMatchObject({ target: `run:${run.id}`, summary: { pipelineId: pipeline.id, branch: "main" } });
     for (const e of entries) {
       expect(e.createdAt.getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
       expect(e.createdAt.getTime()).toBeLessThanOrEqual(Date.now());
     }
     // Secrets stay out: the provider key, the API key's secret, the invite token.
-    const stored = JSON.stringify(await db.auditEntry.findMany({ where: { workspaceId } }));
+    const stored = JSON.stringify(await db.auditEvent.findMany({ where: { workspaceId } }));
     expect(stored).not.toContain("sk-very-secret-value");
     expect(stored).not.toContain(key.secret);
     expect(stored).not.toContain(invite.token);
@@ -98,7 +106,7 @@ describe("audit log", () => {
     await db.membership.create({ data: { workspaceId, userId: viewer.user.id, role: "viewer" } });
     await expect(viewer.caller.apiKey.create({ workspaceId, name: "nope" })).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(owner.caller.apiKey.revoke({ workspaceId, keyId: "no-such-key" })).rejects.toBeInstanceOf(TRPCError);
-    expect(await db.auditEntry.count({ where: { workspaceId } })).toBe(0);
+    expect(await db.auditEvent.count({ where: { workspaceId } })).toBe(0);
   });
 
   it("is listed for owners and admins only, pages newest first, filters by action, and is served over REST", async () => {
@@ -109,13 +117,13 @@ describe("audit log", () => {
     await db.membership.create({ data: { workspaceId, userId: admin.user.id, role: "admin" } });
     await db.membership.create({ data: { workspaceId, userId: editor.user.id, role: "editor" } });
     for (let i = 0; i < 5; i++) {
-      await recordAudit(db, { workspaceId, actor: { kind: "system" }, action: i % 2 ? "record.purge" : "apiKey.create", target: `thing:${i}` });
+      await recordAudit(db, { workspaceId, actor: "system", action: i % 2 ? "purge" : "apiKey.create", target: `thing:${i}` });
     }
     const first = await admin.caller.audit.list({ workspaceId, limit: 2 });
     expect(first.entries.map((e) => e.target)).toEqual(["thing:4", "thing:3"]);
     const second = await admin.caller.audit.list({ workspaceId, limit: 2, cursor: first.nextCursor });
     expect(second.entries.map((e) => e.target)).toEqual(["thing:2", "thing:1"]);
-    const purges = await owner.caller.audit.list({ workspaceId, action: "record." });
+    const purges = await owner.caller.audit.list({ workspaceId, action: "purge" });
     expect(purges.entries.map((e) => e.target)).toEqual(["thing:3", "thing:1"]);
     await expect(editor.caller.audit.list({ workspaceId })).rejects.toMatchObject({ code: "FORBIDDEN" });
 

@@ -1,27 +1,26 @@
 /**
- * The audit log: who did what in a workspace, when, to what. Procedures declare `meta.audit` and
- * the workspace middleware records an entry after they succeed (server/api/trpc.ts); code outside a
- * procedure (the CLI, background work) calls `recordAudit` itself. Entries are append-only.
+ * The audit log (AuditEvent rows): who did what in a workspace, when, to what. Procedures declare
+ * `meta.audit` and the workspace middleware records an entry after they succeed (server/api/trpc.ts);
+ * services that must write the entry in their own transaction (purge) call `recordAudit(tx, …)`.
+ * Entries are append-only.
  */
 import { z } from "zod";
 import type { Db, DbTx } from "../core/db";
 import { Prisma } from "../generated/prisma/client";
 
-/** Who acted: a signed-in person, an API key, or Synthex itself (`system`). */
-export type AuditActor = { kind: "user"; userId: string; email?: string } | { kind: "apiKey"; apiKeyId: string } | { kind: "system"; label?: string };
-
 export interface AuditInput {
   workspaceId: string;
-  actor: AuditActor;
-  /** Dotted verb: `branch.promote`, `apiKey.create`, `member.changeRole`, `record.purge` … */
+  /** Who acted: `user:<id>`, `apiKey:<id>` (as `actorRef` in server/api/trpc.ts names them) or `system`. */
+  actor: string;
+  /** Dotted verb: `branch.promote`, `apiKey.create`, `member.changeRole` … (purges are `purge`). */
   action: string;
   /** What was acted on, e.g. `pipeline:memory/branch:tuned`, `apiKey:ck…`. */
   target: string;
   /** Non-secret facts worth keeping (counts, the new role, the model …). Never secrets. */
-  details?: Record<string, unknown>;
+  summary?: Record<string, unknown>;
 }
 
-/** Field names whose values never reach the log, however a caller builds `details`. */
+/** Field names whose values never reach the log, however a caller builds `summary`. */
 const SECRET_FIELD = /(secret|password|token|apikey|api_key|authorization|keyhash)/i;
 
 function scrub(value: unknown, depth = 0): unknown {
@@ -37,36 +36,27 @@ function scrub(value: unknown, depth = 0): unknown {
   return value;
 }
 
-function actorRef(actor: AuditActor): string {
-  if (actor.kind === "user") return `user:${actor.userId}`;
-  if (actor.kind === "apiKey") return `apikey:${actor.apiKeyId}`;
-  return "system";
-}
-
 /** A readable name of the actor now (the user or key may be deleted later; the entry keeps it). */
-async function actorLabel(db: Db | DbTx, actor: AuditActor): Promise<string> {
-  if (actor.kind === "user") {
-    if (actor.email) return actor.email;
-    const user = await db.user.findUnique({ where: { id: actor.userId }, select: { email: true } });
-    return user?.email ?? "";
-  }
-  if (actor.kind === "apiKey") {
-    const key = await db.apiKey.findUnique({ where: { id: actor.apiKeyId }, select: { name: true, prefix: true } });
+async function actorLabel(db: Db | DbTx, actor: string): Promise<string> {
+  const [kind, id = ""] = actor.split(/:(.*)/s);
+  if (kind === "user") return (await db.user.findUnique({ where: { id }, select: { email: true } }))?.email ?? "";
+  if (kind === "apiKey") {
+    const key = await db.apiKey.findUnique({ where: { id }, select: { name: true, prefix: true } });
     return key ? `API key ${key.name} (${key.prefix}…)` : "API key";
   }
-  return actor.label ?? "Synthex";
+  return kind === "system" ? "Synthex" : "";
 }
 
 /** Appends one entry (inside the caller's transaction when given one). */
 export async function recordAudit(db: Db | DbTx, input: AuditInput) {
-  return db.auditEntry.create({
+  return db.auditEvent.create({
     data: {
       workspaceId: input.workspaceId,
-      actor: actorRef(input.actor),
+      actor: input.actor,
       actorLabel: await actorLabel(db, input.actor),
       action: input.action,
       target: input.target.slice(0, 500),
-      details: scrub(input.details ?? {}) as Prisma.InputJsonValue,
+      summary: scrub(input.summary ?? {}) as Prisma.InputJsonValue,
     },
   });
 }
@@ -84,7 +74,7 @@ export const auditEntrySchema = z.object({
   actorLabel: z.string(),
   action: z.string(),
   target: z.string(),
-  details: z.record(z.string(), z.unknown()),
+  summary: z.record(z.string(), z.unknown()),
   createdAt: z.date(),
 });
 export const auditPageSchema = z.object({ entries: z.array(auditEntrySchema), nextCursor: z.string().nullable() });
@@ -92,16 +82,16 @@ export const auditPageSchema = z.object({ entries: z.array(auditEntrySchema), ne
 /** Newest first, a page at a time. */
 export async function listAudit(db: Db, workspaceId: string, input: z.input<typeof listAuditInput>): Promise<z.infer<typeof auditPageSchema>> {
   const { action, cursor, limit } = listAuditInput.parse(input);
-  const rows = await db.auditEntry.findMany({
+  const rows = await db.auditEvent.findMany({
     where: { workspaceId, ...(action ? { action: { startsWith: action } } : {}) },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: limit + 1,
     ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
-    select: { id: true, actor: true, actorLabel: true, action: true, target: true, details: true, createdAt: true },
+    select: { id: true, actor: true, actorLabel: true, action: true, target: true, summary: true, createdAt: true },
   });
   const page = rows.slice(0, limit);
   return {
-    entries: page.map((r) => ({ ...r, details: (r.details ?? {}) as Record<string, unknown> })),
+    entries: page.map((r) => ({ ...r, summary: (r.summary ?? {}) as Record<string, unknown> })),
     nextCursor: rows.length > limit ? page[page.length - 1]!.id : null,
   };
 }

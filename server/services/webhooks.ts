@@ -9,6 +9,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Db } from "../core/db";
+import { claimDueDeliveries } from "../store/webhook-queue";
 import { assertOutboundUrl, outboundFetch, OutboundUrlError } from "../http/outbound";
 import type { PipelineSpec } from "../pipeline/spec";
 
@@ -89,15 +90,7 @@ export async function deliverPending(db: Db, options: DeliverOptions = {}) {
   // Webhook URLs are user input: only public addresses, redirects answered, never followed.
   const doFetch = options.fetch ?? outboundFetch({ followRedirects: false });
   // Claim due rows: pending, or a lease that expired (a worker died mid-send).
-  const claimed = await db.$queryRawUnsafe<Array<{ id: string }>>(
-    `UPDATE "WebhookDelivery" SET status = 'sending', "nextAttemptAt" = $1
-     WHERE id IN (SELECT id FROM "WebhookDelivery" WHERE status IN ('pending', 'sending') AND "nextAttemptAt" <= $2
-                  ORDER BY "nextAttemptAt", id LIMIT $3 FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
-    new Date(now().getTime() + LEASE_MS),
-    now(),
-    options.limit ?? 50,
-  );
+  const claimed = await claimDueDeliveries(db, { now: now(), leaseUntil: new Date(now().getTime() + LEASE_MS), limit: options.limit ?? 50 });
   const summary = { attempted: 0, delivered: 0, retrying: 0, failed: 0 };
   const secrets = new Map<string, string>();
   for (const { id } of claimed) {

@@ -87,3 +87,24 @@ export async function storeEmbeddings(
   }
   return { stored, skipped: unique.length - todo.length };
 }
+
+/**
+ * The next page (by record id, after `after`) of records a branch shows for these steps that have
+ * no embedding by `model` yet: what indexing still has to embed.
+ */
+export async function recordsMissingEmbedding(
+  db: DbTx,
+  args: { branchId: string; steps: string[]; model: string; after: string; limit: number },
+): Promise<Array<{ id: string; content: string }>> {
+  return db.$queryRawUnsafe(
+    `SELECT r.id, r.content FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+     WHERE p."branchId" = $1 AND p.step = ANY($2::text[]) AND p."recordId" > $3
+       AND NOT EXISTS (SELECT 1 FROM "Embedding" e WHERE e."recordId" = p."recordId" AND e.model = $4)
+     ORDER BY p."recordId" LIMIT $5`,
+    args.branchId,
+    args.steps,
+    args.after,
+    args.model,
+    args.limit,
+  );
+}

@@ -10,7 +10,7 @@ export const apiKeyRouter = createTRPCRouter({
       audit: {
         action: "apiKey.create",
         target: (_input, key) => `apiKey:${(key as { id: string }).id}`,
-        details: (input, key) => ({ name: input.name, role: (key as { role: string }).role }),
+        summary: (input, key) => ({ name: input.name, role: (key as { role: string }).role }),
       },
     })
     .input(apiKeys.createApiKeyInput)

@@ -37,7 +37,7 @@ export const branchRouter = createTRPCRouter({
       branches.recordPairs(ctx.db, ctx.pipeline.id, { a: input.against, b: ctx.branch.name, step: input.step, groupKey: input.groupKey, cursor: input.cursor, limit: input.limit }),
     ),
   promote: pipelineProcedure("branches:promote")
-    .meta({ audit: { action: "branch.promote", target: branchTarget, details: (input) => ({ message: input.message ?? "" }) } })
+    .meta({ audit: { action: "branch.promote", target: branchTarget, summary: (input) => ({ message: input.message ?? "" }) } })
     .input(z.object({ message: z.string().max(500).default("") }))
     .mutation(({ ctx, input }) =>
       branches.promoteBranch(ctx.db, ctx.pipeline, { branch: ctx.branch.name, role: ctx.role, userId: ctx.userId, message: input.message }),
@@ -52,7 +52,7 @@ export const branchRouter = createTRPCRouter({
       audit: {
         action: "branch.gc",
         target: (input) => `pipeline:${String(input.pipelineId)}`,
-        details: (input, out) => ({ dryRun: input.dryRun ?? true, deleted: (out as { deleted?: number }).deleted ?? 0 }),
+        summary: (input, out) => ({ dryRun: input.dryRun ?? true, deleted: (out as { deleted?: number }).deleted ?? 0 }),
       },
     })
     .input(z.object({ dryRun: z.boolean().default(true) }))
@@ -61,7 +61,7 @@ export const branchRouter = createTRPCRouter({
       return branches.collectGarbage(ctx.db, ctx.pipeline.id, { dryRun: input.dryRun });
     }),
   setProtection: pipelineProcedure("branches:admin")
-    .meta({ audit: { action: "branch.setProtection", target: (input) => `pipeline:${String(input.pipelineId)}/branch:main`, details: (input) => ({ protectedMain: input.protectedMain }) } })
+    .meta({ audit: { action: "branch.setProtection", target: (input) => `pipeline:${String(input.pipelineId)}/branch:main`, summary: (input) => ({ protectedMain: input.protectedMain }) } })
     .input(z.object({ protectedMain: z.boolean() }))
     .mutation(({ ctx, input }) => branches.setProtectedMain(ctx.db, ctx.pipeline.id, input.protectedMain)),
 });

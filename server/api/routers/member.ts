@@ -2,7 +2,7 @@ import { z } from "zod";
 import * as invites from "../../services/invites";
 import * as workspaces from "../../services/workspaces";
 import { recordAudit } from "../../services/audit";
-import { auditActor, createTRPCRouter, publicProcedure, userProcedure, workspaceProcedure } from "../trpc";
+import { actorRef, createTRPCRouter, publicProcedure, userProcedure, workspaceProcedure } from "../trpc";
 
 const actorId = (ctx: { userId: string | null; actor: { kind: string } & Record<string, unknown> }) =>
   ctx.userId ?? `apikey:${String(ctx.actor.apiKeyId)}`;
@@ -10,7 +10,7 @@ const actorId = (ctx: { userId: string | null; actor: { kind: string } & Record<
 export const memberRouter = createTRPCRouter({
   list: workspaceProcedure("members:read").query(({ ctx }) => workspaces.listMembers(ctx.db, ctx.workspace.id)),
   changeRole: workspaceProcedure("members:manage")
-    .meta({ audit: { action: "member.changeRole", target: (input) => `member:${String(input.memberId)}`, details: (input) => ({ role: input.role }) } })
+    .meta({ audit: { action: "member.changeRole", target: (input) => `member:${String(input.memberId)}`, summary: (input) => ({ role: input.role }) } })
     .input(z.object({ memberId: z.string(), role: z.string() }))
     .mutation(({ ctx, input }) =>
       workspaces.changeMemberRole(ctx.db, ctx.workspace.id, ctx.role, input.memberId, input.role),
@@ -24,7 +24,7 @@ export const memberRouter = createTRPCRouter({
 export const inviteRouter = createTRPCRouter({
   list: workspaceProcedure("members:manage").query(({ ctx }) => invites.listInvites(ctx.db, ctx.workspace.id)),
   create: workspaceProcedure("members:manage")
-    .meta({ audit: { action: "invite.create", target: (_input, out) => `invite:${(out as { id: string }).id}`, details: (input) => ({ role: input.role }) } })
+    .meta({ audit: { action: "invite.create", target: (_input, out) => `invite:${(out as { id: string }).id}`, summary: (input) => ({ role: input.role }) } })
     .input(invites.createInviteInput)
     .mutation(({ ctx, input }) =>
       invites.createInvite(ctx.db, ctx.workspace.id, { userId: actorId(ctx), role: ctx.role }, input),
@@ -40,7 +40,7 @@ export const inviteRouter = createTRPCRouter({
     .input(z.object({ token: z.string().min(1) }))
     .mutation(async ({ ctx, input }) => {
       const joined = await invites.acceptInvite(ctx.db, input.token, ctx.user.userId);
-      await recordAudit(ctx.db, { workspaceId: joined.workspaceId, actor: auditActor(ctx.user), action: "member.join", target: `user:${ctx.user.userId}`, details: { role: joined.role } });
+      await recordAudit(ctx.db, { workspaceId: joined.workspaceId, actor: actorRef(ctx.user), action: "member.join", target: `user:${ctx.user.userId}`, summary: { role: joined.role } });
       return joined;
     }),
 });

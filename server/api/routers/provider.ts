@@ -19,7 +19,7 @@ export const providerRouter = createTRPCRouter({
         action: "provider.upsert",
         target: (input) => `provider:${String(input.name)}`,
         // The key itself never: only whether one was set or removed.
-        details: (input) => ({ kind: input.kind, baseUrl: input.baseUrl ?? null, key: input.apiKey === undefined ? "kept" : input.apiKey === "" ? "removed" : "set" }),
+        summary: (input) => ({ kind: input.kind, baseUrl: input.baseUrl ?? null, key: input.apiKey === undefined ? "kept" : input.apiKey === "" ? "removed" : "set" }),
       },
     })
     .input(providers.upsertProviderInput)
@@ -36,7 +36,7 @@ export const providerRouter = createTRPCRouter({
   prices: workspaceProcedure("workspace:read").query(({ ctx }) => providers.listPrices(ctx.db, ctx.workspace.id)),
   setPrice: workspaceProcedure("providers:manage")
     .meta({
-      audit: { action: "price.set", target: (input) => `model:${String(input.model)}`, details: (input) => ({ inputPerMillion: input.inputPerMillion, outputPerMillion: input.outputPerMillion }) },
+      audit: { action: "price.set", target: (input) => `model:${String(input.model)}`, summary: (input) => ({ inputPerMillion: input.inputPerMillion, outputPerMillion: input.outputPerMillion }) },
     })
     .input(providers.setPriceInput)
     .mutation(({ ctx, input }) => providers.setPrice(ctx.db, ctx.workspace.id, input)),

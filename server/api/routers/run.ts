@@ -23,7 +23,7 @@ export const runRouter = createTRPCRouter({
       audit: {
         action: "run.start",
         target: (_input, run) => `run:${(run as { id: string }).id}`,
-        details: (input, run) => ({ pipelineId: (run as { pipelineId: string }).pipelineId, branch: input.branch ?? "main", options: input.options ?? {} }),
+        summary: (input, run) => ({ pipelineId: (run as { pipelineId: string }).pipelineId, branch: input.branch ?? "main", options: input.options ?? {} }),
       },
     })
     .input(z.object({ options: runOptions.default({}) }))

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { MAX_LIMIT, search, SEARCH_MODES } from "../../search/search";
+import { ask, ASK_MAX_K } from "../../services/ask";
 import { brief } from "../../services/brief";
 import { projection } from "../../services/projections";
-import { projectionResultSchema, searchResultSchema } from "../schemas";
+import { answerPacketSchema, projectionResultSchema, searchResultSchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
 const filters = {
@@ -53,6 +54,22 @@ export const searchRouter = createTRPCRouter({
     .query(({ ctx, input }) =>
       search(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
     ),
+  ask: pipelineProcedure("pipelines:read")
+    .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/ask", summary: "Ask a question: evidence with provenance, an answer with citations, a critic verdict, confidence (abstains when weak)", tag: "Search" } })
+    .input(
+      z.object({
+        question: z.string().max(1000).meta({ description: "The question, in natural language." }),
+        scope: z.string().max(256).optional().meta({ description: "Scope prefix to answer from, e.g. acme:user-42." }),
+        k: z.number().int().min(1).max(ASK_MAX_K).default(5).meta({ description: "How many records of evidence to retrieve." }),
+        mode: z.enum(SEARCH_MODES).default("hybrid"),
+        step: z.string().min(1).max(200).optional(),
+        model: z.string().max(200).optional().meta({ description: "provider/model that writes the answer; omitted: the offline extractive answer." }),
+        criticModel: z.string().max(200).optional().meta({ description: "provider/model of the critic (default: the answer model)." }),
+        minConfidence: z.number().min(0).max(1).default(0.2).meta({ description: "Below this confidence the packet abstains." }),
+      }),
+    )
+    .output(answerPacketSchema)
+    .mutation(({ ctx, input }) => ask(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
   brief: pipelineProcedure("pipelines:read")
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/brief", summary: "The brief for a scope: recent turns and the projected memory", tag: "Search" } })
     .input(z.object({ scope: z.string().min(1).max(256), output: z.string().optional(), turns: z.number().int().min(1).max(200).default(20) }))

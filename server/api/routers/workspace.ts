@@ -2,7 +2,7 @@ import { z } from "zod";
 import { rotateWebhookSecret } from "../../services/webhooks";
 import * as workspaces from "../../services/workspaces";
 import { recordAudit } from "../../services/audit";
-import { auditActor, authedProcedure, createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
+import { actorRef, authedProcedure, createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
 
 export const workspaceRouter = createTRPCRouter({
   /** The workspace an API key belongs to (agents and the CLI's --url mode start here). */
@@ -24,7 +24,7 @@ export const workspaceRouter = createTRPCRouter({
     .input(z.object({ workspaceId: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const left = await workspaces.leaveWorkspace(ctx.db, input.workspaceId, ctx.user.userId);
-      await recordAudit(ctx.db, { workspaceId: input.workspaceId, actor: auditActor(ctx.user), action: "member.leave", target: `user:${ctx.user.userId}` });
+      await recordAudit(ctx.db, { workspaceId: input.workspaceId, actor: actorRef(ctx.user), action: "member.leave", target: `user:${ctx.user.userId}` });
       return left;
     }),
 });

@@ -4,7 +4,7 @@
  * internals, and a runaway template stops at a render-time and an output-size limit.
  */
 import { describe, expect, it } from "vitest";
-import { MAX_RENDERED_CHARS, renderTemplate, TemplateError } from "./templates";
+import { MAX_RENDERED_CHARS, renderTemplate, TemplateError } from "./prompts";
 
 const record = { id: "r1", content: "hello", metadata: { chat: { title: "t" } } };
 

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "AuditEvent" ADD COLUMN     "actorLabel" TEXT NOT NULL DEFAULT '';
