@@ -102,8 +102,10 @@ test("hostile content, titles and metadata render as text in every view, and not
   await page.goto(href!);
   await expect(page).toHaveURL(/\/records\/[^/?]+/);
   await expect(page.getByTestId("record-content").first()).toContainText("onerror", { timeout: 20_000 });
-  await expect(page.getByTestId("lineage-group").first()).toBeVisible();
-  await page.getByTestId("lineage-group").first().click();
+  // The lineage graph: each node shows a preview of its record's content.
+  await expect(page.getByTestId("lineage-graph")).toBeVisible();
+  await expect(page.getByTestId("lineage-node-chats").first()).toContainText("onerror");
+  await page.getByTestId("lineage-node-chats").first().click();
   await expectInert(page, dialogs, "record detail and lineage graph");
   await shot("02-record-detail-lineage.png");
 

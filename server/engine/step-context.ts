@@ -207,7 +207,8 @@ export class StepContext<S extends StepDefinition = StepDefinition> {
         const retry =
           err instanceof ModelError && err.kind === "transient" && (err.options.attempts ?? 1) <= 1 && attempt < this.options.maxAttempts;
         if (!retry) {
-          if (err instanceof ModelError) throw new ModelError(err.message, { ...err.options, kind: err.kind, attempts: attempt });
+          // Attempts are calls: the earlier engine attempts (one call each) plus the provider's own retries of this one.
+          if (err instanceof ModelError) throw new ModelError(err.message, { ...err.options, kind: err.kind, attempts: attempt - 1 + (err.options.attempts ?? 1) });
           throw err;
         }
         this.stats.retries += 1;

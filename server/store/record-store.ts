@@ -344,8 +344,10 @@ export class PostgresRecordStore implements RecordStore {
   }
 
   async recordFailure(runId: string, workspaceId: string, f: RunFailureInput) {
+    // A provider's garbage may hold NUL bytes, which Postgres text refuses: the failure must still be recorded.
+    const text = (s: string) => s.replace(/\u0000/g, "\uFFFD");
     await this.db.runFailure.create({
-      data: { runId, workspaceId, step: f.step, inputKey: f.inputKey, error: f.error, attempts: f.attempts, rawResponse: f.rawResponse ?? null },
+      data: { runId, workspaceId, step: f.step, inputKey: f.inputKey, error: text(f.error), attempts: f.attempts, rawResponse: f.rawResponse == null ? null : text(f.rawResponse) },
     });
   }
 

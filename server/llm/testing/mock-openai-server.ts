@@ -3,7 +3,8 @@
  * port). It answers `/v1/chat/completions`, `/v1/embeddings`, `/v1/models` and (minimally) the
  * Anthropic `/v1/messages`, reports `usage`
  * counted with the real tokenizer, and can be scripted to misbehave: 429 with Retry-After, 500,
- * hang past the client's timeout, malformed JSON, empty content. Every request is recorded.
+ * hang past the client's timeout, malformed JSON, empty content, a non-JSON body (`faults` below
+ * injects them at random). Every request is recorded.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,7 +18,9 @@ export type MockBehaviour =
   | { kind: "401" }
   | { kind: "hang" }
   | { kind: "malformed"; content?: string }
-  | { kind: "empty" };
+  | { kind: "empty" }
+  /** HTTP 200 with a body that is not JSON at all (a proxy's HTML error page). */
+  | { kind: "garbage" };
 
 export interface MockRequest {
   path: string;
@@ -101,6 +104,25 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   if (res.writableEnded || res.destroyed) return;
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(typeof body === "string" ? body : JSON.stringify(body));
+}
+
+/**
+ * A \`behave\` that fails \`rate\` of the chat calls (seeded, reproducible), cycling through 429,
+ * 500, a hang past the client's timeout, a non-JSON body and an empty answer; \`injected\` counts them.
+ */
+export function randomFaults(options: { rate: number; seed?: number }) {
+  let seed = options.seed ?? 1;
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const kinds = ["429", "500", "hang", "garbage", "empty"] as const;
+  const injected: Record<(typeof kinds)[number], number> = { "429": 0, "500": 0, hang: 0, garbage: 0, empty: 0 };
+  let next = 0;
+  const behave = (): MockBehaviour => {
+    if (random() >= options.rate) return { kind: "ok" };
+    const kind = kinds[next++ % kinds.length]!;
+    injected[kind] += 1;
+    return kind === "429" ? { kind, retryAfterSeconds: 1 } : { kind };
+  };
+  return { behave, injected, total: () => Object.values(injected).reduce((a, b) => a + b, 0) };
 }
 
 export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {}): Promise<MockOpenAIServer> {
@@ -189,6 +211,12 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
         return send(res, 200, completion(behaviour.content ?? '{"summary": "unterminated'));
       case "empty":
         return send(res, 200, completion(""));
+      case "garbage":
+        if (!res.writableEnded) {
+          res.writeHead(200, { "content-type": "text/html" });
+          res.end("<html><body><h1>502 Bad Gateway</h1>upstream sent \u0000garbage</body></html>");
+        }
+        return;
       default: {
         const format = body.response_format as { type?: string; json_schema?: { schema?: unknown } } | undefined;
         const lastUser = (Array.isArray(body.messages) ? (body.messages as Array<{ content?: unknown }>) : []).at(-1);
