@@ -102,10 +102,10 @@ test("hostile content, titles and metadata render as text in every view, and not
   await page.goto(href!);
   await expect(page).toHaveURL(/\/records\/[^/?]+/);
   await expect(page.getByTestId("record-content").first()).toContainText("onerror", { timeout: 20_000 });
-  // The lineage graph: each node shows a preview of its record's content.
+  // The lineage graph: its record nodes show a preview of their content (the transcript this summary came from).
   await expect(page.getByTestId("lineage-graph")).toBeVisible();
-  await expect(page.getByTestId("lineage-node-chats").first()).toContainText("onerror");
-  await page.getByTestId("lineage-node-chats").first().click();
+  await expect(page.getByTestId("lineage-graph")).toContainText("onerror");
+  await page.getByTestId("lineage-node-transcripts").first().click();
   await expectInert(page, dialogs, "record detail and lineage graph");
   await shot("02-record-detail-lineage.png");
 
