@@ -109,10 +109,13 @@ test("hostile content, titles and metadata render as text in every view, and not
   await expectInert(page, dialogs, "record detail and lineage graph");
   await shot("02-record-detail-lineage.png");
 
-  // Canvas: the prompt preview renders a real record into the template.
+  // Canvas: the live prompt preview renders the sample record (pasted hostile content) into the template.
   await page.goto(`${overview}/canvas`);
   await page.getByTestId("canvas-node-summaries").click();
-  await expect(page.getByTestId("template-preview")).toContainText("onerror", { timeout: 20_000 });
+  await page.getByText("Sample input record (edit to try the template)").click();
+  await page.getByTestId("sample-input").fill(ALL);
+  await expect(page.getByTestId("template-preview")).toContainText(`<script>window.__xss`, { timeout: 20_000 });
+  await expect(page.getByTestId("template-preview")).toContainText("onerror");
   await expectInert(page, dialogs, "canvas preview");
   await shot("03-canvas-preview.png");
 
