@@ -34,6 +34,7 @@ export const databaseTests = [
   "server/services/ingest.test.ts",
   "server/services/outbound-settings.test.ts",
   "server/services/provider-check.test.ts",
+  "server/services/purge.test.ts",
   "server/services/users.test.ts",
   "server/store/embedding-store.test.ts",
   "**/*.postgres.test.ts",

@@ -7,7 +7,9 @@ import { z } from "zod";
 import type { LeavesResult, LineageResult, LineageTree, RecordDetail, RecordSummary } from "../search/provenance";
 import type { SearchResult } from "../search/search";
 import type { AnswerPacket } from "../services/ask";
+import type { DeletedMemory, MemoryHistory } from "../services/memories";
 import type { ProjectionResult } from "../services/projections";
+import type { PurgeResult } from "../services/purge";
 import { runStatsSchema } from "../store/runs";
 
 const metadata = z.record(z.string(), z.unknown()).meta({ description: "Record metadata (time, chat, source, custom …)." });
@@ -158,6 +160,41 @@ export const pipelineSummarySchema = z
   })
   .meta({ id: "PipelineSummary" });
 
+const memoryEvent = z.enum(["ADD", "UPDATE", "DELETE", "NONE", "RESTORE"]);
+const memoryStatus = z.enum(["active", "deleted"]);
+
+export const memoryHistorySchema = z
+  .object({
+    memoryId: z.string(),
+    pipelineId: z.string(),
+    branch: z.string(),
+    step: z.string(),
+    scope: z.string(),
+    status: z.enum(["active", "deleted", "absent"]).meta({ description: "On this branch: current, deleted (restorable) or not shown." }),
+    headRecordId: z.string().nullable(),
+    restorable: z.boolean(),
+    versions: z
+      .array(
+        z.object({
+          recordId: z.string(),
+          version: z.number().int(),
+          event: memoryEvent,
+          status: memoryStatus,
+          content: z.string(),
+          reason: z.string(),
+          at: z.string().meta({ description: "When it changed: the time of the fact that changed it, else when the version was stored." }),
+          fact: z.object({ id: z.string(), content: z.string(), step: z.string() }).nullable(),
+          by: z.string().nullable(),
+        }),
+      )
+      .meta({ description: "Every version of the memory, newest first." }),
+  })
+  .meta({ id: "MemoryHistory" }) satisfies z.ZodType<MemoryHistory>;
+
+export const deletedMemorySchema = z
+  .object({ recordId: z.string(), memoryId: z.string(), scope: z.string(), content: z.string(), deletedAt: z.string(), reason: z.string() })
+  .meta({ id: "DeletedMemory" }) satisfies z.ZodType<DeletedMemory>;
+
 export const answerPacketSchema = z
   .object({
     question: z.string(),
@@ -190,3 +227,22 @@ export const answerPacketSchema = z
     usage: z.object({ calls: z.number().int(), tokensIn: z.number(), tokensOut: z.number(), costUsd: z.number() }),
   })
   .meta({ id: "AnswerPacket" }) satisfies z.ZodType<AnswerPacket>;
+
+export const purgeResultSchema = z
+  .object({
+    dryRun: z.boolean(),
+    auditId: z.string().nullable().meta({ description: "The audit entry of a real purge; null for a dry run." }),
+    roots: z.array(z.string()),
+    records: z.array(z.object({ id: z.string(), step: z.string(), scope: z.string(), depth: z.number().int() })).meta({ description: "Every record removed: the roots (depth 0) and all derived from them." }),
+    byStep: z.record(z.string(), z.number().int()),
+    pointers: z.record(z.string(), z.number().int()).meta({ description: "Branch pointers removed, per branch." }),
+    embeddings: z.number().int(),
+    postings: z.number().int(),
+    searchDocs: z.number().int(),
+    edges: z.number().int(),
+    projectionStates: z.number().int(),
+    foldCheckpoints: z.number().int(),
+    ingestSessions: z.number().int(),
+    ingestMessages: z.number().int(),
+  })
+  .meta({ id: "PurgeResult" }) satisfies z.ZodType<PurgeResult>;

@@ -35,6 +35,11 @@ export async function createContext(opts: {
   return { db: opts.db, actor: null };
 }
 
+/** Who acted, as audit and idempotency rows name them. */
+export function actorRef(actor: Actor): string {
+  return actor.kind === "apiKey" ? `apiKey:${actor.apiKeyId}` : `user:${actor.userId}`;
+}
+
 /** How a procedure is also served over REST (`/api/v1`, see server/api/rest.ts). */
 export interface RestRoute {
   method: "GET" | "POST" | "DELETE";

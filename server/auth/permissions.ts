@@ -20,12 +20,14 @@ export const PERMISSIONS = [
   "branches:promote",
   /** Protect main, save on or promote into a protected main, collect garbage. */
   "branches:admin",
+  /** Delete records and everything derived from them (purge, GDPR), with an audit entry; read the audit log. */
+  "records:purge",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const READ: Permission[] = ["workspace:read", "members:read", "pipelines:read", "evals:read"];
 const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write", "evals:write", "branches:write", "branches:promote"];
-const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage", "branches:admin"];
+const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage", "branches:admin", "records:purge"];
 
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ADMIN),

@@ -30,4 +30,27 @@ describe("synthex ask", () => {
     expect(packet).toMatchObject({ abstained: true, answer: null });
     expect((await synthex("ask", "zeppelin franchise revenue")).out).toMatch(/^Abstained: /);
   });
+
+  it("purge: --dry-run lists the cascade, the purge deletes it and the memory no longer answers", { timeout: 600_000 }, async () => {
+    const hits = JSON.parse((await synthex("search", "blue ceramic frog", "--exact", "--json")).out).hits as Array<{ id: string; step: string }>;
+    const source = hits.find((h) => h.step === "chats")!;
+    const dry = await synthex("purge", source.id, "--dry-run");
+    expect(dry.err).toBe("");
+    expect(dry.out).toMatch(/^Dry run: would delete \d+ record\(s\) \(chats 1, /);
+    expect(dry.out).toMatch(/branch pointers: main \d+/);
+    const dryJson = JSON.parse((await synthex("purge", source.id, "--dry-run", "--json")).out) as { records: Array<{ id: string }> };
+
+    const real = await synthex("purge", source.id);
+    expect(real.err).toBe("");
+    expect(real.out).toMatch(new RegExp(`^Deleted ${dryJson.records.length} record\\(s\\)`));
+    expect(real.out).toMatch(/Audit entry \w+/);
+    const after = JSON.parse((await synthex("ask", "Where is the spare key for the lighthouse cabin?", "--json")).out) as { answer: string | null };
+    expect(after.answer ?? "").not.toMatch(/ceramic frog/);
+    const scoped = await synthex("purge", "--scope", "acme:user-42", "--dry-run");
+    expect(scoped.out).toMatch(/^Dry run: would delete 0 record\(s\)\./);
+    expect((await synthex("purge", "--scope", "acme:user-42")).out).toMatch(/^Deleted 0 record\(s\)\./);
+    const none = await synthex("purge");
+    expect(none.code).toBe(2);
+    expect(none.err).toMatch(/record id or --scope/);
+  });
 });

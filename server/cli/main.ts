@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { TRPCClientError } from "@trpc/client";
 import { TRPCError } from "@trpc/server";
+import { TEMPLATE_IDS } from "../pipeline/templates";
 import { specToToml } from "../pipeline/toml";
 import { IMPORT_FORMATS, type ImportFormat } from "../importers/types";
 import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
@@ -154,13 +155,13 @@ export function buildCli() {
 
   program
     .command("init <name>")
-    .description("create a pipeline with the default chat-memory architecture, optionally importing a file")
+    .description("create a pipeline from a template (default: chat-memory), optionally importing a file")
     .option("--from <file>", "chat export or transcript file to import")
     .addOption(new Option("--format <format>", "override format detection").choices(IMPORT_FORMATS))
-    .addOption(new Option("--template <template>", "architecture").choices(["chat-memory", "rag-baseline", "blank"]).default("chat-memory"))
+    .addOption(new Option("--template <template>", "architecture").choices(TEMPLATE_IDS).default("chat-memory"))
     .action(
       action(async (conn, opts, name: string) => {
-        const o = opts as GlobalOptions & { from?: string; format?: ImportFormat; template: "chat-memory" };
+        const o = opts as GlobalOptions & { from?: string; format?: ImportFormat; template: string };
         let format = o.format;
         if (!format && o.from) {
           const { detectFormat } = await import("../importers");
@@ -412,6 +413,33 @@ export function buildCli() {
           return lines.join("\n");
         });
       }, (_args, opts) => needsPipeline(opts)),
+    );
+
+  program
+    .command("purge [id]")
+    .description("delete a record (or --scope: every record of a scope) and everything derived from it, on every branch; --dry-run lists it")
+    .option("--scope <prefix>", "purge a scope of the selected pipeline instead of one record")
+    .option("--dry-run", "list what would be deleted, delete nothing")
+    .action(
+      action(async (conn, opts, id?: string) => {
+        const o = opts as GlobalOptions & { scope?: string; dryRun?: boolean };
+        const dryRun = Boolean(o.dryRun);
+        const result = o.scope
+          ? await conn.api.record.purgeScope.mutate({ workspaceId: conn.workspaceId, pipelineId: (await resolvePipeline(conn, opts)).pipeline.id, scope: o.scope, dryRun })
+          : await conn.api.record.purge.mutate({ workspaceId: conn.workspaceId, id: id!, dryRun });
+        print(opts, result, () => {
+          const steps = Object.entries(result.byStep).map(([step, n]) => `${step} ${num(n)}`).join(", ");
+          const pointers = Object.entries(result.pointers).map(([branch, n]) => `${branch} ${num(n)}`).join(", ");
+          return [
+            `${dryRun ? "Dry run: would delete" : "Deleted"} ${num(result.records.length)} record(s)${steps ? ` (${steps})` : ""}.`,
+            `  branch pointers: ${pointers || "none"} · embeddings ${num(result.embeddings)} · search postings ${num(result.postings)} · edges ${num(result.edges)} · live sessions ${num(result.ingestSessions)} (${num(result.ingestMessages)} messages)`,
+            dryRun ? `Purge with: synthex purge ${o.scope ? `--scope ${o.scope}` : id}` : `Audit entry ${result.auditId}. The next run rebuilds what depended on it from what is left.`,
+          ].join("\n");
+        });
+      }, ([id], opts) => {
+        if (!id === !opts.scope) throw new CliError("Name a record id or --scope <prefix> (one of them).", 2);
+        if (opts.scope) needsPipeline(opts);
+      }),
     );
 
   program

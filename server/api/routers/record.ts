@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { ancestorsByStep, neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
-import { leavesResultSchema, lineageResultSchema, recordDetailSchema, recordSummarySchema } from "../schemas";
-import { createTRPCRouter, workspaceProcedure } from "../trpc";
+import { deletedMemories, memoryHistory, restoreMemory } from "../../services/memories";
+import { listAuditEvents, purgeRecord, purgeScope } from "../../services/purge";
+import { deletedMemorySchema, leavesResultSchema, lineageResultSchema, memoryHistorySchema, purgeResultSchema, recordDetailSchema, recordSummarySchema } from "../schemas";
+import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 /** With pipelineId (+ branch), the record must be one that branch shows. */
 const recordRef = z.object({ id: z.string().min(1).max(200), pipelineId: z.string().min(1).optional(), branch: z.string().default("main") });
@@ -29,6 +31,24 @@ export const recordRouter = createTRPCRouter({
     .output(lineageResultSchema)
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxNodes: z.number().int().min(1).max(5000).default(500) }))
     .query(({ ctx, input }) => lineage(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxNodes: input.maxNodes }, ref(input))),
+  /** A record and everything derived from it, on every branch (GDPR); `dryRun` lists exactly that and deletes nothing. */
+  purge: workspaceProcedure("records:purge")
+    .meta({ rest: { method: "POST", path: "/records/{id}/purge", summary: "Purge a record and everything derived from it (dryRun=true lists the cascade)", tag: "Records" } })
+    .input(z.object({ id: z.string().min(1).max(200), dryRun: z.boolean().default(false) }))
+    .output(purgeResultSchema)
+    .mutation(({ ctx, input }) => purgeRecord(ctx.db, { workspaceId: ctx.workspace.id, actor: actorRef(ctx.actor), dryRun: input.dryRun }, input.id)),
+  /** Every record of a scope (prefix) in the pipeline, what derives from them, and the scope's live sessions. */
+  purgeScope: pipelineProcedure("records:purge")
+    .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/purge", summary: "Purge a scope's records, everything derived from them and its live sessions (dryRun=true lists the cascade)", tag: "Records" } })
+    .input(z.object({ scope: z.string().min(1).max(256), dryRun: z.boolean().default(false) }))
+    .output(purgeResultSchema)
+    .mutation(({ ctx, input }) => purgeScope(ctx.db, { workspaceId: ctx.workspace.id, actor: actorRef(ctx.actor), dryRun: input.dryRun }, ctx.pipeline.id, input.scope)),
+  /** The workspace's audit log (purges): who, what, when, counts. */
+  audit: workspaceProcedure("records:purge")
+    .meta({ rest: { method: "GET", path: "/audit", summary: "The workspace's audit log (purges)", tag: "Records" } })
+    .input(z.object({ limit: z.number().int().min(1).max(500).default(50) }))
+    .output(z.array(z.object({ id: z.string(), actor: z.string(), action: z.string(), target: z.string(), summary: z.unknown(), createdAt: z.date() })))
+    .query(({ ctx, input }) => listAuditEvents(ctx.db, ctx.workspace.id, input.limit)),
   /** Parents and children grouped by step with counts (a page of one group with direction + step + offset). */
   neighbourhood: workspaceProcedure("pipelines:read")
     .input(
@@ -60,4 +80,37 @@ export const recordRouter = createTRPCRouter({
       }),
     )
     .query(({ ctx, input }) => listByStep(ctx.db, { ...input, workspaceId: ctx.workspace.id })),
+  /** A memory's versions (consolidate steps): what it said when, and which fact changed it. */
+  history: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/records/{id}/history", summary: "A memory's history: every version, when and which fact changed it", tag: "Memories" } })
+    .input(z.object({ id: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
+    .output(memoryHistorySchema)
+    .query(({ ctx, input }) => memoryHistory(ctx.db, ctx.workspace.id, input.id, { branch: input.branch })),
+  /** Restore a deleted memory on a branch (a new version; the tombstone stays in its history). */
+  restore: workspaceProcedure("pipelines:write")
+    .meta({ rest: { method: "POST", path: "/records/{id}/restore", summary: "Restore a deleted memory on a branch", tag: "Memories" } })
+    .input(z.object({ id: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
+    .output(memoryHistorySchema)
+    .mutation(({ ctx, input }) =>
+      restoreMemory(ctx.db, ctx.workspace.id, {
+        recordId: input.id,
+        branch: input.branch,
+        userId: ctx.userId,
+        actor: actorRef(ctx.actor),
+      }),
+    ),
+  /** The deleted memories of a consolidate step on a branch. */
+  deletedMemories: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/memories/deleted", summary: "The deleted memories of a consolidate step", tag: "Memories" } })
+    .input(
+      z.object({
+        pipelineId: z.string().min(1).max(200),
+        branch: z.string().min(1).max(200).default("main"),
+        step: z.string().min(1).max(64),
+        scope: z.string().max(256).optional(),
+        limit: z.number().int().min(1).max(1000).default(200),
+      }),
+    )
+    .output(z.array(deletedMemorySchema))
+    .query(({ ctx, input }) => deletedMemories(ctx.db, ctx.workspace.id, input)),
 });
