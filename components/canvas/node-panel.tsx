@@ -8,12 +8,13 @@ import { Textarea } from "@/components/ui/textarea";
 import { formatPath, type Problem } from "@/server/pipeline/spec";
 import {
   CONFLICTS,
+  CONSOLIDATE_MODES,
   OPERATOR_KINDS_BY_TYPE,
   PERIODS,
   SOURCE_FORMATS,
   SURFACES,
 } from "@/server/pipeline/rules";
-import { DEFAULT_TEMPLATES } from "@/server/pipeline/templates";
+import { DEFAULT_TEMPLATES } from "@/server/pipeline/prompts";
 import { fromNames, type DraftNode, type NodeKind } from "./spec-graph";
 import { TemplateEditor } from "./template-editor";
 
@@ -204,9 +205,14 @@ export function NodePanel({ kind, node, problems, inputs, modelSuggestions, read
       {kind === "step" && type === "merge" ? <MergeFields node={node} readOnly={readOnly} onPatch={onPatch} problemAt={problemAt} /> : null}
 
       {kind === "step" && type === "consolidate" ? (
-        <Field label="Similarity threshold" htmlFor="node-threshold" problem={problemAt("threshold")} hint="0..1, default 0.85">
-          <Input id="node-threshold" className="h-8" placeholder="0.85" value={numText(node.threshold)} disabled={readOnly} onChange={(e) => set("threshold")(toNum(e.target.value))} />
-        </Field>
+        <div className="grid grid-cols-2 gap-2">
+          <Field label="Similarity threshold" htmlFor="node-threshold" problem={problemAt("threshold")} hint="0..1, default 0.85: at least this similar = the same memory">
+            <Input id="node-threshold" className="h-8" placeholder="0.85" value={numText(node.threshold)} disabled={readOnly} onChange={(e) => set("threshold")(toNum(e.target.value))} />
+          </Field>
+          <Field label="Decisions" htmlFor="node-consolidate-mode" problem={problemAt("mode")} hint="full: ADD/UPDATE/DELETE/NONE; add-only: ADD or NONE">
+            <NativeSelect id="node-consolidate-mode" testId="node-consolidate-mode" value={str(node.mode) || "full"} options={CONSOLIDATE_MODES} disabled={readOnly} onChange={(v) => onPatch({ mode: v })} />
+          </Field>
+        </div>
       ) : null}
 
       {operatorKinds ? (

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { LeavesResult, LineageResult, LineageTree, RecordDetail, RecordSummary } from "../search/provenance";
 import type { SearchResult } from "../search/search";
 import type { AnswerPacket } from "../services/ask";
+import type { DeletedMemory, MemoryHistory } from "../services/memories";
 import type { ProjectionResult } from "../services/projections";
 import type { PurgeResult } from "../services/purge";
 import { runStatsSchema } from "../store/runs";
@@ -158,6 +159,41 @@ export const pipelineSummarySchema = z
     lastRun: z.object({ id: z.string(), pipelineId: z.string(), status: z.string(), createdAt: z.date() }).nullable(),
   })
   .meta({ id: "PipelineSummary" });
+
+const memoryEvent = z.enum(["ADD", "UPDATE", "DELETE", "NONE", "RESTORE"]);
+const memoryStatus = z.enum(["active", "deleted"]);
+
+export const memoryHistorySchema = z
+  .object({
+    memoryId: z.string(),
+    pipelineId: z.string(),
+    branch: z.string(),
+    step: z.string(),
+    scope: z.string(),
+    status: z.enum(["active", "deleted", "absent"]).meta({ description: "On this branch: current, deleted (restorable) or not shown." }),
+    headRecordId: z.string().nullable(),
+    restorable: z.boolean(),
+    versions: z
+      .array(
+        z.object({
+          recordId: z.string(),
+          version: z.number().int(),
+          event: memoryEvent,
+          status: memoryStatus,
+          content: z.string(),
+          reason: z.string(),
+          at: z.string().meta({ description: "When it changed: the time of the fact that changed it, else when the version was stored." }),
+          fact: z.object({ id: z.string(), content: z.string(), step: z.string() }).nullable(),
+          by: z.string().nullable(),
+        }),
+      )
+      .meta({ description: "Every version of the memory, newest first." }),
+  })
+  .meta({ id: "MemoryHistory" }) satisfies z.ZodType<MemoryHistory>;
+
+export const deletedMemorySchema = z
+  .object({ recordId: z.string(), memoryId: z.string(), scope: z.string(), content: z.string(), deletedAt: z.string(), reason: z.string() })
+  .meta({ id: "DeletedMemory" }) satisfies z.ZodType<DeletedMemory>;
 
 export const answerPacketSchema = z
   .object({

@@ -32,3 +32,17 @@ export const sequenceFingerprint = (fingerprints: string[]) => sha256(fingerprin
 
 /** Pointer group key of an aggregate group or fold scope: one record per group on a branch. */
 export const scopedGroupKey = (scope: string, groupKey: string) => `${scope}\u001f${groupKey}`;
+
+/**
+ * One consolidate decision: the fact and the memory set it was decided against. A late fact
+ * changes the memory set of every fact after it in its scope, so only that tail is decided again.
+ */
+export const consolidateKey = (step: string, stepVersionHash: string, scope: string, factRecordId: string, memorySetFingerprint: string) =>
+  key(["consolidate", step, stepVersionHash, scope, factRecordId, memorySetFingerprint]);
+
+/** A scope's memory set after consolidating exactly this sequence of facts (by record id). */
+export const consolidateSetKey = (step: string, stepVersionHash: string, scope: string, factSequenceFingerprint: string) =>
+  key(["consolidate-set", step, stepVersionHash, scope, factSequenceFingerprint]);
+
+/** A memory restored by a person: one restore per tombstone. */
+export const restoreKey = (step: string, tombstoneRecordId: string) => key(["restore", step, tombstoneRecordId]);

@@ -15,6 +15,8 @@ export const OPERATOR_STEP_TYPES = ["transform", "split", "aggregate"] as const;
 export const SURFACES = ["search", "projection"] as const;
 export const PERIODS = ["day", "week", "month", "year"] as const;
 export const CONFLICTS = ["prefer_latest", "prefer_first", "keep_all"] as const;
+/** consolidate: `full` decides ADD/UPDATE/DELETE/NONE (Memex, Mem0); `add-only` ADD or NONE (Mem0 v3). */
+export const CONSOLIDATE_MODES = ["full", "add-only"] as const;
 
 export const TRANSFORM_OPERATOR_KINDS = ["extractive-summary", "pii-flag", "json-pick", "identity"] as const;
 export const SPLIT_OPERATOR_KINDS = ["chunk", "sentences", "turns", "regex-entities"] as const;

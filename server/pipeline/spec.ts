@@ -10,6 +10,7 @@
 import { z } from "zod";
 import {
   CONFLICTS,
+  CONSOLIDATE_MODES,
   didYouMean,
   groupByProblem,
   metadataPathProblem,
@@ -29,6 +30,7 @@ import { validatePipeline } from "./validate";
 export {
   AGGREGATE_OPERATOR_KINDS,
   CONFLICTS,
+  CONSOLIDATE_MODES,
   LLM_STEP_TYPES,
   METADATA_NAMESPACES,
   NAME_PATTERN,
@@ -64,7 +66,9 @@ export const DEFAULT_TURNS_PER_WINDOW = 3;
 export const DEFAULT_TURNS_STRIDE = 1;
 export const DEFAULT_DEDUPE = "content_hash" as const;
 export const DEFAULT_CONFLICT = "prefer_latest" as const;
+/** consolidate: a memory at least this similar to a fact is the same memory (near-duplicate → NONE). */
 export const DEFAULT_CONSOLIDATE_THRESHOLD = 0.85;
+export const DEFAULT_CONSOLIDATE_MODE = "full" as const;
 
 /** Every default in one place (documentation, UI placeholders). */
 export const SPEC_DEFAULTS = {
@@ -76,7 +80,7 @@ export const SPEC_DEFAULTS = {
   turns: { size: DEFAULT_TURNS_PER_WINDOW, stride: DEFAULT_TURNS_STRIDE },
   extractiveSummary: DEFAULT_SUMMARY_SENTENCES,
   merge: { dedupe: DEFAULT_DEDUPE, conflict: DEFAULT_CONFLICT },
-  consolidate: { threshold: DEFAULT_CONSOLIDATE_THRESHOLD },
+  consolidate: { threshold: DEFAULT_CONSOLIDATE_THRESHOLD, mode: DEFAULT_CONSOLIDATE_MODE },
 } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -320,6 +324,7 @@ export const consolidateStepSchema = z.strictObject({
   description,
   from: singleFrom("consolidate"),
   threshold: z.number({ error: "threshold must be a number from 0 to 1" }).min(0).max(1).default(DEFAULT_CONSOLIDATE_THRESHOLD),
+  mode: z.enum(CONSOLIDATE_MODES, { error: `mode must be one of ${quoteList(CONSOLIDATE_MODES)}` }).default(DEFAULT_CONSOLIDATE_MODE),
   ...llmFields,
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatPath, parseSpec, type PipelineSpecInput, type Problem } from "./spec";
-import { defaultChatMemorySpec } from "./sdk";
+import { defaultChatMemorySpec } from "./templates";
 import { downstreamOf, inputsOf, topologicalOrder, upstreamOf, validatePipeline } from "./validate";
 
 const sources = [
@@ -142,12 +142,11 @@ describe("validatePipeline", () => {
     expect(at(spec, ["steps", 0, "prompt"]).message).toMatch(/fold "f" needs a prompt/);
   });
 
-  it("accepts consolidate in the schema but reports it as not supported yet", () => {
+  it("accepts a consolidate step with a prompt and requires one without", () => {
     const spec = { sources: [...sources], steps: [{ type: "consolidate", name: "mem", from: "chats", prompt: "{{ record.content }}" } as never] };
-    const all = problems(spec);
-    expect(all).toHaveLength(1);
-    expect(all[0]).toMatchObject({ path: ["steps", 0, "type"], node: "mem" });
-    expect(all[0]!.message).toMatch(/consolidate is not supported yet/);
+    expect(problems(spec)).toEqual([]);
+    const bare = { sources: [...sources], steps: [{ type: "consolidate", name: "mem", from: "chats" } as never] };
+    expect(at(bare, ["steps", 0, "prompt"]).message).toMatch(/consolidate "mem" needs a prompt/);
   });
 
   it("checks chunk overlap, output options per surface and metadata paths", () => {

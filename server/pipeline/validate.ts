@@ -16,7 +16,7 @@ import {
   SINGLE_INPUT_STEP_TYPES,
 } from "./rules";
 import type { PipelineSpec, PipelineSpecInput, Problem } from "./spec";
-import { checkTemplate, TEMPLATE_VARIABLES } from "./templates";
+import { checkTemplate, TEMPLATE_VARIABLES } from "./prompts";
 
 type Loose = Record<string, unknown>;
 /** Just the graph: also what the engine runs, where a step kind may come from outside the spec schema (tests). */
@@ -156,10 +156,6 @@ function validateStep(node: Node, type: string, add: Add) {
   const label = `${type} "${node.name ?? `#${node.index}`}"`;
   const hasPrompt = typeof raw.prompt === "string";
   const hasOperator = raw.operator !== undefined;
-
-  if (type === "consolidate") {
-    add(node, ["type"], "consolidate is not supported yet: use a split step to extract facts and a merge with dedupe to combine them");
-  }
 
   if ((OPERATOR_STEP_TYPES as readonly string[]).includes(type)) {
     if (hasPrompt && hasOperator) {

@@ -299,6 +299,18 @@ export class PostgresRecordStore implements RecordStore {
     return this.db.branchPointer.count({ where: { branchId, step } });
   }
 
+  async pointedRecordsWhere(branchId: string, step: string, path: string, value: string) {
+    const rows = await this.rows(
+      `SELECT ${RECORD_COLUMNS} FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+       WHERE p."branchId" = $1 AND p.step = $2 AND r.metadata #>> $3::text[] = $4`,
+      branchId,
+      step,
+      metaPath(path),
+      value,
+    );
+    return rows.map(toRecord);
+  }
+
   async getCheckpoints(pipelineId: string, stepVersionHash: string, scope: string, prefixFingerprints: string[]): Promise<Checkpoint[]> {
     if (prefixFingerprints.length === 0) return [];
     const rows = await this.db.foldCheckpoint.findMany({
@@ -393,14 +405,16 @@ export async function commitRecords(tx: DbTx | Prisma.TransactionClient, branchI
       edges.map((e) => e[2]),
     );
   }
+  const pointed = records.filter((r) => r.pointerStep !== null);
+  if (!pointed.length) return;
   await tx.$executeRawUnsafe(
     `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
      SELECT $1, $2, s, g, r, now() FROM unnest($3::text[], $4::text[], $5::text[]) AS t(s, g, r)
      ON CONFLICT ("branchId", step, "groupKey") DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()`,
     branch.workspaceId,
     branchId,
-    records.map((r) => r.step),
-    records.map((r) => r.groupKey),
-    records.map((r) => (fresh.has(r.id) ? r.id : existing.get(r.materializationKey)!)),
+    pointed.map((r) => r.pointerStep ?? r.step),
+    pointed.map((r) => r.groupKey),
+    pointed.map((r) => (fresh.has(r.id) ? r.id : existing.get(r.materializationKey)!)),
   );
 }

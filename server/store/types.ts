@@ -46,6 +46,11 @@ export interface NewRecord {
   sources: string[];
   groupKey: string;
   runId?: string | null;
+  /**
+   * The step the branch pointer is filed under (default: `step`); null: no pointer at all (the
+   * record is history only: a superseded memory version, a decision that changed nothing).
+   */
+  pointerStep?: string | null;
 }
 
 export interface StepScope {
@@ -128,6 +133,8 @@ export interface RecordStore {
     keep?: string[],
   ): Promise<void>;
   countPointers(branchId: string, step: string): Promise<number>;
+  /** Records the branch points at under `step` whose metadata at `path` equals `value`. */
+  pointedRecordsWhere(branchId: string, step: string, path: string, value: string): Promise<EngineRecord[]>;
 
   getCheckpoints(pipelineId: string, stepVersionHash: string, scope: string, prefixFingerprints: string[]): Promise<Checkpoint[]>;
   putCheckpoint(s: StepScope, scope: string, checkpoint: Checkpoint): Promise<void>;

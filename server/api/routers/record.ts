@@ -3,8 +3,9 @@ import { notFound } from "../../core/errors";
 import { assertScopeAllowed } from "../../services/api-keys";
 import { ancestorsByStep, neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
+import { deletedMemories, memoryHistory, restoreMemory } from "../../services/memories";
 import { listAuditEvents, purgeRecord, purgeScope } from "../../services/purge";
-import { leavesResultSchema, lineageResultSchema, purgeResultSchema, recordDetailSchema, recordSummarySchema } from "../schemas";
+import { deletedMemorySchema, leavesResultSchema, lineageResultSchema, memoryHistorySchema, purgeResultSchema, recordDetailSchema, recordSummarySchema } from "../schemas";
 import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 /** With pipelineId (+ branch), the record must be one that branch shows. */
@@ -95,4 +96,37 @@ export const recordRouter = createTRPCRouter({
       }),
     )
     .query(({ ctx, input }) => listByStep(ctx.db, { ...input, workspaceId: ctx.workspace.id })),
+  /** A memory's versions (consolidate steps): what it said when, and which fact changed it. */
+  history: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/records/{id}/history", summary: "A memory's history: every version, when and which fact changed it", tag: "Memories" } })
+    .input(z.object({ id: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
+    .output(memoryHistorySchema)
+    .query(({ ctx, input }) => memoryHistory(ctx.db, ctx.workspace.id, input.id, { branch: input.branch })),
+  /** Restore a deleted memory on a branch (a new version; the tombstone stays in its history). */
+  restore: workspaceProcedure("pipelines:write")
+    .meta({ rest: { method: "POST", path: "/records/{id}/restore", summary: "Restore a deleted memory on a branch", tag: "Memories" } })
+    .input(z.object({ id: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
+    .output(memoryHistorySchema)
+    .mutation(({ ctx, input }) =>
+      restoreMemory(ctx.db, ctx.workspace.id, {
+        recordId: input.id,
+        branch: input.branch,
+        userId: ctx.userId,
+        actor: actorRef(ctx.actor),
+      }),
+    ),
+  /** The deleted memories of a consolidate step on a branch. */
+  deletedMemories: workspaceProcedure("pipelines:read")
+    .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/memories/deleted", summary: "The deleted memories of a consolidate step", tag: "Memories" } })
+    .input(
+      z.object({
+        pipelineId: z.string().min(1).max(200),
+        branch: z.string().min(1).max(200).default("main"),
+        step: z.string().min(1).max(64),
+        scope: z.string().max(256).optional(),
+        limit: z.number().int().min(1).max(1000).default(200),
+      }),
+    )
+    .output(z.array(deletedMemorySchema))
+    .query(({ ctx, input }) => deletedMemories(ctx.db, ctx.workspace.id, input)),
 });

@@ -39,6 +39,7 @@ export const searchInput = z.object({
     .optional(),
   minScore: z.number().min(0).max(10).optional(),
   dates: z.enum(["boost", "filter", "off"]).default("boost"),
+  snippets: z.boolean().default(true),
   ...filters,
 });
 

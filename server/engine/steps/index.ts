@@ -4,6 +4,7 @@
  */
 import { EngineError } from "../model";
 import { aggregateKind } from "./aggregate";
+import { consolidateKind } from "./consolidate";
 import { foldKind } from "./fold";
 import { mergeKind } from "./merge";
 import { splitKind } from "./split";
@@ -27,6 +28,7 @@ registerStepKind(splitKind);
 registerStepKind(aggregateKind);
 registerStepKind(foldKind);
 registerStepKind(mergeKind);
+registerStepKind(consolidateKind);
 
 /** The kind that runs steps of this type; a type nobody registered cannot run (a permanent error). */
 export function stepKindOf(type: string): StepKind {
