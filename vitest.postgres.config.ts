@@ -19,6 +19,7 @@ export const databaseTests = [
   "inngest/dispatch.test.ts",
   "inngest/run-function.test.ts",
   "server/api/access-control.test.ts",
+  "server/api/key-restrictions.test.ts",
   "server/engine/engine.test.ts",
   "server/engine/steps/consolidate.test.ts",
   "server/engine/steps/step-registry.test.ts",
