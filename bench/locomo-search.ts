@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { defaultChatMemorySpec } from "../server/pipeline/sdk";
+import { defaultChatMemorySpec } from "../server/pipeline/templates";
 import { importFile } from "../server/services/imports";
 import { createPipeline } from "../server/services/pipelines";
 import { runPipeline } from "../server/services/runs";

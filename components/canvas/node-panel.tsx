@@ -14,7 +14,7 @@ import {
   SOURCE_FORMATS,
   SURFACES,
 } from "@/server/pipeline/rules";
-import { DEFAULT_TEMPLATES } from "@/server/pipeline/templates";
+import { DEFAULT_TEMPLATES } from "@/server/pipeline/prompts";
 import { fromNames, type DraftNode, type NodeKind } from "./spec-graph";
 import { TemplateEditor } from "./template-editor";
 

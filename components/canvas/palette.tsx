@@ -1,7 +1,7 @@
 "use client";
 import { useState } from "react";
 import { Input } from "@/components/ui/input";
-import { DEFAULT_TEMPLATES } from "@/server/pipeline/templates";
+import { DEFAULT_TEMPLATES } from "@/server/pipeline/prompts";
 import { NodeIcon } from "./nodes";
 import type { DraftNode, NodeKind } from "./spec-graph";
 

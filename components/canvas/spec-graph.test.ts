@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultChatMemorySpec } from "@/server/pipeline/sdk";
+import { defaultChatMemorySpec } from "@/server/pipeline/templates";
 import { parseSpec } from "@/server/pipeline/spec";
 import {
   addNode,

@@ -3,7 +3,7 @@ import { liquid } from "@codemirror/lang-liquid";
 import CodeMirror, { EditorView } from "@uiw/react-codemirror";
 import { useTheme } from "next-themes";
 import { useMemo } from "react";
-import { checkTemplate, renderTemplate, type TemplateRecord, type TemplateVars } from "@/server/pipeline/templates";
+import { checkTemplate, renderTemplate, type TemplateRecord, type TemplateVars } from "@/server/pipeline/prompts";
 
 const extensions = [liquid(), EditorView.lineWrapping];
 

@@ -1,6 +1,7 @@
 "use client";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Check } from "lucide-react";
+import type { inferRouterOutputs } from "@trpc/server";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { PageHeader } from "@/components/shell/page-header";
@@ -15,25 +16,7 @@ import { Select, SelectContent, SelectItem, SelectTrigger, SelectValue } from "@
 import { toast } from "@/components/ui/sonner";
 import { Textarea } from "@/components/ui/textarea";
 import { errorMessage, useTRPC } from "@/lib/trpc";
-
-const TEMPLATES = [
-  {
-    id: "chat-memory",
-    title: "Chat memory",
-    badge: "recommended",
-    description:
-      "The default architecture: chats → transcripts → summaries → monthly reflections → a world model folded month by month. A context projection and a search index.",
-    steps: "5 steps · 2 outputs",
-  },
-  {
-    id: "rag-baseline",
-    title: "RAG baseline",
-    description: "Flat retrieval, the baseline to beat: chunk the source and index the chunks. No model at all.",
-    steps: "1 step · 1 output",
-  },
-  { id: "blank", title: "Blank", description: "One source, nothing else. Build the steps yourself in the canvas.", steps: "0 steps" },
-] as const;
-type TemplateId = (typeof TEMPLATES)[number]["id"];
+import type { AppRouter } from "@/server/api/root";
 
 const FORMATS = [
   { id: "chatgpt-export", label: "ChatGPT export (conversations.json / .zip)" },
@@ -47,6 +30,13 @@ const FORMATS = [
 ] as const;
 type Format = (typeof FORMATS)[number]["id"];
 
+type Template = inferRouterOutputs<AppRouter>["pipeline"]["templates"][number];
+
+function stepCount(t: Template): string {
+  const steps = `${t.steps} step${t.steps === 1 ? "" : "s"}`;
+  return t.outputs ? `${steps} · ${t.outputs} output${t.outputs === 1 ? "" : "s"}` : steps;
+}
+
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/i;
 
 export function NewPipelineForm() {
@@ -55,7 +45,8 @@ export function NewPipelineForm() {
   const router = useRouter();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [template, setTemplate] = useState<TemplateId>("chat-memory");
+  const templates = useQuery(trpc.pipeline.templates.queryOptions({ workspaceId: workspace.id }));
+  const [template, setTemplate] = useState("chat-memory");
   const [name, setName] = useState("");
   const [agent, setAgent] = useState("");
   const [description, setDescription] = useState("");
@@ -85,7 +76,7 @@ export function NewPipelineForm() {
         }}
       >
         <div className="grid gap-3 sm:grid-cols-3" role="radiogroup" aria-label="Template">
-          {TEMPLATES.map((t) => (
+          {(templates.data ?? []).map((t) => (
             <button
               key={t.id}
               type="button"
@@ -100,11 +91,11 @@ export function NewPipelineForm() {
             >
               <span className="flex items-center gap-2 font-medium">
                 {t.title}
-                {"badge" in t ? <span className="rounded bg-primary/10 px-1.5 text-xs text-primary">{t.badge}</span> : null}
+                {t.badge ? <span className="rounded bg-primary/10 px-1.5 text-xs text-primary">{t.badge}</span> : null}
                 {template === t.id ? <Check className="ml-auto size-4 text-primary" /> : null}
               </span>
               <span className="text-muted-foreground">{t.description}</span>
-              <span className="mt-auto text-xs text-muted-foreground">{t.steps}</span>
+              <span className="mt-auto text-xs text-muted-foreground">{stepCount(t)}</span>
             </button>
           ))}
         </div>

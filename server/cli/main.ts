@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { TRPCClientError } from "@trpc/client";
 import { TRPCError } from "@trpc/server";
+import { TEMPLATE_IDS } from "../pipeline/templates";
 import { specToToml } from "../pipeline/toml";
 import { IMPORT_FORMATS, type ImportFormat } from "../importers/types";
 import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
@@ -155,13 +156,13 @@ export function buildCli() {
 
   program
     .command("init <name>")
-    .description("create a pipeline with the default chat-memory architecture, optionally importing a file")
+    .description("create a pipeline from a template (default: chat-memory), optionally importing a file")
     .option("--from <file>", "chat export or transcript file to import")
     .addOption(new Option("--format <format>", "override format detection").choices(IMPORT_FORMATS))
-    .addOption(new Option("--template <template>", "architecture").choices(["chat-memory", "rag-baseline", "blank"]).default("chat-memory"))
+    .addOption(new Option("--template <template>", "architecture").choices(TEMPLATE_IDS).default("chat-memory"))
     .action(
       action(async (conn, opts, name: string) => {
-        const o = opts as GlobalOptions & { from?: string; format?: ImportFormat; template: "chat-memory" };
+        const o = opts as GlobalOptions & { from?: string; format?: ImportFormat; template: string };
         let format = o.format;
         if (!format && o.from) {
           const { detectFormat } = await import("../importers");

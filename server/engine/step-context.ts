@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { contentFingerprint, sha256 } from "../pipeline/hashing";
 import { DEFAULT_MODEL } from "../pipeline/spec";
-import { renderTemplate } from "../pipeline/templates";
+import { renderTemplate } from "../pipeline/prompts";
 import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, type ModelTask } from "./model";
 import type { StepDefinition } from "./steps/step-kind";
 import type { Audit, EngineRecord, Metadata, NewRecord, RecordStore, StepScope } from "./types";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
 import { OfflineModel } from "../llm/offline-model";
-import { ragBaselineSpec } from "../pipeline/sdk";
+import { ragBaselineSpec } from "../pipeline/templates";
 import { createBranch } from "../services/branches";
 import { appendSourceRecords, createPipeline } from "../services/pipelines";
 import { runPipeline } from "../services/runs";

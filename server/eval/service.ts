@@ -30,7 +30,7 @@ import { branchBuildCostPerStep, branchStepRecords } from "../store/provenance-r
 import { Bm25Index, bm25Terms } from "../text/bm25";
 import { loadDataset, type DatasetSource } from "./datasets";
 import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
-import { evalTemplate, isEvalTemplate, EVAL_MODES, type EvalMode, type EvalTemplate } from "./templates";
+import { evalTemplate, isEvalTemplate, EVAL_MODES, EVAL_TEMPLATES, type EvalMode, type EvalTemplate } from "./templates";
 import { workspaceModel } from "../llm/workspace-model";
 import { parseModelId } from "../llm/sdk-model";
 import { AnswerJudge, ANSWER_PROMPT, DEFAULT_BUDGET_USD, JUDGE_PROMPT, type JudgeRecord } from "./judge";
@@ -208,7 +208,7 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
   let label: string;
   let defaults: { step?: string; mode: EvalMode } = { mode: "hybrid" };
   if (input.template) {
-    if (!isEvalTemplate(input.template)) throw badRequest(`Unknown template "${input.template}". Templates: chat-memory, rag-baseline, bm25-sessions, bm25-windows.`);
+    if (!isEvalTemplate(input.template)) throw badRequest(`Unknown template "${input.template}". Templates: ${EVAL_TEMPLATES.join(", ")}.`);
     const def = evalTemplate(input.template as EvalTemplate);
     spec = def.spec;
     defaults = { step: def.step, mode: def.mode };

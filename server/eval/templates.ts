@@ -1,15 +1,14 @@
 /**
- * Architectures an eval can score without a team pipeline: the product's two templates and the
- * two lexical baselines of shared/tools/locomo-baseline (no model): BM25 over whole sessions and
- * over 3-turn windows (each turn with one turn either side, under the session's date).
+ * Architectures an eval can score without a team pipeline: every template of the registry that
+ * declares eval defaults (`server/pipeline/templates`), e.g. the product's templates and the two
+ * lexical baselines of shared/tools/locomo-baseline (no model). Benchmarks feed them JSON sources.
  */
-import { Pipeline } from "../pipeline/sdk";
 import type { PipelineSpec } from "../pipeline/spec";
-import { templateSpec } from "../services/pipelines";
+import { TEMPLATES } from "../pipeline/templates";
 import type { SearchMode } from "../search/search";
 
-export const EVAL_TEMPLATES = ["chat-memory", "rag-baseline", "bm25-sessions", "bm25-windows"] as const;
-export type EvalTemplate = (typeof EVAL_TEMPLATES)[number];
+export const EVAL_TEMPLATES = TEMPLATES.filter((t) => t.eval).map((t) => t.id) as [string, ...string[]];
+export type EvalTemplate = string;
 
 /** `bm25` ranks the step's records of the question's scope with BM25 (see bm25.ts). */
 export type EvalMode = SearchMode | "bm25";
@@ -24,32 +23,11 @@ export interface EvalTemplateDef {
 }
 
 export function isEvalTemplate(name: string): name is EvalTemplate {
-  return (EVAL_TEMPLATES as readonly string[]).includes(name);
+  return EVAL_TEMPLATES.includes(name);
 }
 
 export function evalTemplate(name: EvalTemplate): EvalTemplateDef {
-  switch (name) {
-    case "chat-memory":
-      return { spec: templateSpec("chat-memory", "json"), mode: "hybrid", description: "The default chat-memory architecture, unscoped hybrid search." };
-    case "rag-baseline":
-      return { spec: templateSpec("rag-baseline", "json"), mode: "hybrid", description: "Flat RAG: 1,200-character chunks, hybrid search." };
-    case "bm25-sessions":
-      return {
-        spec: new Pipeline("bm25-sessions").source("chats", { format: "json" }).output("search", { from: "chats", surface: "search" }).toSpec(),
-        step: "chats",
-        mode: "bm25",
-        description: "BM25 (Porter stems) over whole sessions, no model: the baseline script's session row.",
-      };
-    case "bm25-windows":
-      return {
-        spec: new Pipeline("bm25-windows")
-          .source("chats", { format: "json" })
-          .split("windows", { from: "chats", operator: { kind: "turns", size: 3, stride: 1, centered: true } })
-          .output("search", { from: "windows", surface: "search" })
-          .toSpec(),
-        step: "windows",
-        mode: "bm25",
-        description: "BM25 (Porter stems) over 3-turn windows, no model: the baseline script's window row.",
-      };
-  }
+  const template = TEMPLATES.find((t) => t.id === name);
+  if (!template?.eval) throw new Error(`Unknown template "${name}". Templates: ${EVAL_TEMPLATES.join(", ")}.`);
+  return { spec: template.spec("json"), step: template.eval.step, mode: template.eval.mode, description: template.description };
 }

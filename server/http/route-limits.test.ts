@@ -13,7 +13,8 @@ vi.mock("@/server/store/db", () => ({ getDb: async () => session.db }));
 
 const { createTestDb } = await import("@/server/store/test-db");
 const { signUp } = await import("@/server/services/users");
-const { createPipeline, templateSpec } = await import("@/server/services/pipelines");
+const { createPipeline } = await import("@/server/services/pipelines");
+const { templateSpec } = await import("@/server/pipeline/templates");
 const trpcRoute = await import("@/app/api/trpc/[trpc]/route");
 const authRoute = await import("@/app/api/auth/[...nextauth]/route");
 const uploadRoute = await import("@/app/api/v1/pipelines/[pipelineId]/sources/[source]/upload/route");

@@ -266,7 +266,7 @@ describe("OfflineModel transcripts", () => {
   };
 
   it("keeps every turn, in order, for a transcript prompt (no selection)", async () => {
-    const { renderTemplate, DEFAULT_TEMPLATES } = await import("../pipeline/templates");
+    const { renderTemplate, DEFAULT_TEMPLATES } = await import("../pipeline/prompts");
     const prompt = renderTemplate(DEFAULT_TEMPLATES.transcript, { record: { id: "c1", content: chat.content, metadata: chat.metadata } });
     const res = await model.complete({ model: OFFLINE_MODEL_ID, prompt, temperature: 0, task: "summarize", inputs: [chat] });
     let at = 0;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { diffSpecs, formatDiff, type NodeDiff, type SpecDiff } from "./diff";
-import { defaultChatMemoryPipeline, defaultChatMemorySpec, Pipeline } from "./sdk";
+import { Pipeline } from "./sdk";
+import { defaultChatMemoryPipeline, defaultChatMemorySpec } from "./templates";
 import type { PipelineSpec } from "./spec";
 
 const base = defaultChatMemorySpec();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJson, contentFingerprint, sha256, specHash, stepVersionHashes, templateHash } from "./hashing";
-import { defaultChatMemorySpec } from "./sdk";
+import { defaultChatMemorySpec } from "./templates";
 import { DEFAULT_MODEL, SpecError, type PipelineSpec, type PipelineSpecInput } from "./spec";
 import { kitchenSinkSpec } from "./test-fixtures";
 

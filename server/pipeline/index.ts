@@ -4,8 +4,9 @@
  */
 export * from "./spec";
 export * from "./validate";
-export * from "./templates";
+export * from "./prompts";
 export * from "./hashing";
 export * from "./sdk";
+export * from "./templates";
 export * from "./toml";
 export * from "./diff";

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { specHash, stepVersionHashes } from "./hashing";
-import { defaultChatMemorySpec, Pipeline, ragBaselineSpec } from "./sdk";
+import { Pipeline } from "./sdk";
+import { defaultChatMemorySpec, ragBaselineSpec } from "./templates";
 import { DEFAULT_MODEL, SpecError, formatPath } from "./spec";
-import { DEFAULT_TEMPLATES } from "./templates";
+import { DEFAULT_TEMPLATES } from "./prompts";
 
 describe("Pipeline builder", () => {
   it("builds the seed's pipeline by chaining", () => {

@@ -27,13 +27,11 @@ import {
   type PipelineSpec,
   type PipelineSpecInput,
   type Problem,
-  type SourceFormat,
   type SourceSpecInput,
   type SplitStepInput,
   type StepSpecInput,
   type TransformStepInput,
 } from "./spec";
-import { DEFAULT_TEMPLATES } from "./templates";
 import { pipelineFromToml, specToToml, type PipelineMeta } from "./toml";
 
 type Without<T, K extends keyof T> = Omit<T, K>;
@@ -219,46 +217,4 @@ export class Pipeline {
     const { spec, meta } = pipelineFromToml(text);
     return Pipeline.fromSpec(spec, meta);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reference architectures
-
-export interface DefaultSpecOptions {
-  /** Model for every prompt step (default: the offline extractive model). */
-  model?: string;
-  /** Scope for the source's records, e.g. "acme:eng:alice". */
-  scope?: string;
-}
-
-/**
- * The seed's default chat-memory architecture (`synthex init --from export.json`):
- * chats → transcripts → summaries → monthly → world-model; `windows` of 3 turns (one per turn)
- * cut from the transcripts, the unit most questions are answered by; a `context` projection of
- * the world model and a `search` index over transcripts, windows, summaries and monthly reflections.
- */
-export function defaultChatMemoryPipeline(format: SourceFormat = "chatgpt-export", options: DefaultSpecOptions = {}): Pipeline {
-  const llm = options.model ? { model: options.model } : {};
-  return new Pipeline("chat-memory", { description: "Transcripts, summaries, monthly reflections and a world model folded month by month." })
-    .source("chats", { format, ...(options.scope ? { scope: options.scope } : {}) })
-    .transform("transcripts", { from: "chats", prompt: DEFAULT_TEMPLATES.transcript, ...llm })
-    .transform("summaries", { from: "transcripts", prompt: DEFAULT_TEMPLATES.summary, ...llm })
-    .aggregate("monthly", { from: "summaries", period: "month", prompt: DEFAULT_TEMPLATES.monthly, ...llm })
-    .fold("world-model", { from: "monthly", orderKey: "time.period", prompt: DEFAULT_TEMPLATES.worldModel, ...llm })
-    .split("windows", { from: "transcripts", operator: { kind: "turns", size: 3, stride: 1 } })
-    .output("context", { from: "world-model", surface: "projection" })
-    .output("search", { from: ["transcripts", "summaries", "monthly", "windows"], surface: "search" });
-}
-
-export function defaultChatMemorySpec(format: SourceFormat = "chatgpt-export", options: DefaultSpecOptions = {}): PipelineSpec {
-  return defaultChatMemoryPipeline(format, options).toSpec();
-}
-
-/** Flat RAG, the baseline to beat: chunk the source, index the chunks. No model at all. */
-export function ragBaselineSpec(format: SourceFormat = "chatgpt-export", options: { scope?: string; chunkSize?: number; overlap?: number } = {}): PipelineSpec {
-  return new Pipeline("rag-baseline")
-    .source("chats", { format, ...(options.scope ? { scope: options.scope } : {}) })
-    .split("chunks", { from: "chats", operator: { kind: "chunk", size: options.chunkSize ?? 1200, overlap: options.overlap ?? 0 } })
-    .output("search", { from: "chunks", surface: "search" })
-    .toSpec();
 }

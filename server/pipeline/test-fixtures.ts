@@ -4,7 +4,7 @@
  */
 import { Pipeline } from "./sdk";
 import type { PipelineSpec } from "./spec";
-import { DEFAULT_TEMPLATES } from "./templates";
+import { DEFAULT_TEMPLATES } from "./prompts";
 
 export function kitchenSinkPipeline(): Pipeline {
   return (

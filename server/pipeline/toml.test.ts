@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { specHash, stepVersionHashes } from "./hashing";
-import { defaultChatMemorySpec, Pipeline, ragBaselineSpec } from "./sdk";
+import { Pipeline } from "./sdk";
+import { defaultChatMemorySpec, ragBaselineSpec } from "./templates";
 import { SpecError, type PipelineSpec } from "./spec";
 import { parseSpecToml, pipelineFromToml, specFromToml, specToToml } from "./toml";
 import { kitchenSinkPipeline, kitchenSinkSpec } from "./test-fixtures";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatPath, parseSpec, type PipelineSpecInput, type Problem } from "./spec";
-import { defaultChatMemorySpec } from "./sdk";
+import { defaultChatMemorySpec } from "./templates";
 import { downstreamOf, inputsOf, topologicalOrder, upstreamOf, validatePipeline } from "./validate";
 
 const sources = [

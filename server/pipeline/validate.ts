@@ -16,7 +16,7 @@ import {
   SINGLE_INPUT_STEP_TYPES,
 } from "./rules";
 import type { PipelineSpec, PipelineSpecInput, Problem } from "./spec";
-import { checkTemplate, TEMPLATE_VARIABLES } from "./templates";
+import { checkTemplate, TEMPLATE_VARIABLES } from "./prompts";
 
 type Loose = Record<string, unknown>;
 /** Just the graph: also what the engine runs, where a step kind may come from outside the spec schema (tests). */

@@ -10,7 +10,8 @@ import { startMockOpenAIServer, type MockBehaviour, type MockOpenAIServer, type 
 import { createTestDb } from "../store/test-db";
 import { ask, confidence, parseCriticReply } from "./ask";
 import { importFile } from "./imports";
-import { createPipeline, templateSpec } from "./pipelines";
+import { templateSpec } from "../pipeline/templates";
+import { createPipeline } from "./pipelines";
 import { upsertProvider } from "./providers";
 import { runPipeline } from "./runs";
 import { signUp } from "./users";

@@ -8,7 +8,8 @@ import { createTestDb } from "../store/test-db";
 import { planWithCost } from "./cost";
 import type { Db } from "../core/db";
 import type { SourceItem } from "../core/source-item";
-import { appendSourceRecords, createPipeline, templateSpec } from "./pipelines";
+import { templateSpec } from "../pipeline/templates";
+import { appendSourceRecords, createPipeline } from "./pipelines";
 import { runPipeline } from "./runs";
 import { signUp } from "./users";
 

@@ -9,7 +9,8 @@ import { search } from "../search/search";
 import { createTestDb } from "../store/test-db";
 import { settleBackgroundWork } from "./background";
 import { closeIdleSessions, getSession, ingestMessages, MAX_MESSAGES_PER_CALL } from "./ingest";
-import { createPipeline, templateSpec } from "./pipelines";
+import { templateSpec } from "../pipeline/templates";
+import { createPipeline } from "./pipelines";
 import { createRun } from "./runs";
 import { signUp } from "./users";
 

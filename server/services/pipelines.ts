@@ -5,8 +5,11 @@ import type { NewRecord } from "../engine/types";
 import { OutboundUrlError } from "../http/outbound";
 import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/hashing";
 import { diffSpecs } from "../pipeline/diff";
-import { defaultChatMemorySpec, ragBaselineSpec } from "../pipeline/sdk";
-import { parseSpec, type PipelineSpec, type SourceSpec } from "../pipeline/spec";
+import { parseSpec, type PipelineSpec } from "../pipeline/spec";
+import { TEMPLATES } from "../pipeline/templates";
+
+/** Templates live in server/pipeline/templates; re-exported for callers that build a pipeline from one. */
+export { templateSpec } from "../pipeline/templates";
 import { pointerCountsByStepVersion } from "../store/branch-pointers";
 import { findBranch, findPipeline, findVersion, recordCountsByPipeline, storedSpec } from "../store/pipelines";
 import { commitRecords } from "../store/record-store";
@@ -165,20 +168,21 @@ export async function appendSourceRecords(db: Db, pipelineId: string, source: st
   return { received: items.length, added };
 }
 
-type SourceFormat = SourceSpec["format"];
-
-export const PIPELINE_TEMPLATES = ["chat-memory", "rag-baseline", "blank"] as const;
-export type PipelineTemplate = (typeof PIPELINE_TEMPLATES)[number];
-
-export function templateSpec(template: PipelineTemplate, format: SourceFormat = "chatgpt-export"): PipelineSpec {
-  switch (template) {
-    case "chat-memory":
-      return defaultChatMemorySpec(format);
-    case "rag-baseline":
-      return ragBaselineSpec(format);
-    case "blank":
-      return requireValidSpec({ version: 1, sources: [{ name: "source", format }], steps: [], outputs: [] });
-  }
+/** The template gallery, in order: what each architecture is and how many steps and outputs it has. */
+export function listTemplates() {
+  return TEMPLATES.map((t) => {
+    const spec = t.spec();
+    return {
+      id: t.id,
+      title: t.title,
+      description: t.description,
+      seed: t.seed ?? null,
+      badge: t.badge ?? null,
+      steps: spec.steps.length,
+      outputs: spec.outputs.length,
+      evaluable: Boolean(t.eval),
+    };
+  });
 }
 
 export async function listPipelines(db: Db, workspaceId: string) {

@@ -5,7 +5,7 @@
  * ProjectionState and enqueues one webhook delivery per change.
  */
 import { fromList, type OutputSpec } from "../pipeline/spec";
-import { renderTemplate, TemplateError } from "../pipeline/templates";
+import { renderTemplate, TemplateError } from "../pipeline/prompts";
 import { latestRecordPerScope, swapProjectionState, type ProjectedRecord } from "../store/projection-store";
 import { resolveBranch, type BranchContext } from "../store/pipelines";
 import type { Db } from "../core/db";

@@ -1,11 +1,14 @@
 import { z } from "zod";
 import { SOURCE_FORMATS } from "../../pipeline/spec";
+import { TEMPLATE_IDS, templateSpec } from "../../pipeline/templates";
 import { assertMayWriteBranch } from "../../services/branches";
 import * as pipelines from "../../services/pipelines";
 import { pipelineSummarySchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 export const pipelineRouter = createTRPCRouter({
+  /** The template gallery: every architecture "New pipeline" and `synthex init --template` offer. */
+  templates: workspaceProcedure("pipelines:read").query(() => pipelines.listTemplates()),
   list: workspaceProcedure("pipelines:read")
     .meta({ rest: { method: "GET", path: "/pipelines", summary: "List the workspace's pipelines", tag: "Pipelines" } })
     .output(z.array(pipelineSummarySchema))
@@ -16,7 +19,7 @@ export const pipelineRouter = createTRPCRouter({
         name: z.string(),
         agent: z.string().max(100).default(""),
         description: z.string().max(2000).default(""),
-        template: z.enum(pipelines.PIPELINE_TEMPLATES).default("chat-memory"),
+        template: z.enum(TEMPLATE_IDS).default("chat-memory"),
         format: z.enum(SOURCE_FORMATS).optional(),
         spec: z.unknown().optional(),
       }),
@@ -26,7 +29,7 @@ export const pipelineRouter = createTRPCRouter({
         name: input.name,
         agent: input.agent,
         description: input.description,
-        spec: input.spec ?? pipelines.templateSpec(input.template, input.format),
+        spec: input.spec ?? templateSpec(input.template, input.format),
         authorId: ctx.userId,
       }),
     ),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkTemplate, DEFAULT_TEMPLATES, renderTemplate, TemplateError } from "./templates";
+import { checkTemplate, DEFAULT_TEMPLATES, renderTemplate, TemplateError } from "./prompts";
 
 const record = {
   id: "r1",
