@@ -8,6 +8,8 @@ import { blankTemplate } from "./blank";
 import { bm25SessionsTemplate } from "./bm25-sessions";
 import { bm25WindowsTemplate } from "./bm25-windows";
 import { chatMemoryTemplate } from "./chat-memory";
+import { mem0Template } from "./mem0";
+import { memexTemplate } from "./memex";
 import { ragTemplate } from "./rag";
 import type { PipelineTemplate, TemplateOptions } from "./template";
 
@@ -16,7 +18,7 @@ export { defaultChatMemoryPipeline, defaultChatMemorySpec } from "./chat-memory"
 export { ragBaselineSpec } from "./rag";
 
 /** In gallery order. */
-export const TEMPLATES: readonly PipelineTemplate[] = [chatMemoryTemplate, ragTemplate, bm25SessionsTemplate, bm25WindowsTemplate, blankTemplate];
+export const TEMPLATES: readonly PipelineTemplate[] = [chatMemoryTemplate, ragTemplate, memexTemplate, mem0Template, bm25SessionsTemplate, bm25WindowsTemplate, blankTemplate];
 
 export const TEMPLATE_IDS = TEMPLATES.map((t) => t.id) as [string, ...string[]];
 
