@@ -80,3 +80,30 @@ export function MemoryHistoryCard({ workspaceId, recordId, branch, base }: { wor
     </Card>
   );
 }
+
+/** The deleted memories of a consolidate step on the branch, each a link to its history (and Restore). */
+export function DeletedMemoriesPanel({ workspaceId, pipelineId, step, branch, base }: { workspaceId: string; pipelineId: string; step: string; branch: string; base: string }) {
+  const trpc = useTRPC();
+  const deleted = useQuery(trpc.record.deletedMemories.queryOptions({ workspaceId, pipelineId, step, branch }));
+  if (!deleted.data?.length) return null;
+  return (
+    <details className="mb-4 rounded-xl border px-3 py-2 text-sm" data-testid={`deleted-memories-${step}`}>
+      <summary className="cursor-pointer text-muted-foreground">
+        Deleted memories in <strong>{step}</strong> ({deleted.data.length}): soft-deleted by later facts, restorable
+      </summary>
+      <ul className="mt-2 space-y-1">
+        {deleted.data.map((m) => (
+          <li key={m.recordId}>
+            <Link href={`${base}/records/${m.recordId}?branch=${encodeURIComponent(branch)}`} className="underline" data-testid="deleted-memory">
+              {m.content.slice(0, 140)}
+            </Link>{" "}
+            <span className="text-xs text-muted-foreground">
+              {m.scope ? `${m.scope} · ` : ""}
+              {m.deletedAt}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}

@@ -36,9 +36,9 @@ describe("synthex eval", () => {
     expect(human.err).toMatch(/Dataset tiny-locomo\.json: 2 samples, 9 questions \(3 skipped, 2 repaired while loading\)/);
     expect(human.err).toMatch(/bm25-sessions\s+completed · 8 questions/);
     expect(human.code).toBe(0);
-    expect(human.out).toMatch(/metric\s+chat-memory\s+rag-baseline\s+bm25-sessions\s+bm25-windows/);
+    expect(human.out).toMatch(/metric\s+chat-memory\s+rag-baseline\s+memex\s+mem0\s+bm25-sessions\s+bm25-windows/);
     expect(human.out).toMatch(/session_hit@5\s+\d\.\d{3}\s+\d\.\d{3} \([+-]\d\.\d{3}\)/);
-    expect(human.out).toMatch(/build tokens\s+[1-9]\d*\s+0\s+0\s+0/);
+    expect(human.out).toMatch(/build tokens\s+[1-9]\d*\s+0\s+[1-9]\d*\s+[1-9]\d*\s+0\s+0/);
     expect(human.out).toMatch(/1 multi-hop/);
     expect(human.out).toMatch(/5 adversarial \(apart\)/);
     expect(human.out).toMatch(/j not measured/);
