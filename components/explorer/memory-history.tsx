@@ -26,6 +26,8 @@ export function MemoryHistoryCard({ workspaceId, recordId, branch, base }: { wor
         toast.success(`Memory restored on ${h.branch}`);
         void queryClient.invalidateQueries({ queryKey: trpc.record.history.queryKey() });
         void queryClient.invalidateQueries({ queryKey: trpc.record.get.queryKey() });
+        void queryClient.invalidateQueries({ queryKey: trpc.record.deletedMemories.queryKey() });
+        void queryClient.invalidateQueries({ queryKey: trpc.search.search.queryKey() });
       },
       onError: (err) => toast.error(errorMessage(err)),
     }),
