@@ -50,7 +50,9 @@ const TENSION_CUES = [
   "conflict", "deadline", "behind on", "failing", "failed", "broke", "bug", "error", "figure out", "dealing with", "trouble",
   "not sure how", "don't know how", "pressure", "overwhelm", "tough",
 ];
-const RESOLVED_CUES = ["finally", "solved", "fixed", "resolved", "managed to", "worked out", "figured out", "overcame", "got through", "sorted out"];
+/** A problem the speaker got past: a tension in itself, resolved. */
+const SOLVED_CUES = ["solved", "fixed", "resolved", "worked out", "figured out", "overcame", "got through", "sorted out"];
+const RESOLVED_CUES = ["finally", "managed to", ...SOLVED_CUES];
 const PLACES: Array<[string, string[]]> = [
   ["home", ["at home", "my house", "my apartment", "my place", "my room", "our house", "my flat", "my kitchen", "my garden"]],
   ["work", ["office", "at work", "workplace", "my desk", "the studio", "my shop"]],
@@ -72,6 +74,7 @@ function phraseRegex(phrases: readonly string[], prefixOnly = false): RegExp {
 const MOOD_RE = phraseRegex(MOODS);
 const TENSION_RE = phraseRegex(TENSION_CUES, true);
 const RESOLVED_RE = phraseRegex(RESOLVED_CUES);
+const SOLVED_RE = phraseRegex(SOLVED_CUES);
 const PLACE_RES = PLACES.map(([type, phrases]) => [type, phraseRegex(phrases)] as const);
 const VIBE_RE = phraseRegex(VIBES);
 
@@ -109,9 +112,8 @@ export function extractNarrative(content: string): Narrative {
     if (moods.length && narrative.mental_state.length < MAX_PER_KIND) {
       narrative.mental_state.push({ who, mood: moods, energy_level: energyOf(moods), evidence: clip(sentence) });
     }
-    if (matches(TENSION_RE, sentence).length && narrative.tensions.length < MAX_PER_KIND) {
-      narrative.tensions.push({ who, description: clip(sentence), status: RESOLVED_RE.test(sentence) ? "resolved" : "open" });
-      RESOLVED_RE.lastIndex = 0;
+    if ((matches(TENSION_RE, sentence).length || matches(SOLVED_RE, sentence).length) && narrative.tensions.length < MAX_PER_KIND) {
+      narrative.tensions.push({ who, description: clip(sentence), status: matches(RESOLVED_RE, sentence).length ? "resolved" : "open" });
     }
     const place = PLACE_RES.find(([, re]) => {
       re.lastIndex = 0;
