@@ -212,6 +212,8 @@ const PER_PROCEDURE: Record<string, Values> = {
   "branch.pairs": { branch: "zebra-branch" },
   // `output` and `step` name a projection and a step elsewhere; search takes its defaults.
   "search.search": { output: undefined, step: undefined },
+  // A walk starts from a derived step of the chat-memory pipeline, in any scope.
+  "search.walk": { from: "world-model", scope: undefined },
 };
 
 const STATUS: Record<string, number> = { NOT_FOUND: 404, FORBIDDEN: 403, UNAUTHORIZED: 401 };
