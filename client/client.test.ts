@@ -2,7 +2,7 @@
  * The generated client: client/openapi.ts equals what openapi-typescript makes from the live
  * OpenAPI document (regenerated here; run `npm run client:generate` after changing an endpoint),
  * and the client (imported as agents do, `synthex/client`) runs the README's agent loop — ingest a
- * turn, ask, read the brief — against the real route handlers over real HTTP.
+ * turn, ask, read the brief — over real HTTP against the handlers the API routes wrap.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
