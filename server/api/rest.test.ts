@@ -107,7 +107,7 @@ describe("REST /api/v1", () => {
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
         const query = op.parameters.some((p) => p.name === "query")
-          ? "?query=lighthouse%20key"
+          ? `?query=lighthouse%20key${template.endsWith("/walk") ? "&from=world-model" : ""}`
           : template.endsWith("/brief")
             ? "?scope=acme"
             : template.endsWith("/memories/deleted")
@@ -228,7 +228,7 @@ describe("REST /api/v1", () => {
     };
     const agent = await connect(keys.a);
     const { tools } = await agent.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search", "walk"]);
 
     const found = await agent.callTool({ name: "search", arguments: { pipeline: "memory", query: "lighthouse key", mode: "fts", limit: 3 } });
     const text = (found.content as Array<{ text: string }>)[0]!.text;
@@ -243,6 +243,11 @@ describe("REST /api/v1", () => {
     expect(String(text0(output).text).length).toBeGreaterThan(0);
     const briefed0 = await agent.callTool({ name: "brief", arguments: { pipeline: "memory", scope: "acme:mcp" } });
     expect(text0(briefed0)).toMatchObject({ scope: "acme:mcp", recentTurns: [], projection: { output: "context" } });
+    // Top-down from the world model (chat-memory's top): down to the transcripts and their source chats.
+    const walked = await agent.callTool({ name: "walk", arguments: { pipeline: "memory", query: "lighthouse key", from: "world-model", limit: 2 } });
+    const walk = JSON.parse((walked.content as Array<{ text: string }>)[0]!.text) as { path: string[]; hits: Array<{ step: string; sources: Array<{ step: string }> }> };
+    expect(walk.path).toEqual(["world-model", "monthly", "summaries", "transcripts"]);
+    expect(walk.hits[0]).toMatchObject({ step: "transcripts", sources: [{ step: "chats" }] });
     const lineage = await agent.callTool({ name: "lineage", arguments: { id: hits[0]!.id } });
     expect(JSON.parse((lineage.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ root: hits[0]!.id });
     const asked = await agent.callTool({ name: "ask", arguments: { pipeline: "memory", question: "Where is the spare key for the lighthouse cabin?" } });
