@@ -65,9 +65,10 @@ test("configure a provider in Settings, run an eval with an answer model and jud
   await expect(page.getByTestId("provider-mock")).toBeVisible();
 
   await page.goto(`/w/${slug}/pipelines/${created.pipeline.id}/evals?branch=main`);
+  // The providers line is filled once the page is live (an upload before that would be lost).
+  await expect(page.getByTestId("eval-answering")).toContainText("Providers in this workspace: mock, offline");
   await page.getByTestId("eval-upload").setInputFiles(FILE);
   await expect(page.getByTestId("eval-dataset")).toContainText("tiny-locomo.json (9 questions)");
-  await expect(page.getByTestId("eval-answering")).toContainText("Providers in this workspace: mock, offline");
 
   // A model whose provider is not configured: said before anything runs.
   await page.getByTestId("eval-answer-model").fill("nowhere/gpt-4o-mini");

@@ -168,7 +168,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
               <Label htmlFor="eval-answer-model">Answer model</Label>
               <Input
                 id="eval-answer-model"
-                className="w-64"
+                className="w-80"
                 list="eval-model-providers"
                 placeholder="provider/model, e.g. openai/gpt-4o-mini"
                 value={answerModel}
@@ -181,7 +181,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
               <Label htmlFor="eval-judge-model">Judge model</Label>
               <Input
                 id="eval-judge-model"
-                className="w-64"
+                className="w-80"
                 list="eval-model-providers"
                 placeholder={answer ? `same as the answer model (${answer})` : "same as the answer model"}
                 value={judgeModel}
