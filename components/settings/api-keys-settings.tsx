@@ -19,6 +19,10 @@ export function ApiKeysSettings() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
+  const [readOnly, setReadOnly] = useState(false);
+  const [pipelines, setPipelines] = useState<string[]>([]);
+  const [scopePrefix, setScopePrefix] = useState("");
+  const pipelineList = useQuery({ ...trpc.pipeline.list.queryOptions({ workspaceId: workspace.id }), enabled: canManage });
   const [secret, setSecret] = useState<string | null>(null);
   const keys = useQuery({ ...trpc.apiKey.list.queryOptions({ workspaceId: workspace.id }), enabled: canManage });
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.apiKey.list.queryKey() });
@@ -27,6 +31,9 @@ export function ApiKeysSettings() {
       onSuccess: (key) => {
         setSecret(key.secret);
         setName("");
+        setReadOnly(false);
+        setPipelines([]);
+        setScopePrefix("");
         refresh();
       },
       onError: (err) => toast.error(errorMessage(err)),
@@ -53,16 +60,46 @@ export function ApiKeysSettings() {
         </CardHeader>
         <CardContent className="space-y-3">
           <form
-            className="flex gap-2"
+            className="space-y-3"
             onSubmit={(e) => {
               e.preventDefault();
-              create.mutate({ workspaceId: workspace.id, name, role: "editor" });
+              create.mutate({ workspaceId: workspace.id, name, role: "editor", readOnly, pipelines, scopePrefix: scopePrefix.trim() || undefined });
             }}
           >
-            <Input placeholder="Key name, e.g. support-agent" value={name} onChange={(e) => setName(e.target.value)} />
-            <Button type="submit" disabled={create.isPending || !name.trim()}>
-              Create key
-            </Button>
+            <div className="flex gap-2">
+              <Input placeholder="Key name, e.g. support-agent" value={name} onChange={(e) => setName(e.target.value)} />
+              <Button type="submit" disabled={create.isPending || !name.trim()}>
+                Create key
+              </Button>
+            </div>
+            <fieldset className="space-y-2 text-sm">
+              <legend className="mb-1 text-muted-foreground">Restrictions (optional)</legend>
+              <label className="flex items-center gap-2">
+                <input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.target.checked)} />
+                Read-only (search, ask, read records; no ingest, runs or other writes)
+              </label>
+              <label className="flex items-center gap-2">
+                <span className="w-28 shrink-0">Scope prefix</span>
+                <Input placeholder="e.g. acme:eng (reaches acme:eng and acme:eng:*, never acme:sales)" value={scopePrefix} onChange={(e) => setScopePrefix(e.target.value)} />
+              </label>
+              {pipelineList.data?.length ? (
+                <div className="flex flex-wrap items-center gap-3">
+                  <span className="w-28 shrink-0">Pipelines</span>
+                  {pipelineList.data.map((p) => (
+                    <label key={p.id} className="flex items-center gap-1">
+                      <input
+                        type="checkbox"
+                        aria-label={`Only pipeline ${p.name}`}
+                        checked={pipelines.includes(p.name)}
+                        onChange={(e) => setPipelines((list) => (e.target.checked ? [...list, p.name] : list.filter((n) => n !== p.name)))}
+                      />
+                      {p.name}
+                    </label>
+                  ))}
+                  <span className="text-xs text-muted-foreground">none checked: every pipeline</span>
+                </div>
+              ) : null}
+            </fieldset>
           </form>
           {secret ? (
             <div className="rounded-md border border-warning/50 bg-warning/10 p-3 text-sm">
@@ -80,6 +117,7 @@ export function ApiKeysSettings() {
                 <TableRow>
                   <TableHead>Name</TableHead>
                   <TableHead>Key</TableHead>
+                  <TableHead>Restrictions</TableHead>
                   <TableHead>Last used</TableHead>
                   <TableHead />
                 </TableRow>
@@ -91,6 +129,16 @@ export function ApiKeysSettings() {
                       {k.name} <Badge variant="outline">{k.role}</Badge>
                     </TableCell>
                     <TableCell className="font-mono text-xs">{k.prefix}…</TableCell>
+                    <TableCell className="space-x-1" data-testid={`key-restrictions-${k.name}`}>
+                      {k.readOnly ? <Badge variant="secondary">read-only</Badge> : null}
+                      {k.scopePrefix ? <Badge variant="secondary">scope {k.scopePrefix}</Badge> : null}
+                      {k.pipelines.map((p) => (
+                        <Badge key={p} variant="secondary">
+                          pipeline {p}
+                        </Badge>
+                      ))}
+                      {!k.readOnly && !k.scopePrefix && !k.pipelines.length ? <span className="text-xs text-muted-foreground">none</span> : null}
+                    </TableCell>
                     <TableCell>{k.lastUsedAt ? k.lastUsedAt.toLocaleString() : "never"}</TableCell>
                     <TableCell className="text-right">
                       {k.revokedAt ? (

@@ -254,6 +254,48 @@ describe("REST /api/v1", () => {
     expect(anonymous.status).toBe(401);
   });
 
+  it("replays a write with the same Idempotency-Key and body, refuses the key with another body", async () => {
+    const post = (key: string, idem: string, body: unknown) =>
+      restRoute.POST(
+        new Request(`http://localhost/api/v1/pipelines/${pipelineId}/sources/chats/messages`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idem },
+          body: JSON.stringify(body),
+        }),
+      );
+    const body = { sessionId: "idem-1", messages: [{ role: "user", content: "only once, please" }] };
+    const first = await post(keys.a, "key-123", body);
+    expect(first.status).toBe(200);
+    const firstJson = await first.json();
+    expect(firstJson).toMatchObject({ accepted: 1, messageCount: 1 });
+    const retry = await post(keys.a, "key-123", body);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotency-replayed")).toBe("true");
+    expect(await retry.json()).toEqual(firstJson);
+    const session = await call("GET", `/pipelines/${pipelineId}/sources/chats/sessions/idem-1`, keys.a);
+    expect(session.json).toMatchObject({ messageCount: 1 });
+
+    const other = await post(keys.a, "key-123", { ...body, messages: [{ role: "user", content: "something else" }] });
+    expect(other.status).toBe(422);
+    expect(await other.json()).toMatchObject({ error: { code: "IDEMPOTENCY_KEY_REUSED", message: expect.stringMatching(/different request/) } });
+    expect((await call("GET", `/pipelines/${pipelineId}/sources/chats/sessions/idem-1`, keys.a)).json).toMatchObject({ messageCount: 1 });
+
+    // Keys belong to their caller: another workspace's agent may use the same string (and is refused on its own merits).
+    expect((await post(keys.b, "key-123", body)).status).toBe(404);
+
+    // A run started twice with one key is one run.
+    const start = () =>
+      restRoute.POST(new Request(`http://localhost/api/v1/pipelines/${pipelineId}/runs`, { method: "POST", headers: { authorization: `Bearer ${keys.a}`, "idempotency-key": "run-1" }, body: "{}" }));
+    const a = await start();
+    const b = await start();
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(((await b.json()) as Json).id).toBe(((await a.json()) as Json).id);
+    const doc = (await openApiRoute.GET().json()) as { paths: Record<string, Record<string, { parameters: Array<{ name: string; in: string }>; responses: Record<string, unknown> }>> };
+    const ingestOp = doc.paths["/pipelines/{pipelineId}/sources/{source}/messages"]!.post!;
+    expect(ingestOp.parameters).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header" }));
+    expect(Object.keys(ingestOp.responses)).toEqual(expect.arrayContaining(["409", "422", "413", "429"]));
+  });
+
   it("limits requests per API key with 429 and Retry-After", async () => {
     process.env.SYNTHEX_API_RATE_PER_KEY = "3";
     try {

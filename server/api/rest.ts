@@ -11,7 +11,8 @@ import { TRPCError, type AnyTRPCRouter } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { z, ZodError } from "zod";
 import { apiRateLimit } from "../http/api-rate-limit";
-import type { Context, ProcedureMeta, RestRoute } from "./trpc";
+import { claimIdempotencyKey } from "../http/idempotency";
+import { actorRef, type Context, type ProcedureMeta, type RestRoute } from "./trpc";
 
 /** The parts of a built procedure this adapter reads (tRPC keeps them on `_def`). */
 interface ProcedureDef {
@@ -131,8 +132,10 @@ export async function handleRest(options: {
     }
     const url = new URL(req.url);
     let input: Record<string, unknown>;
+    let bodyText = "";
     if (method === "POST") {
       const text = await req.text();
+      bodyText = text;
       let body: unknown = {};
       if (text.trim()) {
         try {
@@ -154,16 +157,38 @@ export async function handleRest(options: {
     }
     const caller: unknown = options.router.createCaller(ctx);
     const fn = endpoint.procedure.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (input: unknown) => Promise<unknown>;
-    const data = await fn(input);
-    return Response.json(data ?? null, { status: method === "POST" && endpoint.route.summary.startsWith("Create") ? 201 : 200 });
+    const answer = async () => {
+      try {
+        const data = await fn(input);
+        return Response.json(data ?? null, { status: method === "POST" && endpoint.route.summary.startsWith("Create") ? 201 : 200 });
+      } catch (err) {
+        return errorResponse(method, path, err);
+      }
+    };
+    const idempotencyKey = req.headers.get("idempotency-key");
+    if (method !== "POST" || idempotencyKey === null || !ctx.actor) return answer();
+    const claim = await claimIdempotencyKey(ctx.db, {
+      workspaceId: ctx.actor.kind === "apiKey" ? ctx.actor.workspaceId : String(input.workspaceId ?? ""),
+      actor: actorRef(ctx.actor),
+      key: idempotencyKey,
+      method,
+      path,
+      body: bodyText,
+    });
+    return "response" in claim ? claim.response : claim.finish(await answer());
   } catch (err) {
-    if (err instanceof TRPCError) {
-      if (err.code === "INTERNAL_SERVER_ERROR") console.error(`REST ${method} ${path} failed`, err.cause ?? err);
-      return fail(err.code === "INTERNAL_SERVER_ERROR" ? new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "Internal error." }) : err);
-    }
-    console.error(`REST ${method} ${path} failed`, err);
-    return fail(new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "Internal error." }));
+    return errorResponse(method, path, err);
   }
+}
+
+/** An error as the standard `{ error: { code, message, path? } }`; internal errors are logged and never described. */
+function errorResponse(method: string, path: string, err: unknown): Response {
+  if (err instanceof TRPCError) {
+    if (err.code === "INTERNAL_SERVER_ERROR") console.error(`REST ${method} ${path} failed`, err.cause ?? err);
+    return fail(err.code === "INTERNAL_SERVER_ERROR" ? new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "Internal error." }) : err);
+  }
+  console.error(`REST ${method} ${path} failed`, err);
+  return fail(new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "Internal error." }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,9 +226,23 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output", components: Recor
 const ERROR_CODES: Array<[number, string]> = [
   [400, "The input is invalid (the message says which field and why)."],
   [401, "No session and no API key, or the key is unknown or revoked."],
-  [403, "The caller's role does not allow this."],
+  [403, "The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this."],
   [404, "Not found, or not in the caller's workspace."],
+  [413, "The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES)."],
+  [429, "Rate limit reached: retry after Retry-After seconds."],
 ];
+const POST_ERROR_CODES: Array<[number, string]> = [
+  [409, "Conflict: the state does not allow it (the message says why), or a request with the same Idempotency-Key is still being answered."],
+  [422, "IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was first used for a different request."],
+];
+
+const IDEMPOTENCY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: "Any unique string (a UUID): a retry with the same key and body gets the first answer again (kept 24 h) instead of running twice.",
+  schema: { type: "string", maxLength: 255 },
+};
 
 /** The OpenAPI 3.1 document of every REST endpoint. */
 export function openApiDocument(endpoints: RestEndpoint[], info: { version: string; serverUrl: string }) {
@@ -244,7 +283,7 @@ export function openApiDocument(endpoints: RestEndpoint[], info: { version: stri
       operationId: e.procedure.replace(/\./g, "_") + (e.route.method === "GET" ? "" : `_${e.route.method.toLowerCase()}`),
       summary: e.route.summary,
       tags: [e.route.tag],
-      parameters,
+      parameters: e.route.method === "POST" ? [...parameters, IDEMPOTENCY_PARAMETER] : parameters,
       ...(e.route.method === "POST"
         ? {
             requestBody: {
@@ -258,7 +297,7 @@ export function openApiDocument(endpoints: RestEndpoint[], info: { version: stri
           description: "OK",
           content: { "application/json": { schema: e.output ? jsonSchema(e.output, "output", components) : {} } },
         },
-        ...Object.fromEntries(ERROR_CODES.map(([status, description]) => [String(status), { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }])),
+        ...Object.fromEntries([...ERROR_CODES, ...(e.route.method === "POST" ? POST_ERROR_CODES : [])].map(([status, description]) => [String(status), { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }])),
       },
     };
     const openapiPath = e.route.path;

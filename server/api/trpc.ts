@@ -1,15 +1,15 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { z, ZodError } from "zod";
-import { can, type Permission, type Role } from "../auth/permissions";
-import { authenticateApiKey } from "../services/api-keys";
+import { can, isReadPermission, type Permission, type Role } from "../auth/permissions";
+import { assertPipelineAllowed, authenticateApiKey, isRestricted, type KeyRestrictions } from "../services/api-keys";
 import type { Db } from "../core/db";
 import { DomainError } from "../core/errors";
 import { findBranch, findPipeline } from "../store/pipelines";
 
 export type Actor =
   | { kind: "user"; userId: string; email: string }
-  | { kind: "apiKey"; apiKeyId: string; workspaceId: string; role: Role };
+  | { kind: "apiKey"; apiKeyId: string; workspaceId: string; role: Role; restrictions: KeyRestrictions };
 
 export interface Context {
   db: Db;
@@ -29,7 +29,7 @@ export async function createContext(opts: {
   if (bearer) {
     const key = await authenticateApiKey(opts.db, bearer);
     if (!key) throw new TRPCError({ code: "UNAUTHORIZED", message: "The API key is unknown or has been revoked." });
-    return { db: opts.db, actor: { kind: "apiKey", apiKeyId: key.id, workspaceId: key.workspaceId, role: key.role } };
+    return { db: opts.db, actor: { kind: "apiKey", apiKeyId: key.id, workspaceId: key.workspaceId, role: key.role, restrictions: key.restrictions } };
   }
   if (opts.session) return { db: opts.db, actor: { kind: "user", ...opts.session } };
   return { db: opts.db, actor: null };
@@ -51,6 +51,14 @@ export interface RestRoute {
 
 export interface ProcedureMeta {
   rest?: RestRoute | RestRoute[];
+  /**
+   * The procedure honours an API key's pipeline list and scope prefix (it checks the pipeline,
+   * record or run it touches, and narrows or checks the scope). Keys with such restrictions are
+   * refused by every procedure without it, so a new procedure is closed to them until it says so.
+   */
+  keyRestrictions?: "enforced";
+  /** Set by workspaceProcedure: the permission the procedure checks (tests enumerate it). */
+  permission?: Permission;
 }
 
 const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
@@ -108,7 +116,7 @@ export async function roleIn(db: Db, actor: Actor, workspaceId: string): Promise
  * Input carries `workspaceId` (an API key may leave it out: its own workspace); the workspace and the caller's role land in the context.
  */
 export function workspaceProcedure(permission: Permission) {
-  return authedProcedure.input(workspaceInput).use(async ({ ctx, input, next }) => {
+  return authedProcedure.meta({ permission }).input(workspaceInput).use(async ({ ctx, input, next, meta, path }) => {
     // An API key belongs to one workspace: it need not say which.
     const workspaceId = input.workspaceId ?? (ctx.actor.kind === "apiKey" ? ctx.actor.workspaceId : null);
     if (!workspaceId) throw new TRPCError({ code: "BAD_REQUEST", message: "workspaceId: required when signed in as a person (an API key implies its workspace)." });
@@ -119,8 +127,16 @@ export function workspaceProcedure(permission: Permission) {
     if (!can(role, permission)) {
       throw new TRPCError({ code: "FORBIDDEN", message: `Your role (${role}) does not allow ${permission}.` });
     }
+    const restrictions = ctx.actor.kind === "apiKey" ? ctx.actor.restrictions : null;
+    if (restrictions?.readOnly && !isReadPermission(permission)) {
+      throw new TRPCError({ code: "FORBIDDEN", message: `This API key is read-only: ${path} needs ${permission}.` });
+    }
+    if (restrictions && isRestricted(restrictions) && meta?.keyRestrictions !== "enforced") {
+      throw new TRPCError({ code: "FORBIDDEN", message: `This API key is limited to some pipelines or a scope: ${path} is not available to it.` });
+    }
     const userId = ctx.actor.kind === "user" ? ctx.actor.userId : null;
-    return next({ ctx: { ...ctx, workspace, role, userId } });
+    // Null for people and unrestricted keys' pipelines; handlers pass it to the checks of api-keys.ts.
+    return next({ ctx: { ...ctx, workspace, role, userId, restrictions } });
   });
 }
 
@@ -138,6 +154,7 @@ export function pipelineProcedure(permission: Permission) {
     .input(z.object({ pipelineId: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
     .use(async ({ ctx, input, next }) => {
       const pipeline = await findPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
+      assertPipelineAllowed(ctx.restrictions, pipeline);
       const { branch, version, spec } = await findBranch(ctx.db, pipeline.id, input.branch);
       return next({ ctx: { ...ctx, pipeline, branch, version, spec } });
     });

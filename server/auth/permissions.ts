@@ -36,6 +36,11 @@ export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   viewer: new Set(READ),
 };
 
+/** Permissions that only read: all a read-only API key is allowed. */
+export function isReadPermission(permission: Permission): boolean {
+  return READ.includes(permission);
+}
+
 export function isRole(value: string): value is Role {
   return (ROLES as readonly string[]).includes(value);
 }

@@ -53,4 +53,23 @@ describe("synthex ask", () => {
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/record id or --scope/);
   });
+
+  it("keys create prints a restricted key once; keys list shows it without the secret; keys revoke ends it", { timeout: 600_000 }, async () => {
+    const created = await synthex("keys", "create", "eng-agent", "--read-only", "--scope", "acme:eng", "--pipeline", "memory");
+    expect(created.err).toBe("");
+    expect(created.out).toMatch(/^Created key "eng-agent" \(editor, read-only, scope acme:eng, pipelines memory\)\.\nsx_\S+\n/);
+    const secret = created.out.split("\n")[1]!;
+
+    const list = await synthex("keys", "list");
+    expect(list.out).toMatch(/eng-agent .*read-only, scope acme:eng, pipelines memory .*active/);
+    expect(list.out).not.toContain(secret);
+    const [key] = JSON.parse((await synthex("keys", "list", "--json")).out) as Array<{ id: string; revokedAt: string | null }>;
+
+    const bad = await synthex("keys", "create", "x", "--pipeline", "nope");
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/no pipeline "nope"/);
+
+    expect((await synthex("keys", "revoke", key!.id)).out).toBe(`Revoked key ${key!.id}.`);
+    expect((await synthex("keys", "list")).out).toMatch(/eng-agent .*revoked/);
+  });
 });

@@ -442,6 +442,62 @@ export function buildCli() {
       }),
     );
 
+  const keys = program.command("keys").description("API keys of the CLI's workspace (for agents and --url)");
+  keys
+    .command("create <name>")
+    .description("create a key and print its secret (shown once)")
+    .option("--read-only", "reads only: search, ask, records; no ingest, runs or other writes")
+    .option("--scope <prefix>", "reach only this scope prefix, e.g. acme:eng (and acme:eng:*)")
+    // --pipeline is also the global option: its value (one, or several comma-separated) is read from either.
+    .option("--pipeline <names>", "reach only these pipelines (comma-separated)")
+    .addOption(new Option("--role <role>", "the key's role").choices(["admin", "editor", "viewer"]).default("editor"))
+    .action(
+      action(async (conn, opts, name: string) => {
+        const o = opts as GlobalOptions & { readOnly?: boolean; scope?: string; role: "editor" };
+        const pipelines = (o.pipeline ?? "").split(",").map((p) => p.trim()).filter(Boolean);
+        const key = await conn.api.apiKey.create.mutate({ workspaceId: conn.workspaceId, name, role: o.role, readOnly: Boolean(o.readOnly), scopePrefix: o.scope, pipelines });
+        print(opts, key, () =>
+          [
+            `Created key "${key.name}" (${key.role}${restrictionText(key)}).`,
+            key.secret,
+            "Copy it now: it is not shown again. Use it as Authorization: Bearer <key>, or synthex --url <server> --api-key <key>.",
+          ].join("\n"),
+        );
+      }),
+    );
+  keys
+    .command("list")
+    .description("the workspace's keys (never their secrets)")
+    .action(
+      action(async (conn, opts) => {
+        const list = await conn.api.apiKey.list.query({ workspaceId: conn.workspaceId });
+        print(opts, list, () =>
+          list.length
+            ? table(
+                list.map((k) => ({
+                  id: k.id,
+                  name: k.name,
+                  key: `${k.prefix}…`,
+                  role: k.role,
+                  restrictions: restrictionText(k).replace(/^, /, "") || "none",
+                  "last used": k.lastUsedAt?.toISOString() ?? "never",
+                  status: k.revokedAt ? "revoked" : "active",
+                })),
+              )
+            : "No API keys yet. Create one: synthex keys create <name>",
+        );
+      }),
+    );
+  keys
+    .command("revoke <id>")
+    .description("revoke a key: it stops working at once")
+    .action(
+      action(async (conn, opts, id: string) => {
+        const result = await conn.api.apiKey.revoke.mutate({ workspaceId: conn.workspaceId, keyId: id });
+        print(opts, result, () => `Revoked key ${result.revoked}.`);
+      }),
+    );
+
   program
     .command("get <id>")
     .description("one record with its metadata and audit")
@@ -521,6 +577,14 @@ export function buildCli() {
   });
 
   return program;
+}
+
+/** A key's restrictions as ", read-only, scope acme:eng, pipelines a, b" (empty when none). */
+function restrictionText(k: { readOnly: boolean; scopePrefix: string | null; pipelines: string[] }): string {
+  return [k.readOnly ? "read-only" : "", k.scopePrefix ? `scope ${k.scopePrefix}` : "", k.pipelines.length ? `pipelines ${k.pipelines.join(", ")}` : ""]
+    .filter(Boolean)
+    .map((t) => `, ${t}`)
+    .join("");
 }
 
 /** The lineage tree, indented, one record per line. */

@@ -541,6 +541,8 @@ async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, quer
     step: run.step ?? undefined,
     scope,
     limit: run.k,
+    // Metrics read each hit's content; highlighted snippets would only cost time.
+    snippets: false,
   });
   return result.hits.map((h) => ({ id: h.id, step: h.step, content: h.content, score: h.score.fused }));
 }

@@ -157,7 +157,7 @@ export async function bm25Candidates(
       const ia = idfOf.get(`${step} ${a}`);
       const ib = idfOf.get(`${step} ${b}`);
       if (ia === undefined || ib === undefined) continue;
-      phrases.push({ step, tsquery: `${tsq(a)} <-> ${tsq(b)}`, bonus: (PHRASE_BOOST * (ia + ib)) / 2 });
+      phrases.push({ step, lexemes: [a, b], tsquery: `${tsq(a)} <-> ${tsq(b)}`, bonus: (PHRASE_BOOST * (ia + ib)) / 2 });
     }
   }
   const bm25 = { k1: BM25_K1, b: BM25_B };

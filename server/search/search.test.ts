@@ -136,6 +136,15 @@ describe("altitude", () => {
     expect((await q("flibbertigibbet", { step: "summaries", mode: "fts" })).hits).toHaveLength(0);
   });
 
+  it("snippets: false finds the same hits without highlighting (the snippet is the content's start)", async () => {
+    const full = await q("flibbertigibbet", { step: "transcripts", mode: "hybrid" });
+    const plain = await q("flibbertigibbet", { step: "transcripts", mode: "hybrid", snippets: false });
+    expect(plain.hits.map((h) => [h.id, h.score.fused])).toEqual(full.hits.map((h) => [h.id, h.score.fused]));
+    expect(full.hits[0]!.highlights.length).toBeGreaterThan(0);
+    expect(plain.hits[0]!.highlights).toEqual([]);
+    expect(plain.hits[0]!.content.startsWith(plain.hits[0]!.snippet.replace(/…$/, ""))).toBe(true);
+  });
+
   it("the trend word the monthly aggregate wrote exists only at monthly (emergent knowledge)", async () => {
     const monthly = await q("zeitgeistia", { step: "monthly", mode: "fts" });
     expect(monthly.hits).toHaveLength(SCOPES.length * 2);

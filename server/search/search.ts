@@ -91,6 +91,8 @@ export interface SearchInput extends RecordFilters {
    * unless those are given); "off" ignores it.
    */
   dates?: "boost" | "filter" | "off";
+  /** False: no highlighted snippet (each hit's snippet is the start of its content) — faster, for callers that read the content. */
+  snippets?: boolean;
 }
 
 export interface LowerHit {
@@ -380,7 +382,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     ctx,
     ranked.map((r) => r.c),
     alt,
-    lexemes ? { kind: "fts", tsquery: terms.lexemes.map((l) => `'${l.replace(/'/g, "''")}'`).join(" | ") } : { kind: "none" },
+    lexemes && input.snippets !== false ? { kind: "fts", tsquery: terms.lexemes.map((l) => `'${l.replace(/'/g, "''")}'`).join(" | ") } : { kind: "none" },
   );
   const scoreOf = new Map(ranked.map((r) => [r.c.id, r.score]));
   for (const h of hits) {

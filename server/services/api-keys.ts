@@ -2,7 +2,7 @@ import { z } from "zod";
 import { canAssignRole, type Role } from "../auth/permissions";
 import { randomToken, sha256Hex } from "../auth/secrets";
 import type { Db } from "../core/db";
-import { forbidden, notFound } from "../core/errors";
+import { badRequest, forbidden, notFound } from "../core/errors";
 import { roleSchema } from "./workspaces";
 
 const KEY_PREFIX = "sx_";
@@ -10,7 +10,55 @@ const KEY_PREFIX = "sx_";
 export const createApiKeyInput = z.object({
   name: z.string().trim().min(1, "Give the key a name.").max(80),
   role: roleSchema.default("editor"),
+  /** Reads only: every procedure that writes refuses it, whatever its role. */
+  readOnly: z.boolean().default(false),
+  /** Pipelines (names or ids) the key reaches; empty: all of the workspace's. */
+  pipelines: z.array(z.string().trim().min(1).max(200)).max(50).default([]),
+  /** Scope prefix the key reads and writes in: `acme:eng` covers `acme:eng` and `acme:eng:*`, never `acme:sales`. */
+  scopePrefix: z
+    .string()
+    .trim()
+    .max(256)
+    .transform((s) => s.replace(/:+$/, ""))
+    .optional(),
 });
+
+/** What a key may reach beyond its role. */
+export interface KeyRestrictions {
+  readOnly: boolean;
+  /** Pipeline ids; empty: every pipeline of the workspace. */
+  pipelineIds: string[];
+  scopePrefix: string | null;
+}
+
+export const isRestricted = (r: KeyRestrictions) => r.pipelineIds.length > 0 || r.scopePrefix !== null;
+
+/** Scope prefix semantics of every read: `acme:eng` covers `acme:eng` and `acme:eng:*`. */
+export function scopeWithin(scope: string, prefix: string): boolean {
+  return scope === prefix || scope.startsWith(`${prefix}:`);
+}
+
+/**
+ * The scope a restricted key's call acts in: the asked scope when it lies inside the key's prefix,
+ * the prefix itself when none was asked; anything else is refused.
+ */
+export function effectiveScope(r: KeyRestrictions | null, scope: string | undefined): string | undefined {
+  if (!r?.scopePrefix) return scope;
+  const asked = scope?.trim().replace(/:+$/, "");
+  if (!asked) return r.scopePrefix;
+  if (!scopeWithin(asked, r.scopePrefix)) throw forbidden(`scope: this API key is limited to scope "${r.scopePrefix}" (and below); "${asked}" is outside it.`);
+  return asked;
+}
+
+export function assertPipelineAllowed(r: KeyRestrictions | null, pipeline: { id: string; name: string }) {
+  if (r && r.pipelineIds.length && !r.pipelineIds.includes(pipeline.id)) {
+    throw forbidden(`This API key is limited to other pipelines; "${pipeline.name}" is not one of them.`);
+  }
+}
+
+export function assertScopeAllowed(r: KeyRestrictions | null, scope: string, what: string) {
+  if (r?.scopePrefix && !scopeWithin(scope, r.scopePrefix)) throw notFound(`${what} not found.`);
+}
 
 export async function createApiKey(
   db: Db,
@@ -18,22 +66,36 @@ export async function createApiKey(
   actor: { userId: string; role: Role },
   input: z.input<typeof createApiKeyInput>,
 ) {
-  const { name, role } = createApiKeyInput.parse(input);
+  const { name, role, readOnly, pipelines, scopePrefix } = createApiKeyInput.parse(input);
   if (!canAssignRole(actor.role, role)) throw forbidden(`Your role cannot create a key with role ${role}.`);
+  const pipelineIds: string[] = [];
+  for (const ref of pipelines) {
+    const found = await db.pipeline.findFirst({ where: { workspaceId, evalOfId: null, OR: [{ id: ref }, { name: ref }] }, select: { id: true } });
+    if (!found) throw badRequest(`pipelines: there is no pipeline "${ref}" in this workspace.`);
+    pipelineIds.push(found.id);
+  }
   const secret = `${KEY_PREFIX}${randomToken(30)}`;
   const key = await db.apiKey.create({
-    data: { workspaceId, name, role, prefix: secret.slice(0, 10), keyHash: sha256Hex(secret), createdById: actor.userId },
+    data: { workspaceId, name, role, readOnly, pipelines: [...new Set(pipelineIds)], scopePrefix: scopePrefix || null, prefix: secret.slice(0, 10), keyHash: sha256Hex(secret), createdById: actor.userId },
   });
   // The only time the secret leaves the server.
-  return { id: key.id, name: key.name, role: key.role, prefix: key.prefix, createdAt: key.createdAt, secret };
+  return { id: key.id, name: key.name, role: key.role, readOnly: key.readOnly, pipelines: await pipelineNames(db, key.pipelines), scopePrefix: key.scopePrefix, prefix: key.prefix, createdAt: key.createdAt, secret };
+}
+
+async function pipelineNames(db: Db, ids: string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const rows = await db.pipeline.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
+  // A deleted pipeline stays listed by id: the key still does not reach anything else.
+  return ids.map((id) => rows.find((r) => r.id === id)?.name ?? id);
 }
 
 export async function listApiKeys(db: Db, workspaceId: string) {
-  return db.apiKey.findMany({
+  const keys = await db.apiKey.findMany({
     where: { workspaceId },
-    select: { id: true, name: true, prefix: true, role: true, lastUsedAt: true, revokedAt: true, createdAt: true },
+    select: { id: true, name: true, prefix: true, role: true, readOnly: true, pipelines: true, scopePrefix: true, lastUsedAt: true, revokedAt: true, createdAt: true },
     orderBy: { createdAt: "desc" },
   });
+  return Promise.all(keys.map(async (k) => ({ ...k, pipelines: await pipelineNames(db, k.pipelines) })));
 }
 
 export async function revokeApiKey(db: Db, workspaceId: string, keyId: string) {
@@ -51,5 +113,13 @@ export async function authenticateApiKey(db: Db, secret: string) {
   const key = await db.apiKey.findUnique({ where: { keyHash: sha256Hex(secret) } });
   if (!key || key.revokedAt) return null;
   await db.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } });
-  return { id: key.id, workspaceId: key.workspaceId, role: key.role as Role, name: key.name };
+  const restrictions: KeyRestrictions = { readOnly: key.readOnly, pipelineIds: key.pipelines, scopePrefix: key.scopePrefix };
+  return { id: key.id, workspaceId: key.workspaceId, role: key.role as Role, name: key.name, restrictions };
+}
+
+/** File uploads write whole exports whose scopes the key cannot vouch for: read-only and scope-limited keys may not. */
+export function assertMayUpload(r: KeyRestrictions, pipeline: { id: string; name: string }) {
+  if (r.readOnly) throw forbidden("This API key is read-only: uploads need pipelines:write.");
+  if (r.scopePrefix) throw forbidden(`This API key is limited to scope "${r.scopePrefix}": file uploads (which carry their own scopes) are not available to it.`);
+  assertPipelineAllowed(r, pipeline);
 }

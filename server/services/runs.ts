@@ -362,14 +362,15 @@ export async function runPipeline(db: Db, input: Parameters<typeof createRun>[1]
 }
 
 /**
- * Resumes, in this process, the active runs whose lease expired (their server died mid-run).
- * Each is claimed first, so two servers sweeping at once resume it once. Returns the run ids.
+ * Resumes, in this process, the active runs whose lease expired (their server died mid-run) and
+ * queued runs left unclaimed for a lease length (it died before starting them). Each is claimed
+ * first, so two servers sweeping at once resume it once. Returns the run ids.
  */
 export async function resumeExpiredRuns(db: Db, deps: ExecuteDeps = {}): Promise<string[]> {
   const owner = deps.lease?.owner ?? processLeaseOwner;
   const ttlMs = deps.lease?.ttlMs ?? runLeaseMs();
   const resumed: string[] = [];
-  for (const runId of await expiredRunLeases(db)) {
+  for (const runId of await expiredRunLeases(db, 10, ttlMs)) {
     if (!(await claimRunLease(db, runId, owner, ttlMs))) continue;
     resumed.push(runId);
     void trackBackground(

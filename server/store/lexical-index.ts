@@ -106,6 +106,8 @@ export interface TermWeight {
 /** A phrase (adjacent query lexemes, as a tsquery) and what matching it adds in a step. */
 export interface PhraseBonus {
   step: string;
+  /** Its two lexemes: only a record with both can match, so only such records are checked. */
+  lexemes: [string, string];
   tsquery: string;
   bonus: number;
 }
@@ -158,23 +160,30 @@ export async function postingScores(
     : "";
   const sql = `WITH q AS MATERIALIZED (
        SELECT x.step, x.lexeme, x.idf, x.avg, x.selects FROM jsonb_to_recordset(${weights}) AS x(step text, lexeme text, idf float8, avg float8, selects boolean)),
+     -- One index probe per query lexeme (LATERAL, OFFSET 0 keeps it from being flattened): with
+     -- stale statistics the planner otherwise reads every posting of the branch and hashes them.
      sel AS MATERIALIZED (
-       SELECT p."recordId" AS id, p.step, ${termScore} AS s
-       FROM q JOIN "SearchPosting" p ON p."branchId" = ${branch} AND p.step = q.step AND p.term = q.lexeme
+       SELECT p."recordId" AS id, p.step, ${termScore} AS s, array_agg(q.lexeme) AS terms
+       FROM q CROSS JOIN LATERAL (
+         SELECT x."recordId", x.step, x.tf, x.len, x.scope FROM "SearchPosting" x
+         WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme OFFSET 0) p
        WHERE q.selects ${scopeSql} ${filterSql}
        GROUP BY p."recordId", p.step),
      com AS MATERIALIZED (
-       SELECT c.id, ${termScore} AS s
+       SELECT c.id, ${termScore} AS s, array_agg(q.lexeme) AS terms
        FROM sel c JOIN q ON q.step = c.step AND NOT q.selects
        JOIN "SearchPosting" p ON p."branchId" = ${branch} AND p.step = c.step AND p.term = q.lexeme AND p."recordId" = c.id
        GROUP BY c.id),
      top AS MATERIALIZED (
-       SELECT c.id, c.step, c.s + COALESCE(m.s, 0) AS s FROM sel c LEFT JOIN com m ON m.id = c.id
+       SELECT c.id, c.step, c.s + COALESCE(m.s, 0) AS s, c.terms || COALESCE(m.terms, '{}') AS terms FROM sel c LEFT JOIN com m ON m.id = c.id
        ORDER BY 3 DESC, 1 LIMIT ${params.add(args.rescore, "int")}),
      ph AS MATERIALIZED (
-       SELECT x.step, x.tsquery::tsquery AS tq, x.bonus FROM jsonb_to_recordset(${phrases}) AS x(step text, tsquery text, bonus float8))
+       SELECT x.step, ARRAY[x.lexemes->>0, x.lexemes->>1] AS lexemes, x.tsquery::tsquery AS tq, x.bonus
+       FROM jsonb_to_recordset(${phrases}) AS x(step text, lexemes jsonb, tsquery text, bonus float8))
+     -- The phrase test reads the record's tsvector (large for a transcript): only for records holding both lexemes.
      SELECT t.id, t.step, ${args.timeExpr} AS t,
-            t.s + COALESCE((SELECT sum(ph.bonus) FROM ph WHERE ph.step = t.step AND r."searchVector" @@ ph.tq), 0) AS score
+            t.s + COALESCE((SELECT sum(ph.bonus) FROM ph
+                            WHERE ph.step = t.step AND CASE WHEN t.terms @> ph.lexemes THEN r."searchVector" @@ ph.tq ELSE false END), 0) AS score
      FROM top t JOIN "Record" r ON r.id = t.id
      WHERE ${args.where.join(" AND ")}
      ORDER BY score DESC, t.id LIMIT ${params.add(args.n, "int")}`;

@@ -62,11 +62,19 @@ export async function releaseRunLease(db: DbTx, runId: string, owner: string): P
   );
 }
 
-/** Active runs whose executor stopped renewing its lease (a killed server), oldest first. */
-export async function expiredRunLeases(db: DbTx, limit = 10): Promise<string[]> {
+/**
+ * Active runs nobody executes, oldest first: those whose executor stopped renewing its lease (a
+ * killed server), and queued runs never claimed for `unclaimedAfterMs` (their server died between
+ * creating and claiming them; a live server claims its run within milliseconds).
+ */
+export async function expiredRunLeases(db: DbTx, limit = 10, unclaimedAfterMs = 60_000): Promise<string[]> {
   const rows = await db.$queryRawUnsafe<Array<{ id: string }>>(
-    `SELECT id FROM "Run" WHERE status IN ${ACTIVE} AND "leaseExpiresAt" < ${NOW} ORDER BY "leaseExpiresAt" LIMIT $1`,
+    `SELECT id FROM "Run"
+     WHERE (status IN ${ACTIVE} AND "leaseExpiresAt" < ${NOW})
+        OR (status = 'queued' AND "leaseOwner" IS NULL AND "createdAt" < ${NOW} - $2 * interval '1 millisecond')
+     ORDER BY COALESCE("leaseExpiresAt", "createdAt") LIMIT $1`,
     limit,
+    unclaimedAfterMs,
   );
   return rows.map((r) => r.id);
 }

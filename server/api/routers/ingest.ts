@@ -1,12 +1,32 @@
 import { z } from "zod";
+import type { Db } from "../../core/db";
+import { assertScopeAllowed, effectiveScope, type KeyRestrictions } from "../../services/api-keys";
 import { getSession, ingestInputSchema, ingestMessages } from "../../services/ingest";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
+
+/**
+ * The scope a key limited to a scope prefix ingests in: an existing session must lie inside it; a
+ * new one takes the asked scope (inside the prefix) or the prefix itself.
+ */
+async function sessionScope(ctx: { db: Db; pipeline: { id: string }; restrictions: KeyRestrictions | null }, input: { source: string; sessionId: string; scope?: string }) {
+  if (!ctx.restrictions?.scopePrefix) return input.scope;
+  const existing = await ctx.db.ingestSession.findUnique({
+    where: { pipelineId_source_sessionId: { pipelineId: ctx.pipeline.id, source: input.source, sessionId: input.sessionId } },
+    select: { scope: true },
+  });
+  if (existing) {
+    assertScopeAllowed(ctx.restrictions, existing.scope, `Session "${input.sessionId}"`);
+    return input.scope === undefined ? undefined : effectiveScope(ctx.restrictions, input.scope);
+  }
+  return effectiveScope(ctx.restrictions, input.scope);
+}
 
 const source = z.string().min(1).max(200).meta({ description: "A source of the pipeline's spec, e.g. chats." });
 
 export const ingestRouter = createTRPCRouter({
   /** Append messages to a session (opened on first use); `close` turns it into a record and requests a run. */
   messages: pipelineProcedure("pipelines:write")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/sources/{source}/messages", summary: "Ingest messages of a live session", tag: "Ingest" } })
     .input(ingestInputSchema.extend({ source }))
     .output(
@@ -19,16 +39,17 @@ export const ingestRouter = createTRPCRouter({
         runRequested: z.boolean(),
       }),
     )
-    .mutation(({ ctx, input }) =>
+    .mutation(async ({ ctx, input }) =>
       ingestMessages(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, {
         sessionId: input.sessionId,
-        scope: input.scope,
+        scope: await sessionScope(ctx, input),
         title: input.title,
         messages: input.messages,
         close: input.close,
       }),
     ),
   session: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/sources/{source}/sessions/{sessionId}", summary: "A live session: status and messages so far", tag: "Ingest" } })
     .input(z.object({ source, sessionId: z.string().min(1).max(200) }))
     .output(
@@ -44,5 +65,9 @@ export const ingestRouter = createTRPCRouter({
         messages: z.array(z.object({ position: z.number().int(), role: z.string(), content: z.string(), time: z.date() })),
       }),
     )
-    .query(({ ctx, input }) => getSession(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, input.sessionId)),
+    .query(async ({ ctx, input }) => {
+      const session = await getSession(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, input.sessionId);
+      assertScopeAllowed(ctx.restrictions, session.scope, `Session "${input.sessionId}"`);
+      return session;
+    }),
 });

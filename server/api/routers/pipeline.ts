@@ -10,9 +10,14 @@ export const pipelineRouter = createTRPCRouter({
   /** The template gallery: every architecture "New pipeline" and `synthex init --template` offer. */
   templates: workspaceProcedure("pipelines:read").query(() => pipelines.listTemplates()),
   list: workspaceProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines", summary: "List the workspace's pipelines", tag: "Pipelines" } })
     .output(z.array(pipelineSummarySchema))
-    .query(({ ctx }) => pipelines.listPipelines(ctx.db, ctx.workspace.id)),
+    .query(async ({ ctx }) => {
+      const all = await pipelines.listPipelines(ctx.db, ctx.workspace.id);
+      const allowed = ctx.restrictions?.pipelineIds ?? [];
+      return allowed.length ? all.filter((p) => allowed.includes(p.id)) : all;
+    }),
   create: workspaceProcedure("pipelines:write")
     .input(
       z.object({
@@ -33,12 +38,12 @@ export const pipelineRouter = createTRPCRouter({
         authorId: ctx.userId,
       }),
     ),
-  get: pipelineProcedure("pipelines:read").query(async ({ ctx }) => {
+  get: pipelineProcedure("pipelines:read").meta({ keyRestrictions: "enforced" }).query(async ({ ctx }) => {
     const { pipeline, branch, version, spec } = ctx;
     const branches = await ctx.db.branch.findMany({ where: { pipelineId: pipeline.id }, orderBy: { createdAt: "asc" } });
     return { pipeline, branch, version: { ...version, spec }, branches };
   }),
-  status: pipelineProcedure("pipelines:read").query(({ ctx }) => pipelines.stepStatus(ctx.db, ctx.pipeline.id, ctx.branch.name)),
+  status: pipelineProcedure("pipelines:read").meta({ keyRestrictions: "enforced" }).query(({ ctx }) => pipelines.stepStatus(ctx.db, ctx.pipeline.id, ctx.branch.name)),
   saveVersion: pipelineProcedure("pipelines:write")
     .input(z.object({ spec: z.unknown(), layout: z.unknown().optional(), message: z.string().max(500).default("") }))
     .mutation(({ ctx, input }) => {

@@ -32,6 +32,7 @@ export const providerRouter = createTRPCRouter({
     .input(z.object({ model: z.string() }))
     .mutation(({ ctx, input }) => providers.resetPrice(ctx.db, ctx.workspace.id, input.model)),
   planCost: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .input(z.object({ options: runOptions.default({}) }))
     .query(({ ctx, input }) => planWithCost(ctx.db, ctx.pipeline.id, ctx.branch.name, input.options)),
 });

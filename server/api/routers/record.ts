@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { notFound } from "../../core/errors";
+import { assertScopeAllowed } from "../../services/api-keys";
 import { ancestorsByStep, neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
 import { deletedMemories, memoryHistory, restoreMemory } from "../../services/memories";
@@ -10,23 +12,37 @@ import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } fro
 const recordRef = z.object({ id: z.string().min(1).max(200), pipelineId: z.string().min(1).optional(), branch: z.string().default("main") });
 const ref = (input: { pipelineId?: string; branch: string }) => (input.pipelineId ? { pipelineId: input.pipelineId, branch: input.branch } : undefined);
 
+/** A key limited to pipelines or a scope reaches only records inside them (others answer "not found"). */
+const visibleRecord = workspaceProcedure("pipelines:read")
+  .meta({ keyRestrictions: "enforced" })
+  .input(recordRef)
+  .use(async ({ ctx, input, next }) => {
+    const r = ctx.restrictions;
+    if (r && (r.pipelineIds.length || r.scopePrefix)) {
+      const record = await ctx.db.record.findFirst({ where: { id: input.id, workspaceId: ctx.workspace.id }, select: { pipelineId: true, scope: true } });
+      if (record && r.pipelineIds.length && !r.pipelineIds.includes(record.pipelineId)) throw notFound(`Record "${input.id}" not found.`);
+      if (record) assertScopeAllowed(r, record.scope, `Record "${input.id}"`);
+    }
+    return next();
+  });
+
 export const recordRouter = createTRPCRouter({
-  get: workspaceProcedure("pipelines:read")
+  get: visibleRecord
     .meta({ rest: { method: "GET", path: "/records/{id}", summary: "Get a record with its metadata, audit and provenance counts", tag: "Records" } })
     .input(recordRef)
     .output(recordDetailSchema)
     .query(({ ctx, input }) => getRecord(ctx.db, ctx.workspace.id, input.id, ref(input))),
-  sources: workspaceProcedure("pipelines:read")
+  sources: visibleRecord
     .meta({ rest: { method: "GET", path: "/records/{id}/sources", summary: "The records a record was made from", tag: "Records" } })
     .input(recordRef)
     .output(z.array(recordSummarySchema))
     .query(({ ctx, input }) => sources(ctx.db, ctx.workspace.id, input.id, ref(input))),
-  leaves: workspaceProcedure("pipelines:read")
+  leaves: visibleRecord
     .meta({ rest: { method: "GET", path: "/records/{id}/leaves", summary: "The source records a record derives from, through every step", tag: "Records" } })
     .output(leavesResultSchema)
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxCount: z.number().int().min(1).max(10_000).default(100) }))
     .query(({ ctx, input }) => leaves(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxCount: input.maxCount }, ref(input))),
-  lineage: workspaceProcedure("pipelines:read")
+  lineage: visibleRecord
     .meta({ rest: { method: "GET", path: "/records/{id}/lineage", summary: "The tree of a record's sources", tag: "Records" } })
     .output(lineageResultSchema)
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxNodes: z.number().int().min(1).max(5000).default(500) }))

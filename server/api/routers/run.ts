@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { Db } from "../../core/db";
+import { assertPipelineAllowed, type KeyRestrictions } from "../../services/api-keys";
 import { assertProvidersAvailable } from "../../services/provider-check";
 import { failureGroups } from "../../services/run-failures";
 import * as runs from "../../services/runs";
@@ -13,11 +15,20 @@ const runOptions = z.object({
   replay: z.boolean().optional(),
 });
 
+/** A run of a pipeline the key does not reach is refused like the pipeline itself. */
+async function assertRunPipelineAllowed(ctx: { db: Db; restrictions: KeyRestrictions | null }, pipelineId: string) {
+  if (!ctx.restrictions?.pipelineIds.length) return;
+  const pipeline = await ctx.db.pipeline.findUniqueOrThrow({ where: { id: pipelineId }, select: { id: true, name: true } });
+  assertPipelineAllowed(ctx.restrictions, pipeline);
+}
+
 export const runRouter = createTRPCRouter({
   plan: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .input(z.object({ options: runOptions.default({}) }))
     .query(({ ctx, input }) => runs.planPipeline(ctx.db, ctx.pipeline.id, ctx.branch.name, input.options)),
   start: pipelineProcedure("runs:write")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/runs", summary: "Create a run (incremental unless options.full)", tag: "Runs" } })
     .input(z.object({ options: runOptions.default({}) }))
     .output(runSchema)
@@ -35,21 +46,31 @@ export const runRouter = createTRPCRouter({
       );
     }),
   list: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/runs", summary: "The pipeline's latest runs", tag: "Runs" } })
     .output(z.array(runSchema))
     .query(async ({ ctx }) => (await runs.listRuns(ctx.db, ctx.workspace.id, ctx.pipeline.id)).map(withRunStats)),
   get: workspaceProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/runs/{runId}", summary: "A run's status, per-step stats and failures", tag: "Runs" } })
     .input(z.object({ runId: z.string() }))
     .output(runDetailSchema)
-    .query(async ({ ctx, input }) => withRunStats(await runs.getRun(ctx.db, ctx.workspace.id, input.runId))),
+    .query(async ({ ctx, input }) => {
+      const run = await runs.getRun(ctx.db, ctx.workspace.id, input.runId);
+      await assertRunPipelineAllowed(ctx, run.pipelineId);
+      return withRunStats(run);
+    }),
   /** Failures grouped by step and identical error: count, attempts and one example each. */
   failureGroups: workspaceProcedure("pipelines:read")
     .input(z.object({ runId: z.string() }))
     .query(({ ctx, input }) => failureGroups(ctx.db, ctx.workspace.id, input.runId)),
   cancel: workspaceProcedure("runs:write")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "POST", path: "/runs/{runId}/cancel", summary: "Ask a running run to stop", tag: "Runs" } })
     .input(z.object({ runId: z.string() }))
     .output(z.object({ cancelling: z.string() }))
-    .mutation(({ ctx, input }) => runs.cancelRun(ctx.db, ctx.workspace.id, input.runId)),
+    .mutation(async ({ ctx, input }) => {
+      await assertRunPipelineAllowed(ctx, (await runs.getRun(ctx.db, ctx.workspace.id, input.runId)).pipelineId);
+      return runs.cancelRun(ctx.db, ctx.workspace.id, input.runId);
+    }),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MAX_LIMIT, search, SEARCH_MODES } from "../../search/search";
+import { effectiveScope } from "../../services/api-keys";
 import { ask, ASK_MAX_K } from "../../services/ask";
 import { brief } from "../../services/brief";
 import { projection } from "../../services/projections";
@@ -38,11 +39,13 @@ export const searchInput = z.object({
     .optional(),
   minScore: z.number().min(0).max(10).optional(),
   dates: z.enum(["boost", "filter", "off"]).default("boost"),
+  snippets: z.boolean().default(true),
   ...filters,
 });
 
 export const searchRouter = createTRPCRouter({
   search: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({
       rest: [
         { method: "GET", path: "/pipelines/{pipelineId}/search", summary: "Search a pipeline's memory (query-string options)", tag: "Search" },
@@ -52,9 +55,10 @@ export const searchRouter = createTRPCRouter({
     .input(searchInput)
     .output(searchResultSchema)
     .query(({ ctx, input }) =>
-      search(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
+      search(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
     ),
   ask: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/ask", summary: "Ask a question: evidence with provenance, an answer with citations, a critic verdict, confidence (abstains when weak)", tag: "Search" } })
     .input(
       z.object({
@@ -69,8 +73,9 @@ export const searchRouter = createTRPCRouter({
       }),
     )
     .output(answerPacketSchema)
-    .mutation(({ ctx, input }) => ask(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
+    .mutation(({ ctx, input }) => ask(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
   brief: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/brief", summary: "The brief for a scope: recent turns and the projected memory", tag: "Search" } })
     .input(z.object({ scope: z.string().min(1).max(256), output: z.string().optional(), turns: z.number().int().min(1).max(200).default(20) }))
     .output(
@@ -81,10 +86,11 @@ export const searchRouter = createTRPCRouter({
         projection: projectionResultSchema.nullable(),
       }),
     )
-    .query(({ ctx, input }) => brief(ctx.db, { ...input, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
+    .query(({ ctx, input }) => brief(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope)!, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
   projection: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/outputs/{output}", summary: "Read a projection output (the context block for a scope)", tag: "Search" } })
     .output(projectionResultSchema)
     .input(z.object({ output: z.string().min(1), scope: z.string().max(256).optional() }))
-    .query(({ ctx, input }) => projection(ctx.db, ctx.pipeline.id, ctx.branch.name, input.output, input.scope, { workspaceId: ctx.workspace.id })),
+    .query(({ ctx, input }) => projection(ctx.db, ctx.pipeline.id, ctx.branch.name, input.output, effectiveScope(ctx.restrictions, input.scope), { workspaceId: ctx.workspace.id })),
 });

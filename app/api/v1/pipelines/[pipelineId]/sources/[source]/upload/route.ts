@@ -16,6 +16,7 @@ import { getSessionUser } from "@/server/auth/session";
 import { DomainError } from "@/server/core/errors";
 import { BodyTooLargeError, declaresTooLarge, tooLargeResponse, uploadBodyLimit } from "@/server/http/body-limit";
 import { receiveUpload } from "@/server/http/upload-body";
+import { assertMayUpload } from "@/server/services/api-keys";
 import { importFile } from "@/server/services/imports";
 import { getDb } from "@/server/store/db";
 
@@ -46,6 +47,7 @@ async function authorize(ctx: Context, pipelineRef: string, workspaceHint: strin
   // Same answer for "does not exist" and "not yours".
   if (!pipeline || !role) throw new TRPCError({ code: "NOT_FOUND", message: "Pipeline not found, or you are not a member of its workspace." });
   if (!can(role, "pipelines:write")) throw new TRPCError({ code: "FORBIDDEN", message: `Your role (${role}) does not allow pipelines:write.` });
+  if (ctx.actor.kind === "apiKey") assertMayUpload(ctx.actor.restrictions, pipeline);
   return pipeline;
 }
 
