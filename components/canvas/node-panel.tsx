@@ -403,6 +403,7 @@ function MergeFields({ node, readOnly, onPatch, problemAt }: { node: DraftNode; 
 const OPERATOR_PARAMS: Record<string, { key: string; label: string; numeric: boolean; placeholder: string }[]> = {
   "extractive-summary": [{ key: "sentences", label: "Sentences kept", numeric: true, placeholder: "3" }],
   "json-pick": [{ key: "field", label: "JSON field", numeric: false, placeholder: "data.text" }],
+  topic: [{ key: "fallback", label: "Fallback topic", numeric: false, placeholder: "general" }],
   chunk: [
     { key: "size", label: "Chunk size (chars)", numeric: true, placeholder: "1200" },
     { key: "overlap", label: "Overlap (chars)", numeric: true, placeholder: "0" },

@@ -11,7 +11,6 @@ import { Label } from "@/components/ui/label";
 import { toast } from "@/components/ui/sonner";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 
-const BASELINES = ["bm25-sessions", "bm25-windows", "rag-baseline", "chat-memory"] as const;
 const selectClass = "h-9 rounded-md border bg-background px-2 text-sm";
 /** Option values of team question sets in the benchmark select. */
 const QS = "qs:";
@@ -36,9 +35,10 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
   const queryClient = useQueryClient();
   const datasets = useQuery(trpc.evals.datasets.queryOptions({ workspaceId: workspace.id }));
   const questionSets = useQuery(trpc.evals.questionSets.queryOptions({ workspaceId: workspace.id }));
+  const templates = useQuery(trpc.evals.templates.queryOptions({ workspaceId: workspace.id }));
   const [datasetId, setDatasetId] = useState<string>("");
   const [branch, setBranch] = useState(defaultBranch);
-  const [mode, setMode] = useState<"hybrid" | "fts" | "semantic" | "bm25">("hybrid");
+  const [mode, setMode] = useState<"hybrid" | "fts" | "semantic" | "bm25" | "walk">("hybrid");
   const [step, setStep] = useState("");
   const [baselines, setBaselines] = useState<string[]>([]);
   const [uploading, setUploading] = useState(false);
@@ -84,7 +84,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
     const answering = answer ? { answerModel: answer, judgeModel: judge || undefined, budgetUsd } : {};
     try {
       await start.mutateAsync({ workspaceId: workspace.id, pipelineId, branch, ...(questionSet ? { questionSet } : { datasetId: chosen }), mode, step: step || undefined, ...answering });
-      if (!questionSet) for (const template of baselines) await start.mutateAsync({ workspaceId: workspace.id, template: template as (typeof BASELINES)[number], branch: "main", datasetId: chosen, ...answering });
+      if (!questionSet) for (const template of baselines) await start.mutateAsync({ workspaceId: workspace.id, template, branch: "main", datasetId: chosen, ...answering });
       toast.success("Eval started: the table below shows its progress.");
     } catch (err) {
       toast.error(errorMessage(err));
@@ -153,6 +153,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
               <option value="fts">full text</option>
               <option value="semantic">semantic</option>
               <option value="bm25">bm25 (one step)</option>
+              <option value="walk">walk (top-down from the step)</option>
             </select>
           </div>
           <Button onClick={() => void run()} disabled={!chosen || invalid || start.isPending} data-testid="run-eval">
@@ -230,7 +231,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
         </fieldset>
         <fieldset className="flex flex-wrap items-center gap-4 text-sm">
           <legend className="mb-1 text-xs text-muted-foreground">Also score these templates on the same benchmark (rows to compare against):</legend>
-          {BASELINES.map((t) => (
+          {(templates.data ?? []).map(({ name: t }) => (
             <label key={t} className="flex items-center gap-1.5">
               <input type="checkbox" disabled={!!questionSet} checked={baselines.includes(t)} onChange={() => setBaselines((b) => (b.includes(t) ? b.filter((x) => x !== t) : [...b, t]))} data-testid={`baseline-${t}`} />
               {t}

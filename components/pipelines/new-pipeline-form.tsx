@@ -94,8 +94,11 @@ export function NewPipelineForm() {
                 {t.badge ? <span className="rounded bg-primary/10 px-1.5 text-xs text-primary">{t.badge}</span> : null}
                 {template === t.id ? <Check className="ml-auto size-4 text-primary" /> : null}
               </span>
+              {t.seed ? <span className="text-xs text-muted-foreground">seed {t.seed}</span> : null}
               <span className="text-muted-foreground">{t.description}</span>
-              <span className="mt-auto text-xs text-muted-foreground">{stepCount(t)}</span>
+              <span className="mt-auto text-xs text-muted-foreground" data-testid="template-nodes" data-nodes={t.nodes.join(" ")}>
+                {stepCount(t)}
+              </span>
             </button>
           ))}
         </div>

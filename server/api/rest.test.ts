@@ -107,7 +107,7 @@ describe("REST /api/v1", () => {
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
         const query = op.parameters.some((p) => p.name === "query")
-          ? "?query=lighthouse%20key"
+          ? `?query=lighthouse%20key${template.endsWith("/walk") ? "&from=world-model" : ""}`
           : template.endsWith("/brief")
             ? "?scope=acme"
             : template.endsWith("/memories/deleted")

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { LeavesResult, LineageResult, LineageTree, RecordDetail, RecordSummary } from "../search/provenance";
 import type { SearchResult } from "../search/search";
+import type { WalkResult } from "../search/walk";
 import type { AnswerPacket } from "../services/ask";
 import type { DeletedMemory, MemoryHistory } from "../services/memories";
 import type { ProjectionResult } from "../services/projections";
@@ -108,6 +109,30 @@ export const projectionResultSchema = z
     text: z.string().meta({ description: "Every block joined: what an agent puts in its context." }),
   })
   .meta({ id: "Projection" }) satisfies z.ZodType<ProjectionResult>;
+
+const walkNodeShape = {
+  id: z.string(),
+  step: z.string(),
+  scope: z.string(),
+  content: z.string(),
+  metadata,
+  score: z.number(),
+  parentId: z.string().nullable().meta({ description: "The record one level up this one was reached from." }),
+};
+
+export const walkResultSchema = z
+  .object({
+    query: z.string(),
+    path: z.array(z.string()).meta({ description: "The steps walked, top first." }),
+    levels: z.array(z.object({ step: z.string(), nodes: z.array(z.object(walkNodeShape)) })),
+    hits: z.array(
+      z.object({
+        ...walkNodeShape,
+        sources: z.array(z.object({ id: z.string(), step: z.string(), content: z.string(), metadata })),
+      }),
+    ),
+  })
+  .meta({ id: "WalkResult" }) satisfies z.ZodType<WalkResult>;
 
 export const runSchema = z
   .object({

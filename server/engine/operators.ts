@@ -1,6 +1,9 @@
 /** Built-in operators: steps that run with no model at all (chunking, regex entities, PII, JSON pick, extractive summary). */
 import type { Operator } from "../pipeline/spec";
 import { extractiveSummary, splitSentences } from "../text/text-rank";
+import { extractNarrative, narrativeText } from "./narrative";
+import { classifyTopic } from "./topics";
+import { conversationTurns } from "./turns";
 
 const EMAIL = /[\w.+-]+@[\w-]+\.[\w.-]+/g;
 const PHONE = /\+?\d[\d\s().-]{7,}\d/g;
@@ -63,32 +66,15 @@ export function applyTransformOperator(op: Operator, content: string): { content
     }
     case "json-pick":
       return { content: pickField(content, op.field) };
+    case "narrative": {
+      const narrative = extractNarrative(content);
+      return { content: narrativeText(narrative), metadata: { ...narrative } };
+    }
+    case "topic":
+      return { content, metadata: { topic: classifyTopic(content, op.topics, op.fallback) } };
     default:
       throw new Error(`operator ${op.kind} cannot be used in a transform`);
   }
-}
-
-/** A speaker label opening a turn paragraph: "user:", "Caroline:", "tool (python):", "assistant (to canmore):". */
-const TURN_LABEL = /^([\p{L}\p{N}][\p{L}\p{N} ._'-]{0,40}(?: \([^)\n]{1,40}\))?):\s/u;
-
-/** A conversation's paragraphs: the header (before the first turn) and the turns, continuation paragraphs folded into their turn. */
-export function conversationTurns(content: string): { header: string; turns: string[] } {
-  const paragraphs = content.replace(/\r\n?/g, "\n").split(/\n[ \t]*\n/);
-  const header: string[] = [];
-  const turns: string[] = [];
-  let inFence = false;
-  for (const p of paragraphs) {
-    if (!p.trim()) continue;
-    const startsTurn = !inFence && TURN_LABEL.test(p.trimStart());
-    if (startsTurn || (turns.length === 0 && !inFence)) {
-      if (startsTurn) turns.push(p.trim());
-      else header.push(p.trim());
-    } else if (turns.length) turns[turns.length - 1] += `\n\n${p.trim()}`;
-    else header.push(p.trim());
-    // A code fence with blank lines inside spans paragraphs: keep it in one turn.
-    if (((p.match(/^\s*(`{3,}|~{3,})/gm) ?? []).length) % 2 === 1) inFence = !inFence;
-  }
-  return { header: header.join("\n"), turns };
 }
 
 /**

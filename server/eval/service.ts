@@ -27,6 +27,7 @@ import { buildStatsSchema, evalCostSchema, evidenceSchema, judgeRecordSchema, la
 
 export type { StoredHit } from "./stored";
 import { branchBuildCostPerStep, branchStepRecords } from "../store/provenance-reads";
+import { walk } from "../search/walk";
 import { Bm25Index, bm25Terms } from "../text/bm25";
 import { loadDataset, type DatasetSource } from "./datasets";
 import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
@@ -239,11 +240,12 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
   }
   if (!spec.sources.length) throw badRequest("The pipeline has no source for the benchmark's conversations.");
   const mode = input.mode ?? defaults.mode;
-  if (!(EVAL_MODES as readonly string[]).includes(mode)) throw badRequest(`Unknown mode "${mode}": use fts, semantic, hybrid or bm25.`);
+  if (!(EVAL_MODES as readonly string[]).includes(mode)) throw badRequest(`Unknown mode "${mode}": use ${EVAL_MODES.join(", ")}.`);
   const step = input.step ?? defaults.step;
   const names = [...spec.sources.map((s) => s.name), ...spec.steps.map((s) => s.name)];
   if (step && !names.includes(step)) throw badRequest(`Unknown step "${step}". Steps in this pipeline: ${names.join(", ")}.`);
   if (mode === "bm25" && !step) throw badRequest("Mode bm25 ranks one step: pass --step.");
+  if (mode === "walk" && !step) throw badRequest("Mode walk descends from one step (the top of the pyramid): pass --step.");
   const k = Math.floor(input.k ?? DEFAULT_K);
   if (!(k >= 1 && k <= MAX_K)) throw badRequest(`k must be between 1 and ${MAX_K}.`);
   const answering = judgeConfig(input);
@@ -473,8 +475,9 @@ async function benchmarkCorpus(db: Db, run: EvalRunRow, model: ModelProvider | u
   progress({ phase: "build", done: 0, total: spec.steps.length }, true);
   const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
   if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
-  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run.
-  if (run.mode !== "bm25") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run;
+  // bm25 and walk rank in memory.
+  if (run.mode !== "bm25" && run.mode !== "walk") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
   progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
 
   const sessions = new Map<string, Map<string, Session>>(dataset.samples.map((s) => [s.id, new Map(s.sessions.map((x) => [x.id, x]))]));
@@ -492,8 +495,9 @@ async function benchmarkCorpus(db: Db, run: EvalRunRow, model: ModelProvider | u
 async function questionSetCorpus(db: Db, run: EvalRunRow, progress: (p: EvalProgress, force?: boolean) => void): Promise<Corpus> {
   const set = await getQuestionSet(db, run.workspaceId, run.datasetId);
   progress({ phase: "build", done: 0, total: 1 }, true);
-  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run.
-  if (run.mode !== "bm25") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run;
+  // bm25 and walk rank in memory.
+  if (run.mode !== "bm25" && run.mode !== "walk") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
   progress({ phase: "build", done: 1, total: 1 }, true);
   return {
     questions: set.questions.map((q) => ({ id: q.id, sample: set.name, question: q.question, answer: q.answer, category: "team", evidence: q.recordIds, evidenceSessions: q.sources, apart: false })),
@@ -531,6 +535,10 @@ async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, quer
       .rank(query)
       .slice(0, run.k)
       .map((r) => ({ ...entry!.records[r.index]!, score: r.score }));
+  }
+  if (run.mode === "walk") {
+    const walked = await walk(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, query: query.slice(0, 1000), from: run.step!, scope, limit: run.k });
+    return walked.hits.map((h) => ({ id: h.id, step: h.step, content: h.content, score: h.score }));
   }
   const result = await search(db, {
     workspaceId: run.workspaceId,

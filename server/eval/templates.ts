@@ -10,9 +10,12 @@ import type { SearchMode } from "../search/search";
 export const EVAL_TEMPLATES = TEMPLATES.filter((t) => t.eval).map((t) => t.id) as [string, ...string[]];
 export type EvalTemplate = string;
 
-/** `bm25` ranks the step's records of the question's scope with BM25 (see bm25.ts). */
-export type EvalMode = SearchMode | "bm25";
-export const EVAL_MODES = ["fts", "semantic", "hybrid", "bm25"] as const;
+/**
+ * `bm25` ranks the step's records of the question's scope with BM25 (see text/bm25.ts); `walk`
+ * descends from the step through provenance, level by level (search/walk.ts: Pyramid retrieval).
+ */
+export type EvalMode = SearchMode | "bm25" | "walk";
+export const EVAL_MODES = ["fts", "semantic", "hybrid", "bm25", "walk"] as const;
 
 export interface EvalTemplateDef {
   spec: PipelineSpec;

@@ -18,7 +18,7 @@ export const CONFLICTS = ["prefer_latest", "prefer_first", "keep_all"] as const;
 /** consolidate: `full` decides ADD/UPDATE/DELETE/NONE (Memex, Mem0); `add-only` ADD or NONE (Mem0 v3). */
 export const CONSOLIDATE_MODES = ["full", "add-only"] as const;
 
-export const TRANSFORM_OPERATOR_KINDS = ["extractive-summary", "pii-flag", "json-pick", "identity"] as const;
+export const TRANSFORM_OPERATOR_KINDS = ["extractive-summary", "pii-flag", "json-pick", "identity", "narrative", "topic"] as const;
 export const SPLIT_OPERATOR_KINDS = ["chunk", "sentences", "turns", "regex-entities"] as const;
 export const AGGREGATE_OPERATOR_KINDS = ["extractive-summary"] as const;
 export const OPERATOR_KINDS_BY_TYPE = {

@@ -174,6 +174,20 @@ const jsonPickOperator = z.strictObject({
   field: z.string({ error: errorFor("field (the JSON field to pick)", "field must be a string such as \"answer\" or \"data.text\"") }).min(1, "field must not be empty").max(256),
 });
 const identityOperator = z.strictObject({ kind: z.literal("identity") });
+/** Synapse's narrative entities (mental state, tensions, environment), extracted with no model into `metadata.custom`. */
+const narrativeOperator = z.strictObject({ kind: z.literal("narrative") });
+/** A topic label in `metadata.custom.topic` (content unchanged): the label whose keywords the text shares most. */
+const topicOperator = z.strictObject({
+  kind: z.literal("topic"),
+  topics: z
+    .record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "topic labels are lowercase slugs such as \"work\""),
+      z.array(z.string().min(1).max(100)).max(500),
+      { error: "topics maps each label to its keywords, e.g. { work = [\"job\", \"office\"] }" },
+    )
+    .optional(),
+  fallback: z.string().min(1).max(64).optional(),
+});
 const chunkOperator = z.strictObject({
   kind: z.literal("chunk"),
   size: int("size (characters per chunk)", 1, 1_000_000).default(DEFAULT_CHUNK_SIZE),
@@ -208,7 +222,7 @@ function operatorError(type: keyof typeof OPERATOR_KINDS_BY_TYPE) {
 
 export const transformOperatorSchema = z.discriminatedUnion(
   "kind",
-  [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.transform), piiFlagOperator, jsonPickOperator, identityOperator],
+  [extractiveSummaryOperator(DEFAULT_SUMMARY_SENTENCES.transform), piiFlagOperator, jsonPickOperator, identityOperator, narrativeOperator, topicOperator],
   { error: operatorError("transform") },
 );
 export const splitOperatorSchema = z.discriminatedUnion("kind", [chunkOperator, sentencesOperator, turnsOperator, regexEntitiesOperator], {

@@ -180,6 +180,8 @@ export function listTemplates() {
       badge: t.badge ?? null,
       steps: spec.steps.length,
       outputs: spec.outputs.length,
+      /** Every node the canvas draws: sources, steps, outputs. */
+      nodes: [...spec.sources, ...spec.steps, ...spec.outputs].map((n) => n.name),
       evaluable: Boolean(t.eval),
     };
   });

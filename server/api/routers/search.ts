@@ -4,7 +4,8 @@ import { effectiveScope } from "../../services/api-keys";
 import { ask, ASK_MAX_K } from "../../services/ask";
 import { brief } from "../../services/brief";
 import { projection } from "../../services/projections";
-import { answerPacketSchema, projectionResultSchema, searchResultSchema } from "../schemas";
+import { DEFAULT_WALK_BEAM, DEFAULT_WALK_LIMIT, MAX_WALK_BEAM, MAX_WALK_LIMIT, walk } from "../../search/walk";
+import { answerPacketSchema, projectionResultSchema, searchResultSchema, walkResultSchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
 const filters = {
@@ -84,9 +85,26 @@ export const searchRouter = createTRPCRouter({
         recentTurns: z.array(z.object({ sessionId: z.string(), role: z.string(), content: z.string(), time: z.date() })),
         openSessions: z.number().int(),
         projection: projectionResultSchema.nullable(),
+        projections: z.array(projectionResultSchema).meta({ description: "Every projection output of the pipeline for the scope (e.g. Synapse's rolling summary and narrative state)." }),
+        now: z.date().meta({ description: "The server's time: the temporal authority for relative dates." }),
       }),
     )
     .query(({ ctx, input }) => brief(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope)!, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
+  /** Top-down retrieval (Pyramid): from a high step through provenance to the records and sources closest to the query. */
+  walk: pipelineProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
+    .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/walk", summary: "Walk the memory top-down: from a high step (a synthesis) through each level to the closest records and their sources", tag: "Search" } })
+    .input(
+      z.object({
+        query: z.string().max(1000),
+        from: z.string().min(1).max(64).meta({ description: "The step to start from, e.g. synthesis (the top of the pyramid)." }),
+        scope: z.string().max(256).optional(),
+        beam: z.number().int().min(1).max(MAX_WALK_BEAM).default(DEFAULT_WALK_BEAM).meta({ description: "Records kept per level on the way down." }),
+        limit: z.number().int().min(1).max(MAX_WALK_LIMIT).default(DEFAULT_WALK_LIMIT),
+      }),
+    )
+    .output(walkResultSchema)
+    .query(({ ctx, input }) => walk(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
   projection: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/outputs/{output}", summary: "Read a projection output (the context block for a scope)", tag: "Search" } })

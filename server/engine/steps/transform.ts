@@ -26,6 +26,18 @@ export const transformKind: StepKind<TransformStep, InputItem> = {
     }
     const prompt = ctx.render({ record: recordVars(input), records: [recordVars(input)], scope: input.scope });
     const { text, audit } = await ctx.callModel("summarize", prompt, [input]);
-    return [ctx.newRecord({ ...base, content: text, metadata, audit })];
+    // Structured output is also kept as metadata (`custom.*`), so later steps can group or filter by
+    // a field (aggregate by `custom.topic`) exactly as they can after an operator that sets it.
+    const structured = ctx.step.output ? parsedObject(text) : undefined;
+    return [ctx.newRecord({ ...base, content: text, metadata: structured ? { ...metadata, custom: structured } : metadata, audit })];
   },
 };
+
+function parsedObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -8,7 +8,9 @@ import { blankTemplate } from "./blank";
 import { bm25SessionsTemplate } from "./bm25-sessions";
 import { bm25WindowsTemplate } from "./bm25-windows";
 import { chatMemoryTemplate } from "./chat-memory";
+import { pyramidTemplate } from "./pyramid";
 import { ragTemplate } from "./rag";
+import { synapseTemplate } from "./synapse";
 import type { PipelineTemplate, TemplateOptions } from "./template";
 
 export type { PipelineTemplate, TemplateOptions, TemplateSearchMode } from "./template";
@@ -16,7 +18,15 @@ export { defaultChatMemoryPipeline, defaultChatMemorySpec } from "./chat-memory"
 export { ragBaselineSpec } from "./rag";
 
 /** In gallery order. */
-export const TEMPLATES: readonly PipelineTemplate[] = [chatMemoryTemplate, ragTemplate, bm25SessionsTemplate, bm25WindowsTemplate, blankTemplate];
+export const TEMPLATES: readonly PipelineTemplate[] = [
+  chatMemoryTemplate,
+  synapseTemplate,
+  pyramidTemplate,
+  ragTemplate,
+  bm25SessionsTemplate,
+  bm25WindowsTemplate,
+  blankTemplate,
+];
 
 export const TEMPLATE_IDS = TEMPLATES.map((t) => t.id) as [string, ...string[]];
 

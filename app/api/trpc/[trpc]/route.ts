@@ -10,12 +10,11 @@ const handler = (req: Request) =>
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: async () =>
-      createContext({
-        db: await getDb(),
-        session: await getSessionUser(),
-        authorization: req.headers.get("authorization"),
-      }),
+    createContext: async () => {
+      const authorization = req.headers.get("authorization");
+      // An API key decides who is asking: no session lookup (as REST and MCP).
+      return createContext({ db: await getDb(), session: authorization ? null : await getSessionUser(), authorization });
+    },
   });
 
 // Bodies over SYNTHEX_MAX_BODY_BYTES get a 413 before tRPC parses anything (sign-up is public).

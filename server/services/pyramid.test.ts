@@ -1,0 +1,118 @@
+/**
+ * The Pyramid template on a real (PGlite) database: 25 observations make 3 tier-1 summaries of at
+ * most 10 and 1 tier-2 summary; observations are classified into mental models by topic; the
+ * synthesis sits on top; and retrieval walks the pyramid top-down to the observation and its source.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../core/db";
+import { PYRAMID_STEP } from "../pipeline/templates/pyramid";
+import { templateSpec } from "../pipeline/templates";
+import { walk } from "../search/walk";
+import { createTestDb } from "../store/test-db";
+import { appendSourceRecords, createPipeline } from "./pipelines";
+import { runPipeline } from "./runs";
+import { signUp } from "./users";
+
+let db: Db;
+let close: () => Promise<void>;
+let workspaceId: string;
+let pipelineId: string;
+const SCOPE = "locomo:conv-1";
+
+const TURNS = [
+  "I started a new job as a nurse at the city hospital this spring.",
+  "My daughter Emma turned six and we threw her a party at home.",
+  "I have been painting watercolors every weekend to relax.",
+  "The night shifts at work are exhausting but my colleagues are kind.",
+  "We are planning a family trip to Lisbon in August.",
+  "I adopted a rescue dog named Biscuit last month.",
+  "My brother is moving back to town after ten years abroad.",
+  "I signed up for a pottery class at the community college.",
+  "Work gave me a promotion to charge nurse in June.",
+  "Emma started piano lessons with a teacher from her school.",
+  "I run five kilometers in the park before my shift.",
+  "Our flight to Lisbon leaves on the third of August.",
+  "I finished a painting of the harbour for my mother.",
+  "My manager asked me to mentor two new nurses.",
+  "Biscuit chewed through the garden hose again.",
+  "I am reading a book about the history of Portugal.",
+  "We booked a hotel near the old town in Lisbon.",
+  "Emma lost her first tooth at school on Tuesday.",
+  "I joined a choir that sings at the community centre.",
+  "My colleague Priya covered my shift when Emma was sick.",
+  "The spare key to the lighthouse cabin is under the blue ceramic frog.",
+  "I want to learn Portuguese before the trip.",
+  "My brother found an apartment two streets from ours.",
+  "I sold two paintings at the autumn art fair.",
+  "The hospital is opening a new children's ward next year.",
+];
+
+beforeAll(async () => {
+  ({ db, close } = await createTestDb());
+  ({ workspace: { id: workspaceId } } = await signUp(db, { email: "pyramid@example.com", password: "pyramid-password-1" }));
+  ({ pipeline: { id: pipelineId } } = await createPipeline(db, workspaceId, { name: "pyramid", spec: templateSpec("pyramid", "json") }));
+  // One conversation of 25 turns: offline, one observation per turn.
+  const content = ["# Catching up", ...TURNS.map((t) => `Caroline: ${t}`)].join("\n\n");
+  await appendSourceRecords(db, pipelineId, "chats", [
+    { externalId: "session-1", content, scope: SCOPE, metadata: { time: { created_at: "2023-05-08T13:56:00Z" }, chat: { conversation_id: "session-1", title: "Catching up" } } },
+  ]);
+  expect((await runPipeline(db, { workspaceId, pipelineId })).status).toBe("completed");
+}, 180_000);
+afterAll(async () => close?.());
+
+const count = (step: string) => db.record.count({ where: { pipelineId, step } });
+
+describe("pyramid template", () => {
+  it("25 observations → 3 tier-1 groups of at most 10 → 1 tier-2 → 1 synthesis", async () => {
+    expect(PYRAMID_STEP).toBe(10);
+    expect(await count("observations")).toBe(25);
+    expect(await count("tier-1")).toBe(3);
+    expect(await count("tier-2")).toBe(1);
+    expect(await count("synthesis")).toBe(1);
+    const tier1 = await db.record.findMany({ where: { pipelineId, step: "tier-1" }, select: { id: true } });
+    const sizes = await Promise.all(tier1.map((t) => db.recordEdge.count({ where: { childId: t.id } })));
+    expect(sizes.sort((a, b) => a - b)).toEqual([5, 10, 10]);
+    const [tier2] = await db.record.findMany({ where: { pipelineId, step: "tier-2" }, select: { id: true } });
+    expect(await db.recordEdge.count({ where: { childId: tier2!.id } })).toBe(3);
+  });
+
+  it("classifies every observation into a mental model by topic, one model per topic", async () => {
+    const topics = await db.record.findMany({ where: { pipelineId, step: "topics" }, select: { content: true, metadata: true } });
+    expect(topics).toHaveLength(25);
+    const topicOf = (text: string) => (topics.find((t) => t.content.includes(text))!.metadata as { custom: { topic: string } }).custom.topic;
+    expect(topicOf("promotion to charge nurse")).toBe("work");
+    expect(topicOf("flight to Lisbon")).toBe("travel");
+    expect(topicOf("painting watercolors")).toBe("hobbies");
+    const distinct = new Set(topics.map((t) => (t.metadata as { custom: { topic: string } }).custom.topic));
+    const models = await db.record.findMany({ where: { pipelineId, step: "mental-models" }, select: { metadata: true } });
+    expect(models.map((m) => (m.metadata as { group: { key: string } }).group.key).sort()).toEqual([...distinct].sort());
+  });
+
+  it("walks top-down: synthesis → tier-2 → tier-1 → the observation, with its source session", async () => {
+    const result = await walk(db, { workspaceId, pipelineId, query: "Where is the spare key to the lighthouse cabin?", from: "synthesis", scope: SCOPE, limit: 3 });
+    expect(result.path).toEqual(["synthesis", "tier-2", "tier-1", "observations"]);
+    expect(result.levels.map((l) => l.step)).toEqual(["synthesis", "tier-2", "tier-1"]);
+    expect(result.levels[0]!.nodes).toHaveLength(1);
+    // Each level's records were reached from the level above.
+    for (let i = 1; i < result.levels.length; i++) {
+      const above = new Set(result.levels[i - 1]!.nodes.map((n) => n.id));
+      for (const n of result.levels[i]!.nodes) expect(above.has(n.parentId!)).toBe(true);
+    }
+    const top = result.hits[0]!;
+    expect(top.step).toBe("observations");
+    expect(top.content).toMatch(/blue ceramic frog/);
+    expect(new Set(result.levels[2]!.nodes.map((n) => n.id)).has(top.parentId!)).toBe(true);
+    expect(top.sources).toHaveLength(1);
+    expect(top.sources[0]).toMatchObject({ step: "chats" });
+    expect(top.sources[0]!.content).toMatch(/^# Catching up/);
+  });
+
+  it("refuses a walk that cannot run, saying why", async () => {
+    await expect(walk(db, { workspaceId, pipelineId, query: "key", from: "chats" })).rejects.toThrow(/"chats" is a source/);
+    await expect(walk(db, { workspaceId, pipelineId, query: "key", from: "nope" })).rejects.toThrow(/Unknown step "nope"\. Steps in this pipeline: observations, topics/);
+    await expect(walk(db, { workspaceId, pipelineId, query: "   ", from: "synthesis" })).rejects.toThrow(/query/);
+    await expect(walk(db, { workspaceId, pipelineId, query: "key", from: "synthesis", beam: 0 })).rejects.toThrow(/beam must be from 1/);
+    // Another scope has no pyramid: an empty walk, not an error.
+    expect((await walk(db, { workspaceId, pipelineId, query: "key", from: "synthesis", scope: "locomo:conv-2" })).hits).toEqual([]);
+  });
+});
