@@ -17,6 +17,7 @@ import { Skeleton } from "@/components/ui/skeleton";
 import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
 import { excerpt, recordLabel, type RecordSummary } from "./api";
 import { Highlight } from "./highlight";
+import { DeletedMemoriesPanel } from "./memory-history";
 
 export const MODES = ["fts", "semantic", "hybrid"] as const;
 
@@ -195,6 +196,12 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
           <Link href={`${base}/records?branch=${encodeURIComponent(branch)}`}>Browse records</Link>
         </Button>
       </form>
+
+      {(spec?.steps ?? [])
+        .filter((s) => s.type === "consolidate")
+        .map((s) => (
+          <DeletedMemoriesPanel key={s.name} workspaceId={workspace.id} pipelineId={pipelineId} step={s.name} branch={branch} base={base} />
+        ))}
 
       {!q ? (
         <EmptyState

@@ -14,6 +14,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { Skeleton } from "@/components/ui/skeleton";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { recordLabel } from "./api";
+import { MemoryHistoryCard } from "./memory-history";
 
 function Row({ k, v }: { k: string; v: React.ReactNode }) {
   return (
@@ -141,6 +142,8 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
           </Card>
         </div>
       </div>
+
+      {r.metadata.memory ? <MemoryHistoryCard workspaceId={workspace.id} recordId={r.id} branch={branch} base={base} /> : null}
 
       <Card className="mt-6">
         <CardHeader>

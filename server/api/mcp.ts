@@ -105,6 +105,21 @@ export function createMcpServer(caller: Caller): McpServer {
     (args) => tool(() => caller.search.projection({ pipelineId: args.pipeline, output: args.output, scope: args.scope })),
   );
   server.registerTool(
+    "walk",
+    {
+      description:
+        "Walk a pipeline's memory top-down (Pyramid retrieval): from a high step such as synthesis, through each level's records closest to the query, to the best low-level records and the sources they came from.",
+      inputSchema: {
+        pipeline,
+        query: z.string().min(1).max(1000),
+        from: z.string().min(1).describe("the step to start from, e.g. synthesis"),
+        scope: z.string().optional(),
+        limit: z.number().int().min(1).max(100).optional(),
+      },
+    },
+    (args) => tool(() => caller.search.walk({ pipelineId: args.pipeline, query: args.query, from: args.from, scope: args.scope, limit: args.limit ?? 10, beam: 3 })),
+  );
+  server.registerTool(
     "brief",
     {
       description: "The brief for one scope at the start of a turn: the most recent turns pushed with ingest and the projected memory (e.g. the world model).",

@@ -214,12 +214,17 @@ describe("REST /api/v1", () => {
     };
     const agent = await connect(keys.a);
     const { tools } = await agent.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search", "walk"]);
 
     const found = await agent.callTool({ name: "search", arguments: { pipeline: "memory", query: "lighthouse key", mode: "fts", limit: 3 } });
     const text = (found.content as Array<{ text: string }>)[0]!.text;
     const hits = (JSON.parse(text) as { hits: Array<{ id: string; content: string }> }).hits;
     expect(hits[0]!.content.toLowerCase()).toContain("lighthouse");
+    // Top-down from the world model (chat-memory's top): down to the transcripts and their source chats.
+    const walked = await agent.callTool({ name: "walk", arguments: { pipeline: "memory", query: "lighthouse key", from: "world-model", limit: 2 } });
+    const walk = JSON.parse((walked.content as Array<{ text: string }>)[0]!.text) as { path: string[]; hits: Array<{ step: string; sources: Array<{ step: string }> }> };
+    expect(walk.path).toEqual(["world-model", "monthly", "summaries", "transcripts"]);
+    expect(walk.hits[0]).toMatchObject({ step: "transcripts", sources: [{ step: "chats" }] });
     const lineage = await agent.callTool({ name: "lineage", arguments: { id: hits[0]!.id } });
     expect(JSON.parse((lineage.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ root: hits[0]!.id });
     const asked = await agent.callTool({ name: "ask", arguments: { pipeline: "memory", question: "Where is the spare key for the lighthouse cabin?" } });

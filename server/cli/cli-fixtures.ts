@@ -56,6 +56,11 @@ export function chatgptExport(extra = 0) {
     const day = new Date(Date.UTC(2024, 0, 1) + (k % 360) * 86_400_000).toISOString().slice(0, 10);
     topics.push([day, `Garden log ${k}`, `Day ${k}: the tomatoes in bed ${k % 7} need water and the basil ${k} is growing.`, `Water bed ${k % 7} in the morning; note ${k} about the basil is saved.`]);
   }
+  return chatgptExportOf(topics as Array<[string, string, string, string]>);
+}
+
+/** A ChatGPT export of one user question and one answer per conversation: [day, title, question, answer]. */
+export function chatgptExportOf(topics: Array<[string, string, string, string]>) {
   return topics.map(([day, title, question, answer], i) => {
     const t = Date.parse(`${day}T12:00:00Z`) / 1000;
     return {

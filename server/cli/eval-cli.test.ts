@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { locomoFixture } from "../eval/testing/locomo-fixture";
 import type { PipelineSpec } from "../pipeline/spec";
 import { addToQuestionSet } from "../eval/question-sets";
+import { EVAL_TEMPLATES } from "../eval/templates";
 import { startMockOpenAIServer } from "../llm/testing/mock-openai-server";
 import { OfflineModel } from "../llm/offline-model";
 import { createBranch } from "../services/branches";
@@ -36,9 +37,15 @@ describe("synthex eval", () => {
     expect(human.err).toMatch(/Dataset tiny-locomo\.json: 2 samples, 9 questions \(3 skipped, 2 repaired while loading\)/);
     expect(human.err).toMatch(/bm25-sessions\s+completed · 8 questions/);
     expect(human.code).toBe(0);
-    expect(human.out).toMatch(/metric\s+chat-memory\s+rag-baseline\s+bm25-sessions\s+bm25-windows/);
+    // Every template of the registry that can be scored, in gallery order.
+    expect(human.out).toMatch(new RegExp(`metric\\s+${EVAL_TEMPLATES.join("\\s+")}\\s*\\n`));
     expect(human.out).toMatch(/session_hit@5\s+\d\.\d{3}\s+\d\.\d{3} \([+-]\d\.\d{3}\)/);
-    expect(human.out).toMatch(/build tokens\s+[1-9]\d*\s+0\s+0\s+0/);
+    // Model steps (offline) count tokens; the no-model baselines build for free.
+    const tokens = human.out.match(/build tokens\s+(.+)/)![1]!.trim().split(/\s+/);
+    expect(tokens).toHaveLength(EVAL_TEMPLATES.length);
+    const builtBy = Object.fromEntries(EVAL_TEMPLATES.map((t, i) => [t, Number(tokens[i])]));
+    expect(builtBy).toMatchObject({ "rag-baseline": 0, "bm25-sessions": 0, "bm25-windows": 0 });
+    for (const t of ["chat-memory", "memex", "mem0"]) expect(builtBy[t], t).toBeGreaterThan(0);
     expect(human.out).toMatch(/1 multi-hop/);
     expect(human.out).toMatch(/5 adversarial \(apart\)/);
     expect(human.out).toMatch(/j not measured/);

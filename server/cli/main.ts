@@ -15,6 +15,7 @@ import type { LineageResult } from "../search/provenance";
 import { connectLocal, connectRemote, type Connection } from "./api";
 import { bar, num, ProgressLine, table, usd } from "./output";
 import { registerBranchCommands } from "./branch";
+import { registerMemoryCommands } from "./memories";
 import { registerEvalCommands } from "./eval";
 
 interface GlobalOptions {
@@ -566,6 +567,14 @@ export function buildCli() {
     },
     pipelineName,
     selectBranch: (branch) => writeConfig({ ...readConfig(), branch }),
+  });
+
+  registerMemoryCommands(program, {
+    action,
+    fail: (message, exitCode = 1) => {
+      throw new CliError(message, exitCode);
+    },
+    pipelineName,
   });
 
   registerEvalCommands(program, {

@@ -8,6 +8,8 @@ import { blankTemplate } from "./blank";
 import { bm25SessionsTemplate } from "./bm25-sessions";
 import { bm25WindowsTemplate } from "./bm25-windows";
 import { chatMemoryTemplate } from "./chat-memory";
+import { mem0Template } from "./mem0";
+import { memexTemplate } from "./memex";
 import { pyramidTemplate } from "./pyramid";
 import { ragTemplate } from "./rag";
 import { synapseTemplate } from "./synapse";
@@ -22,6 +24,8 @@ export const TEMPLATES: readonly PipelineTemplate[] = [
   chatMemoryTemplate,
   synapseTemplate,
   pyramidTemplate,
+  memexTemplate,
+  mem0Template,
   ragTemplate,
   bm25SessionsTemplate,
   bm25WindowsTemplate,
