@@ -2,7 +2,7 @@
  * The generated client: client/openapi.ts equals what openapi-typescript makes from the live
  * OpenAPI document (regenerated here; run `npm run client:generate` after changing an endpoint),
  * and the client (imported as agents do, `synthex/client`) runs the README's agent loop — ingest a
- * turn, ask, read the brief — against the real route handlers over real HTTP.
+ * turn, ask, read the brief — over real HTTP against the handlers the API routes wrap.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +24,7 @@ const { settleBackgroundWork } = await import("@/server/services/background");
 const { generateClientTypes, CLIENT_TYPES_PATH } = await import("@/server/api/client-types");
 const { startRouteServer } = await import("@/server/api/testing/route-server");
 const { createSynthexClient } = await import("synthex/client");
+const { runCliInProcess } = await import("@/server/cli/cli-fixtures");
 
 let server: Awaited<ReturnType<typeof startRouteServer>>;
 let apiKey = "";
@@ -31,7 +32,7 @@ let apiKey = "";
 beforeAll(async () => {
   const db = await openMigratedDb();
   const { user, workspace } = await signUp(db, { email: "client@example.com", password: "client-password-1" });
-  apiKey = (await createApiKey(db, workspace.id, { userId: user.id, role: "owner" }, { name: "agent" })).secret;
+  apiKey = (await createApiKey(db, workspace.id, { userId: user.id, role: "owner" }, { name: "agent", role: "admin" })).secret;
   const { pipeline } = await createPipeline(db, workspace.id, { name: "memory", spec: templateSpec("chat-memory") });
   await importFile(db, { workspaceId: workspace.id, pipelineId: pipeline.id, source: "chats", path: path.resolve("e2e/fixtures/chatgpt-export.json") });
   expect((await runPipeline(db, { workspaceId: workspace.id, pipelineId: pipeline.id })).status).toBe("completed");
@@ -78,5 +79,31 @@ describe("the generated TypeScript client", () => {
     const missing = await sx.GET("/records/{id}", { params: { path: { id: "nope" } } });
     expect(missing.response.status).toBe(404);
     expect(missing.error).toMatchObject({ error: { code: "NOT_FOUND" } });
+  });
+
+  it("the CLI's --url mode drives the same server over HTTP: ask, search, purge --dry-run, keys, runs", async () => {
+    const cliDir = mkdtempSync(path.join(tmpdir(), "synthex-client-cli-"));
+    const remote = (...args: string[]) => runCliInProcess(cliDir, "--url", server.url, "--api-key", apiKey, ...(args[0] === "keys" ? [] : ["--pipeline", "memory"]), ...args);
+    try {
+      const asked = await remote("ask", "Where is the spare key for the lighthouse cabin?");
+      expect(asked.err).toBe("");
+      expect(asked.out).toMatch(/^Answer: .*blue ceramic frog/);
+      const found = JSON.parse((await remote("search", "ceramic frog", "--exact", "--json")).out) as { hits: Array<{ id: string; step: string }> };
+      const source = found.hits.find((h) => h.step === "chats")!;
+      expect((await remote("purge", source.id, "--dry-run")).out).toMatch(/^Dry run: would delete \d+ record\(s\) \(chats 1, /);
+      const created = await remote("keys", "create", "remote-reader", "--read-only");
+      expect(created.err).toBe("");
+      expect(created.out).toMatch(/^Created key "remote-reader" \(editor, read-only\)\./);
+      expect((await remote("keys", "list")).out).toMatch(/remote-reader .*read-only/);
+      expect((await remote("status")).out).toMatch(/Pipeline memory · branch main/);
+      expect((await remote("branch", "list")).out).toMatch(/main/);
+      // A read-only key made over --url is refused a write over --url, with the reason.
+      const reader = created.out.split("\n")[1]!;
+      const refused = await runCliInProcess(cliDir, "--url", server.url, "--api-key", reader, "--pipeline", "memory", "run");
+      expect(refused.code).toBe(1);
+      expect(refused.err).toMatch(/read-only/);
+    } finally {
+      rmSync(cliDir, { recursive: true, force: true });
+    }
   });
 });

@@ -192,6 +192,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pipelines/{pipelineId}/walk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Walk the memory top-down: from a high step (a synthesis) through each level to the closest records and their sources */
+        get: operations["search_walk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/records/{id}": {
         parameters: {
             query?: never;
@@ -706,6 +723,49 @@ export interface components {
             query: string;
             steps: string[];
         };
+        WalkResult: {
+            hits: {
+                content: string;
+                id: string;
+                /** @description Record metadata (time, chat, source, custom …). */
+                metadata: {
+                    [key: string]: unknown;
+                };
+                /** @description The record one level up this one was reached from. */
+                parentId: string | null;
+                scope: string;
+                score: number;
+                sources: {
+                    content: string;
+                    id: string;
+                    /** @description Record metadata (time, chat, source, custom …). */
+                    metadata: {
+                        [key: string]: unknown;
+                    };
+                    step: string;
+                }[];
+                step: string;
+            }[];
+            levels: {
+                nodes: {
+                    content: string;
+                    id: string;
+                    /** @description Record metadata (time, chat, source, custom …). */
+                    metadata: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The record one level up this one was reached from. */
+                    parentId: string | null;
+                    scope: string;
+                    score: number;
+                    step: string;
+                }[];
+                step: string;
+            }[];
+            /** @description The steps walked, top first. */
+            path: string[];
+            query: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -1033,8 +1093,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description The server's time: the temporal authority for relative dates.
+                         */
+                        now: string;
                         openSessions: number;
                         projection: components["schemas"]["Projection"] | null;
+                        /** @description Every projection output of the pipeline for the scope (e.g. Synapse's rolling summary and narrative state). */
+                        projections: components["schemas"]["Projection"][];
                         recentTurns: {
                             content: string;
                             role: string;
@@ -1995,6 +2062,93 @@ export interface operations {
                         status: string;
                         title: string | null;
                     };
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    search_walk: {
+        parameters: {
+            query: {
+                /** @description Records kept per level on the way down. */
+                beam?: number;
+                branch?: string;
+                /** @description The step to start from, e.g. synthesis (the top of the pyramid). */
+                from: string;
+                limit?: number;
+                query: string;
+                scope?: string;
+                /** @description The workspace; optional with an API key (its own workspace). */
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalkResult"];
                 };
             };
             /** @description The input is invalid (the message says which field and why). */

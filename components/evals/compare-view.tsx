@@ -13,6 +13,7 @@ import { cn } from "@/components/ui/cn";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import type { LineageTree } from "@/server/search/provenance";
 import { CategoryBars, CostPlanBars, CostScatter, MetricBars } from "./charts";
+import { JudgeCell } from "./judge-cell";
 import { CATEGORY_NAMES, fmtDelta, fmtMetric, HEADLINE_METRICS, RUN_COLORS, type ComparedQuestion, type ComparedRun, type EvalComparison } from "./format";
 
 const selectClass = "rounded-md border bg-background px-2 py-1 text-sm";
@@ -78,6 +79,34 @@ function Comparison({ data }: { data: EvalComparison }) {
             </Card>
           ))}
         </div>
+      </section>
+
+      <section className="grid gap-2">
+        <h2 className="text-base font-semibold">Answers</h2>
+        <Table data-testid="answer-scores">
+          <TableHeader>
+            <TableRow>
+              <TableHead>Run</TableHead>
+              <TableHead>Answered by</TableHead>
+              <TableHead>Judged by</TableHead>
+              <TableHead className="text-right">F1</TableHead>
+              <TableHead className="text-right">j</TableHead>
+            </TableRow>
+          </TableHeader>
+          <TableBody>
+            {data.runs.map((r) => (
+              <TableRow key={r.id} data-testid="answer-scores-row" data-label={r.label}>
+                <TableCell>{r.label}</TableCell>
+                <TableCell className="font-mono text-xs">{r.judge.measured ? r.judge.answerModel : "extractive (offline)"}</TableCell>
+                <TableCell className="font-mono text-xs">{r.judge.measured ? r.judge.judgeModel : "—"}</TableCell>
+                <TableCell className="text-right tabular-nums">{fmtMetric("f1", r.metrics.f1)}</TableCell>
+                <TableCell className="text-right tabular-nums" data-testid="compare-j">
+                  <JudgeCell run={r} />
+                </TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
       </section>
 
       <section className="grid gap-2">

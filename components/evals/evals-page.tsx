@@ -16,6 +16,7 @@ import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { HistoryChart } from "./charts";
 import { fmtMetric, type EvalRunSummary } from "./format";
+import { JudgeCell } from "./judge-cell";
 import { RunEvalForm } from "./run-eval-form";
 
 /** The Evals tab of a pipeline: start an eval, the runs table, a metric's history, pick runs to compare. */
@@ -87,6 +88,8 @@ export function EvalsPage({ pipelineId }: { pipelineId: string }) {
                   <TableHead className="text-right">hit@5</TableHead>
                   <TableHead className="text-right">recall@2k</TableHead>
                   <TableHead className="text-right">mrr</TableHead>
+                  <TableHead className="text-right" title="Token F1 of the answer against gold">F1</TableHead>
+                  <TableHead className="text-right" title="LLM judge: share of answers graded CORRECT">j</TableHead>
                   <TableHead className="text-right">Build cost</TableHead>
                   <TableHead className="text-right">p50</TableHead>
                   <TableHead>When</TableHead>
@@ -161,9 +164,14 @@ function EvalRow({ run, checked, baseline, onToggle, onCancel }: { run: EvalRunS
       <TableCell className="text-right tabular-nums" data-testid="metric-session_hit@5">{fmtMetric("session_hit@5", run.metrics["session_hit@5"])}</TableCell>
       <TableCell className="text-right tabular-nums">{fmtMetric("evidence_recall@2k", run.metrics["evidence_recall@2k"])}</TableCell>
       <TableCell className="text-right tabular-nums">{fmtMetric("mrr", run.metrics.mrr)}</TableCell>
+      <TableCell className="text-right tabular-nums" data-testid="metric-f1">{fmtMetric("f1", run.metrics.f1)}</TableCell>
+      <TableCell className="text-right tabular-nums" data-testid="metric-j">
+        <JudgeCell run={run} />
+      </TableCell>
       <TableCell className="text-right tabular-nums">{run.status === "completed" ? fmtUsd(cost.buildCostUsd) : "—"}</TableCell>
       <TableCell className="text-right tabular-nums">{latency.p50 !== undefined ? `${latency.p50.toFixed(1)} ms` : "—"}</TableCell>
       <TableCell className="text-xs text-muted-foreground">{fmtDate(run.createdAt)}</TableCell>
     </TableRow>
   );
 }
+

@@ -17,8 +17,8 @@ export const UPLOAD_FORMAT_LABELS: Record<Exclude<ImportFormat, "folder">, strin
 };
 
 /** The upload route answers an import's result, or `{ error }`. */
-type UploadResponse = Partial<ImportFileResult> & { error?: string };
-type Report = UploadResponse & { fileName: string; ok: boolean };
+type UploadResponse = Partial<ImportFileResult> & { error?: { code: string; message: string } };
+type Report = Partial<ImportFileResult> & { fileName: string; ok: boolean; error?: string };
 
 /** Drop a ChatGPT/Claude export, JSONL, Markdown or text file onto a source; one report per file. */
 export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId: string; source: string; onImported?: () => void }) {
@@ -44,8 +44,8 @@ export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId:
           body,
         });
         const json: UploadResponse = await res.json().catch(() => ({}));
-        if (!res.ok) report = { fileName: file.name, ok: false, error: json.error ?? `Upload failed (${res.status})` };
-        else report = { ...json, fileName: file.name, ok: true };
+        if (!res.ok) report = { fileName: file.name, ok: false, error: json.error?.message ?? `Upload failed (${res.status})` };
+        else report = { ...json, error: undefined, fileName: file.name, ok: true };
       } catch (err) {
         report = { fileName: file.name, ok: false, error: err instanceof Error ? err.message : "Upload failed" };
       }

@@ -63,7 +63,7 @@ describe("upload route", () => {
     session.user = users.viewer!;
     const res = await upload(pipelineId);
     expect(res.status).toBe(403);
-    expect((await res.json()).error).toMatch(/pipelines:write/);
+    expect((await res.json()).error.message).toMatch(/pipelines:write/);
   });
 
   it("imports the file, then adds nothing on a second upload", async () => {
@@ -80,7 +80,7 @@ describe("upload route", () => {
     session.user = users.owner!;
     const res = await upload(pipelineId, "nope");
     expect(res.status).toBe(404);
-    expect((await res.json()).error).toMatch(/Sources: chats/);
+    expect((await res.json()).error.message).toMatch(/Sources: chats/);
   });
 
   it("labels untitled conversations and errors with the uploaded file's name, never the server temp path", async () => {
@@ -96,7 +96,7 @@ describe("upload route", () => {
 
     const bad = await upload(pipelineId, "chats", "broken.json", '[{"mapping": {}, "id": "x"');
     expect(bad.status).toBe(400);
-    const { error } = (await bad.json()) as { error: string };
+    const { error: { message: error } } = (await bad.json()) as { error: { message: string } };
     expect(error).toMatch(/^broken\.json /);
     expect(error).not.toMatch(/synthex-upload|\/tmp\//);
     const row = await t.db.sourceImport.findFirstOrThrow({ where: { pipelineId, fileName: "broken.json" } });
@@ -107,10 +107,10 @@ describe("upload route", () => {
     session.user = users.owner!;
     const empty = await upload(pipelineId, "chats", "conversations.json", "");
     expect(empty.status).toBe(400);
-    expect((await empty.json()).error).toMatch(/conversations\.json is empty: expected a ChatGPT or Claude export/);
+    expect((await empty.json()).error.message).toMatch(/conversations\.json is empty: expected a ChatGPT or Claude export/);
     const notJson = await upload(pipelineId, "chats", "notes.json", "# just markdown");
     expect(notJson.status).toBe(400);
-    expect((await notJson.json()).error).toMatch(/notes\.json is named \.json but is not JSON.*Format menu/);
+    expect((await notJson.json()).error.message).toMatch(/notes\.json is named \.json but is not JSON.*Format menu/);
     // The format picker's choice overrides detection.
     const chosen = await upload(pipelineId, "chats", "notes.json", "# A note\n\nuser: hello from a picked format", "markdown");
     expect(chosen.status).toBe(200);
@@ -122,7 +122,7 @@ describe("upload route", () => {
     const before = await t.db.sourceImport.count({ where: { pipelineId } });
     const res = await upload(pipelineId, "chats", "conversations.json", fixture, "chatgpt-xml");
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatch(/Unknown format "chatgpt-xml"\. Formats: chatgpt-export, claude-export,/);
+    expect((await res.json()).error.message).toMatch(/Unknown format "chatgpt-xml"\. Formats: chatgpt-export, claude-export,/);
     expect(await t.db.sourceImport.count({ where: { pipelineId } })).toBe(before);
   });
 });

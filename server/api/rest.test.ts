@@ -198,6 +198,20 @@ describe("REST /api/v1", () => {
     const wrongMethod = await call("DELETE", `/pipelines/${pipelineId}/search`, keys.a);
     expect(wrongMethod.status).toBe(405);
 
+    const huge = await restRoute.POST(
+      new Request(`http://localhost/api/v1/pipelines/${pipelineId}/search`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${keys.a}`, "content-type": "application/json", "content-length": String(5 * 1024 * 1024) },
+        body: JSON.stringify({ query: "x".repeat(5 * 1024 * 1024) }),
+      }),
+    );
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE", message: expect.stringMatching(/limit of 1 MiB \(SYNTHEX_MAX_BODY_BYTES\)/) } });
+
+    const tooMany = await call("POST", `/pipelines/${pipelineId}/sources/chats/messages`, keys.a, { sessionId: "flood", messages: Array.from({ length: 10_000 }, () => ({ role: "user", content: "x" })) });
+    expect(tooMany).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", path: "messages", message: expect.stringMatching(/At most 1000 messages per call/) } } });
+    expect((await call("GET", `/pipelines/${pipelineId}/sources/chats/sessions/flood`, keys.a)).status).toBe(404);
+
     const unknownKey = await call("GET", `/pipelines`, "sx_not-a-real-key");
     expect(unknownKey).toMatchObject({ status: 401, json: { error: { code: "UNAUTHORIZED" } } });
   });
@@ -221,6 +235,15 @@ describe("REST /api/v1", () => {
     const text = (found.content as Array<{ text: string }>)[0]!.text;
     const hits = (JSON.parse(text) as { hits: Array<{ id: string; content: string }> }).hits;
     expect(hits[0]!.content.toLowerCase()).toContain("lighthouse");
+    const text0 = (r: Awaited<ReturnType<typeof agent.callTool>>) => JSON.parse((r.content as Array<{ text: string }>)[0]!.text) as Json;
+    const record = await agent.callTool({ name: "get_record", arguments: { id: hits[0]!.id } });
+    expect(record.isError).toBeFalsy();
+    expect(text0(record)).toMatchObject({ id: hits[0]!.id, pipelineId });
+    const output = await agent.callTool({ name: "read_output", arguments: { pipeline: "memory", output: "context" } });
+    expect(text0(output)).toMatchObject({ output: "context", steps: ["world-model"] });
+    expect(String(text0(output).text).length).toBeGreaterThan(0);
+    const briefed0 = await agent.callTool({ name: "brief", arguments: { pipeline: "memory", scope: "acme:mcp" } });
+    expect(text0(briefed0)).toMatchObject({ scope: "acme:mcp", recentTurns: [], projection: { output: "context" } });
     // Top-down from the world model (chat-memory's top): down to the transcripts and their source chats.
     const walked = await agent.callTool({ name: "walk", arguments: { pipeline: "memory", query: "lighthouse key", from: "world-model", limit: 2 } });
     const walk = JSON.parse((walked.content as Array<{ text: string }>)[0]!.text) as { path: string[]; hits: Array<{ step: string; sources: Array<{ step: string }> }> };

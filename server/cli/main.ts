@@ -126,7 +126,16 @@ async function importInto(conn: Connection, pipelineId: string, source: string, 
       headers: { authorization: `Bearer ${conn.apiKey}` },
       body,
     });
-    if (!res.ok) throw new CliError(`Upload failed (${res.status}): ${await res.text()}`);
+    if (!res.ok) {
+      const text = await res.text();
+      let message = text;
+      try {
+        message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
+      } catch {
+        // not JSON: the text as it came
+      }
+      throw new CliError(`Upload failed (${res.status}): ${message}`);
+    }
     return (await res.json()) as { received: number; added: number; skipped: number; warnings: unknown[]; format: string };
   }
   const { importFile } = await import("../services/imports");

@@ -129,4 +129,15 @@ describe("answers and the LLM judge j with a configured model", () => {
     await expect(runEval(db, { workspaceId, template: "bm25-sessions", datasetId, judgeModel: "mock/judge-1" })).rejects.toThrow(/needs an answer model/);
     await expect(runEval(db, { workspaceId, template: "bm25-sessions", datasetId, answerModel: "mock/a", budgetUsd: 0 })).rejects.toThrow(/budget/);
   });
+
+  it("refuses, before queueing anything, an answer or judge model whose provider the workspace does not have", async () => {
+    const before = await db.evalRun.count({ where: { workspaceId } });
+    await expect(runEval(db, { workspaceId, template: "bm25-sessions", datasetId, answerModel: "nowhere/gpt-4o-mini" })).rejects.toThrow(
+      /answer model "nowhere\/gpt-4o-mini" needs a provider named "nowhere".*Settings → Models \(configured: badkey, mock, offline\)/,
+    );
+    await expect(runEval(db, { workspaceId, template: "bm25-sessions", datasetId, answerModel: "mock/gpt-4o-mini", judgeModel: "elsewhere/judge" })).rejects.toThrow(
+      /judge model "elsewhere\/judge" needs a provider named "elsewhere"/,
+    );
+    expect(await db.evalRun.count({ where: { workspaceId } })).toBe(before);
+  });
 });

@@ -34,6 +34,7 @@ import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, 
 import { evalTemplate, isEvalTemplate, EVAL_MODES, EVAL_TEMPLATES, type EvalMode, type EvalTemplate } from "./templates";
 import { workspaceModel } from "../llm/workspace-model";
 import { parseModelId } from "../llm/sdk-model";
+import { availableProviders } from "../services/provider-check";
 import { AnswerJudge, ANSWER_PROMPT, DEFAULT_BUDGET_USD, JUDGE_PROMPT, type JudgeRecord } from "./judge";
 import { getQuestionSet, LineageTracer, QUESTION_SET_BENCHMARK } from "./question-sets";
 import { ProvenanceTracer, type HitRecord } from "./trace";
@@ -195,6 +196,20 @@ function judgeConfig(input: StartEvalInput): { model: string; judge: JudgeRecord
   };
 }
 
+/** Refuses (before anything is queued) an answer or judge model whose provider this workspace cannot call. */
+async function assertJudgeProviders(db: Db, input: StartEvalInput): Promise<void> {
+  const models = [["answer", input.answerModel], ["judge", input.judgeModel]] as const;
+  if (!models.some(([, id]) => id)) return;
+  const available = await availableProviders(db, input.workspaceId);
+  for (const [what, id] of models) {
+    if (!id) continue;
+    const { provider } = parseModelId(id);
+    if (!available.includes(provider)) {
+      throw badRequest(`The ${what} model "${id}" needs a provider named "${provider}", which this workspace does not have. Add it in Settings → Models (configured: ${available.join(", ")}).`);
+    }
+  }
+}
+
 /** Validates the request and creates the queued EvalRun row (with its eval copy ready). */
 export async function createEvalRun(db: Db, input: StartEvalInput) {
   if (!input.pipeline === !input.template) throw badRequest("Name either a pipeline or a template to evaluate.");
@@ -234,6 +249,7 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
   const k = Math.floor(input.k ?? DEFAULT_K);
   if (!(k >= 1 && k <= MAX_K)) throw badRequest(`k must be between 1 and ${MAX_K}.`);
   const answering = judgeConfig(input);
+  await assertJudgeProviders(db, input);
   if (questionSet) {
     if (!questionSet.questions.length) throw badRequest(`The question set "${questionSet.name}" has no questions yet.`);
     if (questionSet.questions[0]!.pipelineId !== pipelineId) throw badRequest(`The question set "${questionSet.name}" asks another pipeline's memory (its records were picked there).`);
@@ -624,6 +640,8 @@ const RUN_LIST_SELECT = {
   cost: true,
   latency: true,
   progress: true,
+  model: true,
+  judge: true,
   specHash: true,
   createdAt: true,
   finishedAt: true,
@@ -649,7 +667,16 @@ export async function listEvalRuns(db: Db, workspaceId: string, filter: { pipeli
   });
   const pipelineIds = [...new Set(runs.map((r) => r.pipelineId).filter((p): p is string => !!p))];
   const names = new Map((await db.pipeline.findMany({ where: { id: { in: pipelineIds }, workspaceId }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
-  return runs.map((r) => ({ ...r, metrics: metricsSchema.parse(r.metrics), label: evalLabel(r, names) }));
+  return runs.map((r) => ({ ...r, metrics: metricsSchema.parse(r.metrics), judge: judgeSummary(r.judge), label: evalLabel(r, names) }));
+}
+
+/** What a runs table or compare view shows of the judge: measured or why not, by which models, what it cost (no prompts). */
+function judgeSummary(stored: unknown) {
+  const parsed = judgeRecordSchema.safeParse(stored);
+  // A row still queued before the judge config was stored reads as "{}".
+  if (!parsed.success) return { measured: false, reason: "no judge configuration was recorded with this run" };
+  const { measured, reason, answerModel, judgeModel, budgetUsd, spentUsd, judged, garbage, failed, overBudget } = parsed.data;
+  return { measured, reason, answerModel, judgeModel, budgetUsd, spentUsd, judged, garbage, failed, overBudget };
 }
 
 function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
@@ -719,6 +746,7 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
       perCategory: r.perCategory,
       cost: r.cost,
       latency: r.latency,
+      judge: judgeSummary(r.judge),
       deltas: Object.fromEntries(Object.entries(r.metrics).map(([k, v]) => [k, (v ?? 0) - (baseline.metrics[k as keyof Metrics] ?? 0)])),
     })),
     questions,

@@ -45,6 +45,12 @@ export function tooLargeResponse(limit: BodyLimit): Response {
   return Response.json({ error: error.message, code: "PAYLOAD_TOO_LARGE", limitBytes: limit.bytes, setting: limit.setting }, { status: 413 });
 }
 
+/** The same refusal in the agent API's error shape, `{ error: { code, message, … } }` (REST /api/v1 and MCP). */
+export function apiTooLargeResponse(limit: BodyLimit): Response {
+  const error = new BodyTooLargeError(limit);
+  return Response.json({ error: { code: "PAYLOAD_TOO_LARGE", message: error.message, limitBytes: limit.bytes, setting: limit.setting } }, { status: 413 });
+}
+
 /** True when the request declares a body longer than the limit (nothing read). */
 export function declaresTooLarge(req: Request, limit: BodyLimit): boolean {
   const declared = req.headers.get("content-length");
@@ -95,6 +101,7 @@ export function withBodyLimit<Req extends Request, Rest extends unknown[]>(
   handler: (req: Req, ...rest: Rest) => Promise<Response> | Response,
   limit: () => BodyLimit,
   rebuild: (url: string, init: RequestInit) => Req,
+  tooLarge: (limit: BodyLimit) => Response = tooLargeResponse,
 ): (req: Req, ...rest: Rest) => Promise<Response> {
   return async (req, ...rest) => {
     if (req.method === "GET" || req.method === "HEAD") return handler(req, ...rest);
@@ -103,7 +110,7 @@ export function withBodyLimit<Req extends Request, Rest extends unknown[]>(
     try {
       body = await readLimited(req, max);
     } catch (err) {
-      if (err instanceof BodyTooLargeError) return tooLargeResponse(max);
+      if (err instanceof BodyTooLargeError) return tooLarge(max);
       throw err;
     }
     const headers = new Headers(req.headers);

@@ -134,7 +134,7 @@ describe("request body limits", () => {
       uploadParams(),
     );
     expect(res.status).toBe(413);
-    expect((await res.json()).error).toBe("The request body is larger than the limit of 256 KiB (SYNTHEX_MAX_UPLOAD_BYTES).");
+    expect(await res.json()).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than the limit of 256 KiB (SYNTHEX_MAX_UPLOAD_BYTES)." } });
     expect(body.pulled()).toBe(false);
   });
 
@@ -147,7 +147,8 @@ describe("request body limits", () => {
     const chunked = new Request(uploadUrl(), { method: "POST", headers: { "content-type": form.headers.get("content-type")! }, body: form.body, duplex: "half" } as RequestInit);
     const res = await uploadRoute.POST(chunked, uploadParams());
     expect(res.status).toBe(413);
-    expect((await res.json()).limitBytes).toBe(256 * 1024);
+    // The agent API's error shape.
+    expect(await res.json()).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE", message: expect.stringMatching(/limit of 256 KiB/), limitBytes: 256 * 1024 } });
     expect(await t.db.sourceImport.count()).toBe(0);
 
     const small = new FormData();

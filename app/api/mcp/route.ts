@@ -1,7 +1,7 @@
 /** MCP over streamable HTTP (server/api/mcp.ts); the same API-key auth as REST and tRPC. */
 import { handleMcp } from "@/server/api/mcp";
 import { createContext } from "@/server/api/trpc";
-import { apiBodyLimit, withBodyLimit } from "@/server/http/body-limit";
+import { apiBodyLimit, apiTooLargeResponse, withBodyLimit } from "@/server/http/body-limit";
 import { getDb } from "@/server/store/db";
 
 export const runtime = "nodejs";
@@ -11,6 +11,6 @@ async function handler(req: Request): Promise<Response> {
   return handleMcp(req, async () => createContext({ db: await getDb(), authorization: req.headers.get("authorization") }));
 }
 
-const limited = withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init));
+const limited = withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init), apiTooLargeResponse);
 
 export { limited as GET, limited as POST, limited as DELETE };

@@ -1,13 +1,22 @@
 /**
- * The app's API route handlers (REST /api/v1, MCP /api/mcp, tRPC /api/trpc) served over real
- * HTTP on 127.0.0.1 from this process, for tests and benchmarks that need a real network hop
- * without a `next build`: node's HTTP server turns each request into the web Request the route
- * handlers take, exactly as Next does, and streams their Response back. Bearer API keys only
- * (there is no next-auth session outside Next).
+ * The app's API (REST /api/v1, MCP /api/mcp, tRPC /api/trpc) served over real HTTP on 127.0.0.1
+ * from this process, for tests and benchmarks that need a real network hop without a `next build`:
+ * node's HTTP server turns each request into a web Request and hands it to the same handlers the
+ * Next routes wrap (handleRest, handleMcp, tRPC's fetch adapter, behind the same body limits), then
+ * streams their Response back. Bearer API keys only: there is no next-auth session outside Next
+ * (and next-auth's providers do not load under plain Node ESM).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { apiBodyLimit, apiTooLargeResponse, withBodyLimit } from "../../http/body-limit";
+import { getDb } from "../../store/db";
+import { handleMcp } from "../mcp";
+import { handleRest } from "../rest";
+import { appOpenApiDocument, appRestEndpoints } from "../rest-app";
+import { appRouter } from "../root";
+import { createContext } from "../trpc";
 
 type Handler = (req: Request) => Promise<Response>;
 
@@ -16,16 +25,20 @@ export interface RouteServer {
   close(): Promise<void>;
 }
 
-async function routes(): Promise<Array<[RegExp, Record<string, Handler>]>> {
-  const rest = await import("@/app/api/v1/[...path]/route");
-  const openapi = await import("@/app/api/v1/openapi.json/route");
-  const mcp = await import("@/app/api/mcp/route");
-  const trpc = await import("@/app/api/trpc/[trpc]/route");
+const bearerContext = async (req: Request) => createContext({ db: await getDb(), authorization: req.headers.get("authorization") });
+const limited = (handler: Handler, tooLarge = apiTooLargeResponse) => withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init), tooLarge);
+
+async function routes(): Promise<Array<[RegExp, Handler]>> {
+  const rest = limited((req) =>
+    handleRest({ router: appRouter, endpoints: appRestEndpoints(), req, path: new URL(req.url).pathname.replace(/^\/api\/v1/, "") || "/", createContext: () => bearerContext(req) }),
+  );
+  const mcp = limited((req) => handleMcp(req, () => bearerContext(req)));
+  const trpc = withBodyLimit((req: Request) => fetchRequestHandler({ endpoint: "/api/trpc", req, router: appRouter, createContext: () => bearerContext(req) }), apiBodyLimit, (url, init) => new Request(url, init));
   return [
-    [/^\/api\/v1\/openapi\.json$/, { GET: async () => openapi.GET() }],
-    [/^\/api\/v1\//, { GET: rest.GET, POST: rest.POST, DELETE: rest.DELETE }],
-    [/^\/api\/mcp$/, { GET: mcp.GET, POST: mcp.POST, DELETE: mcp.DELETE }],
-    [/^\/api\/trpc\//, { GET: trpc.GET, POST: trpc.POST }],
+    [/^\/api\/v1\/openapi\.json$/, async () => Response.json(appOpenApiDocument())],
+    [/^\/api\/v1\//, rest],
+    [/^\/api\/mcp$/, mcp],
+    [/^\/api\/trpc\//, trpc],
   ];
 }
 
@@ -57,7 +70,7 @@ export async function startRouteServer(): Promise<RouteServer> {
   let base = "";
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0]!;
-    const handler = table.find(([pattern]) => pattern.test(path))?.[1][req.method ?? "GET"];
+    const handler = table.find(([pattern]) => pattern.test(path))?.[1];
     if (!handler) {
       res.statusCode = 404;
       res.setHeader("content-type", "application/json");

@@ -4,7 +4,7 @@ import { handleRest } from "@/server/api/rest";
 import { appRestEndpoints } from "@/server/api/rest-app";
 import { createContext } from "@/server/api/trpc";
 import { getSessionUser } from "@/server/auth/session";
-import { apiBodyLimit, withBodyLimit } from "@/server/http/body-limit";
+import { apiBodyLimit, apiTooLargeResponse, withBodyLimit } from "@/server/http/body-limit";
 import { getDb } from "@/server/store/db";
 
 export const runtime = "nodejs";
@@ -24,6 +24,6 @@ async function handler(req: Request): Promise<Response> {
   });
 }
 
-const limited = withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init));
+const limited = withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init), apiTooLargeResponse);
 
 export { limited as GET, limited as POST, limited as DELETE };

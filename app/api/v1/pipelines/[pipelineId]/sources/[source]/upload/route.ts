@@ -14,7 +14,7 @@ import { createContext, roleIn, type Context } from "@/server/api/trpc";
 import { can } from "@/server/auth/permissions";
 import { getSessionUser } from "@/server/auth/session";
 import { DomainError } from "@/server/core/errors";
-import { BodyTooLargeError, declaresTooLarge, tooLargeResponse, uploadBodyLimit } from "@/server/http/body-limit";
+import { apiTooLargeResponse, BodyTooLargeError, declaresTooLarge, uploadBodyLimit } from "@/server/http/body-limit";
 import { receiveUpload } from "@/server/http/upload-body";
 import { assertMayUpload } from "@/server/services/api-keys";
 import { importFile } from "@/server/services/imports";
@@ -32,8 +32,11 @@ const STATUS: Record<string, number> = {
   PAYLOAD_TOO_LARGE: 413,
 };
 
+const CODES = Object.fromEntries(Object.entries(STATUS).map(([code, status]) => [status, code]));
+
+/** The agent API's error shape: `{ error: { code, message } }`. */
 function fail(status: number, message: string) {
-  return Response.json({ error: message }, { status });
+  return Response.json({ error: { code: CODES[status] ?? (status >= 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST"), message } }, { status });
 }
 
 /** The pipeline (by id, or by name inside the given / the API key's workspace) and the caller's role there. */
@@ -62,7 +65,7 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
     const ctx = await createContext({ db, session: authorization ? null : await getSessionUser(), authorization });
     // Nothing of the body is read before this point.
     const pipeline = await authorize(ctx, decodeURIComponent(pipelineId), url.searchParams.get("workspaceId"));
-    if (declaresTooLarge(req, limit)) return tooLargeResponse(limit);
+    if (declaresTooLarge(req, limit)) return apiTooLargeResponse(limit);
     if (!req.body) return fail(400, "The request has no body.");
 
     dir = await mkdtemp(path.join(tmpdir(), "synthex-upload-"));
@@ -79,7 +82,7 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
     });
     return Response.json({ ...result, fileName: path.basename(received.file) });
   } catch (err) {
-    if (err instanceof BodyTooLargeError) return tooLargeResponse(limit);
+    if (err instanceof BodyTooLargeError) return apiTooLargeResponse(limit);
     if (err instanceof TRPCError) return fail(STATUS[err.code] ?? 500, err.message);
     if (err instanceof DomainError) return fail(STATUS[err.code] ?? 400, err.message);
     console.error("upload failed", err);
