@@ -9,7 +9,8 @@ import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import type { PipelineSpec } from "../pipeline/spec";
 import { Bm25Index } from "../text/bm25";
-import { filterConditions, normalizeScope, Params, parseJson, resolveBranch } from "./context";
+import { directSourceRows, parentRowsOfStep, stepRowsInScope, type WalkRow } from "../store/provenance-reads";
+import { normalizeScope, parseJson, resolveBranch } from "./context";
 
 export const DEFAULT_WALK_BEAM = 3;
 export const MAX_WALK_BEAM = 20;
@@ -71,7 +72,7 @@ export function walkPath(spec: PipelineSpec, from: string): string[] {
   return path;
 }
 
-type Row = { id: string; step: string; scope: string; content: string; metadata: unknown; time: string | null; parentId?: string | null };
+type Row = WalkRow;
 
 const byTimeDesc = (a: Row, b: Row) => (b.time ?? "").localeCompare(a.time ?? "") || a.id.localeCompare(b.id);
 
@@ -106,29 +107,9 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
   const path = walkPath(ctx.spec, input.from);
   const scope = normalizeScope(input.scope);
 
-  const columns = `r.id, r.step, r.scope, r.content, r.metadata, r.metadata #>> '{time,created_at}' AS time`;
-  const top = new Params();
-  const topRows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT ${columns} FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
-     WHERE p."branchId" = ${top.add(ctx.branchId)} AND p.step = ${top.add(path[0])} AND r."workspaceId" = ${top.add(ctx.workspaceId)}
-     ${filterConditions(top, { scope })
-       .map((c) => `AND ${c}`)
-       .join(" ")}`,
-    ...top.values,
-  );
-
+  const topRows = await stepRowsInScope(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step: path[0]!, scope });
   /** The records of `step` the branch shows whose provenance parents include one of `parents`. */
-  const children = async (parents: string[], step: string) => {
-    const p = new Params();
-    return db.$queryRawUnsafe<Row[]>(
-      `SELECT DISTINCT ON (r.id) ${columns}, e."childId" AS "parentId"
-       FROM "RecordEdge" e JOIN "Record" r ON r.id = e."parentId" AND r."workspaceId" = e."workspaceId"
-       JOIN "BranchPointer" bp ON bp."recordId" = r.id AND bp."branchId" = ${p.add(ctx.branchId)} AND bp.step = ${p.add(step)}
-       WHERE e."childId" = ANY(${p.add(parents, "text[]")}) AND e."workspaceId" = ${p.add(ctx.workspaceId)}
-       ORDER BY r.id, e.position`,
-      ...p.values,
-    );
-  };
+  const children = (parents: string[], step: string) => parentRowsOfStep(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step, children: parents });
 
   const levels: WalkResult["levels"] = [];
   let current = path.length === 1 ? best(topRows, query, limit) : best(topRows, query, beam);
@@ -144,16 +125,10 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
   if (!hits.length) return { query, path, levels, hits: [] };
 
   // The hits' own sources: the raw records they were cut from.
-  const p = new Params();
-  const sourceRows = await db.$queryRawUnsafe<Array<{ childId: string; id: string; step: string; content: string; metadata: unknown }>>(
-    `SELECT e."childId", r.id, r.step, r.content, r.metadata FROM "RecordEdge" e
-     JOIN "Record" r ON r.id = e."parentId" AND r."workspaceId" = e."workspaceId"
-     WHERE e."childId" = ANY(${p.add(
-       hits.map((h) => h.id),
-       "text[]",
-     )}) AND e."workspaceId" = ${p.add(ctx.workspaceId)}
-     ORDER BY e.position, r.id`,
-    ...p.values,
+  const sourceRows = await directSourceRows(
+    db,
+    ctx.workspaceId,
+    hits.map((h) => h.id),
   );
   return {
     query,

@@ -378,3 +378,52 @@ export async function branchBuildCostPerStep(
   );
   return rows.map((r) => ({ step: r.step, records: r.records, tokensIn: Number(r.tokens_in), tokensOut: Number(r.tokens_out), costUsd: Number(r.cost) }));
 }
+
+// Top-down walks (search/walk.ts) ---------------------------------------------------------------
+
+/** A record as a walk reads it: content, metadata and its time; `parentId` is the record it was reached from. */
+export type WalkRow = { id: string; step: string; scope: string; content: string; metadata: unknown; time: string | null; parentId?: string | null };
+
+const WALK_COLUMNS = `r.id, r.step, r.scope, r.content, r.metadata, r.metadata #>> '{time,created_at}' AS time`;
+
+/** Every record a branch shows for one step, optionally within a scope (and its sub-scopes). */
+export async function stepRowsInScope(db: Db, args: { workspaceId: string; branchId: string; step: string; scope?: string }): Promise<WalkRow[]> {
+  const p = new Params();
+  return db.$queryRawUnsafe<WalkRow[]>(
+    `SELECT ${WALK_COLUMNS} FROM "BranchPointer" bp JOIN "Record" r ON r.id = bp."recordId"
+     WHERE bp."branchId" = ${p.add(args.branchId)} AND bp.step = ${p.add(args.step)} AND r."workspaceId" = ${p.add(args.workspaceId)}
+     ${filterConditions(p, { scope: args.scope })
+       .map((c) => `AND ${c}`)
+       .join(" ")}`,
+    ...p.values,
+  );
+}
+
+/** The records of `step` a branch shows that are provenance parents of one of `children` (each once, with the child it was reached from). */
+export async function parentRowsOfStep(db: Db, args: { workspaceId: string; branchId: string; step: string; children: string[] }): Promise<WalkRow[]> {
+  const p = new Params();
+  return db.$queryRawUnsafe<WalkRow[]>(
+    `SELECT DISTINCT ON (r.id) ${WALK_COLUMNS}, e."childId" AS "parentId"
+     FROM "RecordEdge" e JOIN "Record" r ON r.id = e."parentId" AND r."workspaceId" = e."workspaceId"
+     JOIN "BranchPointer" bp ON bp."recordId" = r.id AND bp."branchId" = ${p.add(args.branchId)} AND bp.step = ${p.add(args.step)}
+     WHERE e."childId" = ANY(${p.add(args.children, "text[]")}) AND e."workspaceId" = ${p.add(args.workspaceId)}
+     ORDER BY r.id, e.position`,
+    ...p.values,
+  );
+}
+
+/** The direct sources of each of `ids`, in input order. */
+export async function directSourceRows(
+  db: Db,
+  workspaceId: string,
+  ids: string[],
+): Promise<Array<{ childId: string; id: string; step: string; content: string; metadata: unknown }>> {
+  const p = new Params();
+  return db.$queryRawUnsafe(
+    `SELECT e."childId", r.id, r.step, r.content, r.metadata FROM "RecordEdge" e
+     JOIN "Record" r ON r.id = e."parentId" AND r."workspaceId" = e."workspaceId"
+     WHERE e."childId" = ANY(${p.add(ids, "text[]")}) AND e."workspaceId" = ${p.add(workspaceId)}
+     ORDER BY e.position, r.id`,
+    ...p.values,
+  );
+}
