@@ -135,12 +135,13 @@ function attachmentsOf(meta: Obj): Array<{ id: string; name: string; mime?: stri
 /** One message on the visible thread → a transcript turn, or null when the UI hides it / it is noise. */
 export function renderMessage(message: Obj): Turn | null {
   const author = isObject(message.author) ? message.author : {};
-  const role = str(author.role) ?? "unknown";
-  const name = str(author.name);
+  // Role, name and recipient become turn labels: capped like titles, so a huge one cannot grow a record.
+  const role = capTitle(str(author.role) ?? "unknown");
+  const name = capTitle(str(author.name));
   const meta = isObject(message.metadata) ? message.metadata : {};
   const content = isObject(message.content) ? message.content : { content_type: "text", parts: [] };
   const type = str(content.content_type) ?? "unknown";
-  const recipient = str(message.recipient) ?? "all";
+  const recipient = capTitle(str(message.recipient) ?? "all");
   const attachments = attachmentsOf(meta);
   const names = new Map(attachments.map((a) => [a.id, a.name]));
 

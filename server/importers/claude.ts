@@ -16,6 +16,7 @@ import {
   str,
   toIso,
   capTitle,
+  jsonPreview,
   type ImportEvent,
   type ImporterOptions,
   type ImportWarning,
@@ -56,7 +57,7 @@ function renderToolUse(block: Obj): string {
   if ((name === "repl" || name === "analysis" || name === "bash_tool") && (typeof input.code === "string" || typeof input.command === "string")) {
     return `[tool call: ${name}]\n${fence(String(input.code ?? input.command), name === "bash_tool" ? "bash" : "javascript")}`;
   }
-  const args = Object.keys(input).length ? ` ${clip(JSON.stringify(input), 500)}` : "";
+  const args = Object.keys(input).length ? ` ${jsonPreview(input, 500)}` : "";
   return `[tool call: ${name}${args}]`;
 }
 
@@ -201,7 +202,8 @@ export function claudeConversationToItem(conv: unknown, ctx: { index: number; pa
   let hidden = 0;
   let attachments = 0;
   for (const m of thread) {
-    const sender = str(m.sender);
+    // A sender becomes a turn label: capped like a title, so a huge one cannot grow a record.
+    const sender = capTitle(str(m.sender));
     const role = sender === "human" || sender === "user" ? "user" : sender === "assistant" ? "assistant" : (sender ?? "unknown");
     const r = renderClaudeMessage(m);
     hidden += r.hidden;

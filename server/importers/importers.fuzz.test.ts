@@ -19,6 +19,10 @@ import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
 import { detectFormat, ImportError, readImport, type ImportFormat } from "./index";
 
+// CI runs one fixed seed, so a red run is reproducible and a green one stays green;
+// FUZZ_SEED=<n> explores other inputs (a failure prints its seed and counterexample).
+fc.configureGlobal({ seed: Number(process.env.FUZZ_SEED ?? 20261123) });
+
 const FIX = path.join(import.meta.dirname, "__fixtures__");
 const fixtures: Record<"chatgpt-export" | "claude-export" | "jsonl" | "markdown", string> = {
   "chatgpt-export": readFileSync(path.join(FIX, "chatgpt", "conversations.json"), "utf8"),

@@ -4,7 +4,7 @@ import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import type { SourceItem } from "../core/source-item";
-import { capMessage, capTitle, DEFAULT_MAX_MESSAGE_CHARS, ImportError, isObject, str, toIso, type ImportEvent, type ImporterOptions } from "./types";
+import { capMessage, capTitle, DEFAULT_MAX_MESSAGE_CHARS, ImportError, isObject, jsonPreview, str, toIso, type ImportEvent, type ImporterOptions } from "./types";
 
 type Obj = Record<string, unknown>;
 
@@ -56,7 +56,7 @@ function partsText(content: unknown): string {
       if (type === "text" || type === "input_text" || type === "output_text") return str(p.text) ?? "";
       if (type === "image_url" || type === "image" || type === "input_image") return "[image]";
       if (type === "input_audio") return "[audio]";
-      if (type === "tool_use") return `[tool call: ${str(p.name) ?? "tool"} ${JSON.stringify(p.input ?? {}).slice(0, 500)}]`;
+      if (type === "tool_use") return `[tool call: ${str(p.name) ?? "tool"} ${jsonPreview(p.input, 500)}]`;
       if (type === "tool_result") return `[tool result]\n${partsText(p.content)}`;
       if (type === "thinking" || type === "redacted_thinking") return "";
       return str(p.text) ?? `[${type ?? "part"}]`;

@@ -73,3 +73,16 @@ export function toIso(value: unknown): string | null {
 
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 export const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+/**
+ * A short JSON preview of tool arguments. Arguments nested deeper than the stack allows (a
+ * hostile or broken export) are named, not rendered: stringifying them would crash the import.
+ */
+export function jsonPreview(value: unknown, max: number): string {
+  try {
+    const json = JSON.stringify(value ?? {});
+    return json.length > max ? `${json.slice(0, max)}…` : json;
+  } catch {
+    return "[arguments nested too deeply to show]";
+  }
+}
