@@ -10,8 +10,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's audit log (purges) */
-        get: operations["record_audit"];
+        /** The workspace's audit log, newest first */
+        get: operations["audit_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -775,9 +775,13 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    record_audit: {
+    audit_list: {
         parameters: {
             query?: {
+                /** @description Only actions starting with this, e.g. apiKey. or branch.promote */
+                action?: string;
+                /** @description nextCursor of the previous page */
+                cursor?: string | null;
                 limit?: number;
                 /** @description The workspace; optional with an API key (its own workspace). */
                 workspaceId?: string;
@@ -795,14 +799,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        action: string;
-                        actor: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        id: string;
-                        summary: unknown;
-                        target: string;
-                    }[];
+                        entries: {
+                            action: string;
+                            actor: string;
+                            actorLabel: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            id: string;
+                            summary: {
+                                [key: string]: unknown;
+                            };
+                            target: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
                 };
             };
             /** @description The input is invalid (the message says which field and why). */
