@@ -36,6 +36,7 @@ import { consolidateKey, consolidateSetKey } from "../keys";
 import { ModelError } from "../model";
 import { inheritedMetadata, metadataAt, recordVars, type StepContext } from "../step-context";
 import type { Audit, EngineRecord, NewRecord, OrderedRef } from "../types";
+import { existingKeys, pageAfter, planCounts } from "./planned";
 import type { StepKind, WorkItem } from "./step-kind";
 
 /** Where a step's tombstones are pointed. */
@@ -103,13 +104,6 @@ function prefixKeysOf(ctx: StepContext<ConsolidateStep>, scope: string, facts: O
   });
 }
 
-async function existingKeys(ctx: StepContext, keys: string[]) {
-  const found = new Map<string, string>();
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    for (const [k, v] of await ctx.store.existingKeys(ctx.run.pipelineId, keys.slice(i, i + KEY_CHUNK))) found.set(k, v);
-  }
-  return found;
-}
 
 /** Memories restored by a person on this branch (their RESTORE versions), by memory id. */
 function restoresOf(ctx: StepContext<ConsolidateStep>) {
@@ -322,15 +316,8 @@ async function consolidateScope(ctx: StepContext<ConsolidateStep>, item: ScopeIt
 
 export const consolidateKind: StepKind<ConsolidateStep, ScopeItem> = {
   type: "consolidate",
-  async plan(ctx) {
-    const items = await wanted(ctx);
-    return { total: items.length, pending: ctx.options.full ? items.length : (await missing(ctx)).length };
-  },
-  async missing(ctx, page) {
-    const items = await missing(ctx);
-    const start = page.after === null ? 0 : items.findIndex((i) => i.id > page.after!);
-    return start < 0 ? [] : items.slice(start, start + page.limit);
-  },
+  plan: async (ctx) => planCounts(ctx, await wanted(ctx), () => missing(ctx)),
+  missing: async (ctx, page) => pageAfter(await missing(ctx), page),
   execute: consolidateScope,
   async commit(ctx) {
     const items = await wanted(ctx);

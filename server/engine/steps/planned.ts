@@ -14,12 +14,24 @@ export interface PlannedItem extends WorkItem {
 
 const KEY_CHUNK = 1000;
 
-async function existingKeys(ctx: StepContext, keys: string[]) {
+/** Which of these materialization keys exist (key → record id), asked in chunks. */
+export async function existingKeys(ctx: StepContext, keys: string[]) {
   const existing = new Map<string, string>();
   for (let i = 0; i < keys.length; i += KEY_CHUNK) {
     for (const [k, v] of await ctx.store.existingKeys(ctx.run.pipelineId, keys.slice(i, i + KEY_CHUNK))) existing.set(k, v);
   }
   return existing;
+}
+
+/** Plan counts of a step whose items are `wanted`, of which `missing` are not made yet. */
+export async function planCounts(ctx: StepContext, wanted: WorkItem[], missing: () => Promise<WorkItem[]>): Promise<StepPlanCounts> {
+  return { total: wanted.length, pending: ctx.options.full ? wanted.length : (await missing()).length };
+}
+
+/** One page of items sorted by id: those after `page.after`, at most `page.limit`. */
+export function pageAfter<W extends WorkItem>(items: W[], page: { after: string | null; limit: number }): W[] {
+  const start = page.after === null ? 0 : items.findIndex((i) => i.id > page.after!);
+  return start < 0 ? [] : items.slice(start, start + page.limit);
 }
 
 export function plannedKind<S extends StepDefinition, W extends PlannedItem>(def: {
@@ -43,15 +55,8 @@ export function plannedKind<S extends StepDefinition, W extends PlannedItem>(def
     execute: def.execute,
     ...(def.prepare ? { prepare: def.prepare } : {}),
     ...(def.estimate ? { estimate: def.estimate } : {}),
-    async plan(ctx) {
-      const items = await wanted(ctx);
-      return { total: items.length, pending: ctx.options.full ? items.length : (await missing(ctx)).length };
-    },
-    async missing(ctx, page) {
-      const items = await missing(ctx);
-      const start = page.after === null ? 0 : items.findIndex((i) => i.id > page.after!);
-      return start < 0 ? [] : items.slice(start, start + page.limit);
-    },
+    plan: async (ctx) => planCounts(ctx, await wanted(ctx), () => missing(ctx)),
+    missing: async (ctx, page) => pageAfter(await missing(ctx), page),
     async commit(ctx) {
       const items = await wanted(ctx);
       const existing = await existingKeys(ctx, items.map((i) => i.key));
