@@ -38,7 +38,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
   const templates = useQuery(trpc.evals.templates.queryOptions({ workspaceId: workspace.id }));
   const [datasetId, setDatasetId] = useState<string>("");
   const [branch, setBranch] = useState(defaultBranch);
-  const [mode, setMode] = useState<"hybrid" | "fts" | "semantic" | "bm25" | "walk">("hybrid");
+  const [mode, setMode] = useState<"hybrid" | "fts" | "semantic" | "graph" | "bm25" | "walk">("hybrid");
   const [step, setStep] = useState("");
   const [baselines, setBaselines] = useState<string[]>([]);
   const [uploading, setUploading] = useState(false);
@@ -152,6 +152,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
               <option value="hybrid">hybrid</option>
               <option value="fts">full text</option>
               <option value="semantic">semantic</option>
+              <option value="graph">graph (entities and beliefs, fused with hybrid)</option>
               <option value="bm25">bm25 (one step)</option>
               <option value="walk">walk (top-down from the step)</option>
             </select>

@@ -15,11 +15,12 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { Input } from "@/components/ui/input";
 import { Skeleton } from "@/components/ui/skeleton";
 import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
+import { describePath } from "@/server/search/evidence-path";
 import { excerpt, recordLabel, type RecordSummary } from "./api";
 import { Highlight } from "./highlight";
 import { DeletedMemoriesPanel } from "./memory-history";
 
-export const MODES = ["fts", "semantic", "hybrid"] as const;
+export const MODES = ["fts", "semantic", "hybrid", "graph"] as const;
 
 type Spec = RouterOutputs["pipeline"]["get"]["version"]["spec"];
 
@@ -251,8 +252,18 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
                         score {h.score.fused.toFixed(3)}
                         {h.score.fts != null ? ` · fts ${h.score.fts.toFixed(3)}` : ""}
                         {h.score.semantic != null ? ` · sem ${h.score.semantic.toFixed(3)}` : ""}
+                        {h.score.graph != null ? ` · graph ${h.score.graph.toFixed(3)}` : ""}
                         {h.lowerHits?.length ? ` · also matches ${h.lowerHits.length} lower` : ""}
                       </div>
+                    ) : null}
+                    {h.evidencePaths?.length ? (
+                      <ul className="mt-1 space-y-0.5 text-[11px] text-muted-foreground" data-testid="evidence-paths">
+                        {h.evidencePaths.map((p) => (
+                          <li key={p.edges.map((e) => e.beliefId).join(">")} data-testid="evidence-path">
+                            via {describePath(p)}
+                          </li>
+                        ))}
+                      </ul>
                     ) : null}
                   </button>
                 ))

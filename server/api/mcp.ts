@@ -9,6 +9,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { appRouter } from "./root";
+import { SEARCH_MODES } from "../search/search";
 import { apiRateLimit } from "../http/api-rate-limit";
 import type { Context } from "./trpc";
 import { API_VERSION } from "./rest-app";
@@ -46,7 +47,7 @@ export function createMcpServer(caller: Caller): McpServer {
       inputSchema: {
         pipeline,
         query: z.string().min(1).describe("The question or words to look for."),
-        mode: z.enum(["fts", "semantic", "hybrid"]).optional(),
+        mode: z.enum(SEARCH_MODES).optional().describe("hybrid (default); graph walks the entity graph from the entities the query names (pipelines with entities and relations steps)."),
         scope: z.string().optional().describe("Scope prefix, e.g. acme:user-42."),
         limit: z.number().int().min(1).max(50).optional(),
       },
@@ -63,10 +64,11 @@ export function createMcpServer(caller: Caller): McpServer {
         question: z.string().min(1),
         scope: z.string().optional().describe("Scope prefix, e.g. acme:user-42."),
         k: z.number().int().min(1).max(20).optional(),
+        mode: z.enum(SEARCH_MODES).optional().describe("How evidence is retrieved; default: graph when the pipeline has an entity graph, else hybrid."),
         model: z.string().optional().describe("provider/model that writes the answer; omitted: extractive."),
       },
     },
-    (args) => tool(() => caller.search.ask({ pipelineId: args.pipeline, question: args.question, scope: args.scope, k: args.k ?? 5, model: args.model })),
+    (args) => tool(() => caller.search.ask({ pipelineId: args.pipeline, question: args.question, scope: args.scope, k: args.k ?? 5, mode: args.mode, model: args.model })),
   );
   server.registerTool(
     "get_record",

@@ -69,9 +69,36 @@ export const lineageResultSchema = z.object({
   truncated: z.boolean(),
 }) satisfies z.ZodType<LineageResult>;
 
+const evidenceEdgeSchema = z.object({
+  recordId: z.string().meta({ description: "The belief record (a record of the relations step)." }),
+  beliefId: z.string(),
+  subject: z.string().meta({ description: "Subject entity id." }),
+  subjectName: z.string(),
+  predicate: z.string(),
+  object: z.string(),
+  objectEntity: z.string().nullable().meta({ description: "Object entity id when the object is an entity (an edge between entities)." }),
+  status: z.enum(["current", "superseded"]),
+  validFrom: z.string().nullable(),
+  validTo: z.string().nullable(),
+  evidence: z.string().nullable().meta({ description: "The sentence the belief was read from, when kept." }),
+});
+
+export const evidencePathSchema = z
+  .object({
+    from: z.object({ entityId: z.string(), recordId: z.string(), name: z.string(), matched: z.string().meta({ description: "The question's words that named the entity." }) }),
+    edges: z.array(evidenceEdgeSchema).meta({ description: "One or two beliefs walked, in order; the last one cites the source record." }),
+    sourceId: z.string(),
+    score: z.number(),
+  })
+  .meta({ id: "EvidencePath", description: "How graph retrieval reached a record: question entity → belief (→ entity → belief) → source record." });
+
+export const questionEntitySchema = z
+  .object({ entityId: z.string(), recordId: z.string(), name: z.string(), type: z.string(), scope: z.string(), matched: z.string() })
+  .meta({ id: "QuestionEntity", description: "An entity the question names, found among the graph's entity records." });
+
 export const searchResultSchema = z
   .object({
-    mode: z.enum(["fts", "semantic", "hybrid", "exact"]),
+    mode: z.enum(["fts", "semantic", "hybrid", "graph", "exact"]),
     query: z.string(),
     steps: z.array(z.string()),
     dateRange: z.object({ from: z.string(), to: z.string(), text: z.string(), use: z.enum(["boost", "filter"]) }).optional(),
@@ -86,11 +113,21 @@ export const searchResultSchema = z
         createdAt: z.date(),
         snippet: z.string(),
         highlights: z.array(z.tuple([z.number().int(), z.number().int()])).meta({ description: "[start, end) offsets of matched terms in the snippet." }),
-        score: z.object({ fts: z.number().nullable(), semantic: z.number().nullable(), fused: z.number() }),
+        score: z.object({
+          fts: z.number().nullable(),
+          semantic: z.number().nullable(),
+          graph: z.number().nullable().optional().meta({ description: "Mode graph: the best evidence path's score (0..1); null when the graph did not reach the record." }),
+          fused: z.number(),
+        }),
         sourceCount: z.number().int(),
         lowerHits: z.array(z.object({ id: z.string(), step: z.string(), altitude: z.number().int() })),
+        evidencePaths: z.array(evidencePathSchema).optional().meta({ description: "Mode graph: how the graph reached this record, best first." }),
       }),
     ),
+    graph: z
+      .object({ entities: z.array(questionEntitySchema), unknownNames: z.array(z.string()), beliefsRead: z.number().int() })
+      .optional()
+      .meta({ description: "Mode graph: the question's entities found in the graph, and capitalized names it uses that the graph does not know." }),
     notice: z.string().optional(),
   })
   .meta({ id: "SearchResult" }) satisfies z.ZodType<SearchResult>;
@@ -230,6 +267,11 @@ export const answerPacketSchema = z
     model: z.string(),
     label: z.string().meta({ description: "How to read the answer (an extractive answer is a quoted sentence)." }),
     citations: z.array(z.object({ ref: z.number().int(), recordId: z.string(), step: z.string() })),
+    mode: z.enum(["fts", "semantic", "hybrid", "graph"]).meta({ description: "How the evidence was retrieved (graph by default on pipelines with an entity graph)." }),
+    graph: z
+      .object({ entities: z.array(z.string()), reached: z.array(z.string()), missing: z.array(z.string()), coverage: z.number() })
+      .optional()
+      .meta({ description: "Mode graph: the question's entities and which of them the evidence reaches (what the offline critic checks)." }),
     confidence: z.object({
       score: z.number(),
       level: z.enum(["high", "medium", "low", "none"]),
@@ -247,6 +289,7 @@ export const answerPacketSchema = z
         time: z.string().nullable(),
         relevance: z.number(),
         sources: z.array(z.object({ id: z.string(), step: z.string(), preview: z.string() })),
+        paths: z.array(evidencePathSchema).optional().meta({ description: "Mode graph: how the graph reached this record, best first." }),
       }),
     ),
     usage: z.object({ calls: z.number().int(), tokensIn: z.number(), tokensOut: z.number(), costUsd: z.number() }),

@@ -12,6 +12,8 @@ import { specToToml } from "../pipeline/toml";
 import { IMPORT_FORMATS, type ImportFormat } from "../importers/types";
 import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
 import type { LineageResult } from "../search/provenance";
+import { describePath } from "../search/evidence-path";
+import { SEARCH_MODES, type SearchMode } from "../search/search";
 import { connectLocal, connectRemote, type Connection } from "./api";
 import { bar, num, ProgressLine, table, usd } from "./output";
 import { registerBranchCommands } from "./branch";
@@ -353,13 +355,13 @@ export function buildCli() {
     .command("search <query>")
     .description("search memory at every altitude (or one step); --exact finds literal phrases in the raw sources")
     .option("--step <step>", "altitude: search one step")
-    .addOption(new Option("--mode <mode>", "fts, semantic or hybrid").choices(["fts", "semantic", "hybrid"]).default("hybrid"))
+    .addOption(new Option("--mode <mode>", "fts, semantic, hybrid or graph (walks the entity graph: pipelines with entities and relations steps)").choices([...SEARCH_MODES]).default("hybrid"))
     .option("--scope <prefix>", "scope prefix, e.g. acme:eng")
     .option("--exact", "literal phrase in source records")
     .option("--limit <n>", "results", "10")
     .action(
       action(async (conn, opts, query: string) => {
-        const o = opts as GlobalOptions & { step?: string; mode: "hybrid"; scope?: string; exact?: boolean; limit: string };
+        const o = opts as GlobalOptions & { step?: string; mode: SearchMode; scope?: string; exact?: boolean; limit: string };
         const { pipeline, branch } = await resolvePipeline(conn, opts);
         const result = await conn.api.search.search.query({
           workspaceId: conn.workspaceId,
@@ -375,9 +377,11 @@ export function buildCli() {
         print(opts, result, () => {
           if (result.hits.length === 0) return result.notice ?? `No results for "${query}".`;
           const lines = [`${result.hits.length} result(s) for "${query}" (${result.mode}${o.step ? `, step ${o.step}` : ""}):`, ""];
+          if (result.graph) lines.splice(1, 0, graphLine(result.graph));
           for (const hit of result.hits) {
             lines.push(`${hit.step} · ${hit.id}${hit.scope ? ` · ${hit.scope}` : ""} · score ${hit.score.fused.toFixed(3)} · ${hit.sourceCount} source(s)`);
             lines.push(`  ${hit.snippet.replace(/\s+/g, " ").slice(0, 300)}`);
+            for (const p of hit.evidencePaths ?? []) lines.push(`  via ${describePath(p)}`);
             if (hit.lowerHits.length) lines.push(`  also matched below: ${hit.lowerHits.map((l) => `${l.step} ${l.id}`).join(", ")}`);
             lines.push("");
           }
@@ -392,10 +396,11 @@ export function buildCli() {
     .description("answer a question from memory: evidence with sources, citations, confidence, a critic verdict (abstains when weak)")
     .option("--scope <prefix>", "scope prefix, e.g. acme:eng")
     .option("-k, --k <n>", "records of evidence", "5")
+    .addOption(new Option("--mode <mode>", "how evidence is retrieved (default: graph when the pipeline has an entity graph, else hybrid)").choices([...SEARCH_MODES]))
     .option("--model <provider/model>", "a configured model writes the answer (default: extractive, offline)")
     .action(
       action(async (conn, opts, question: string) => {
-        const o = opts as GlobalOptions & { scope?: string; k: string; model?: string };
+        const o = opts as GlobalOptions & { scope?: string; k: string; mode?: SearchMode; model?: string };
         const { pipeline, branch } = await resolvePipeline(conn, opts);
         const packet = await conn.api.search.ask.mutate({
           workspaceId: conn.workspaceId,
@@ -404,6 +409,7 @@ export function buildCli() {
           question,
           scope: o.scope,
           k: Number(o.k) || 5,
+          mode: o.mode,
           model: o.model,
         });
         print(opts, packet, () => {
@@ -418,6 +424,7 @@ export function buildCli() {
             lines.push(`[${e.ref}] ${e.step} · ${e.id}${e.scope ? ` · ${e.scope}` : ""} · relevance ${e.relevance}`);
             lines.push(`    ${e.snippet.replace(/\s+/g, " ").slice(0, 240)}`);
             if (e.sources.length) lines.push(`    sources: ${e.sources.map((src) => `${src.step} ${src.id}`).join(", ")}`);
+            for (const p of e.paths ?? []) lines.push(`    via ${describePath(p)}`);
           }
           if (!packet.evidence.length) lines.push("  (none)");
           return lines.join("\n");
@@ -598,6 +605,14 @@ export function buildCli() {
 }
 
 /** A key's restrictions as ", read-only, scope acme:eng, pipelines a, b" (empty when none). */
+/** Graph mode: which of the question's entities the graph knows, and the names it does not. */
+function graphLine(graph: { entities: Array<{ name: string; scope: string }>; unknownNames: string[]; beliefsRead: number }): string {
+  const known = [...new Set(graph.entities.map((e) => e.name))];
+  const parts = [known.length ? `entities ${known.join(", ")} (${graph.beliefsRead} beliefs read)` : "no entity of the graph named"];
+  if (graph.unknownNames.length) parts.push(`not in the graph: ${graph.unknownNames.join(", ")}`);
+  return `Graph: ${parts.join(" · ")}`;
+}
+
 function restrictionText(k: { readOnly: boolean; scopePrefix: string | null; pipelines: string[] }): string {
   return [k.readOnly ? "read-only" : "", k.scopePrefix ? `scope ${k.scopePrefix}` : "", k.pipelines.length ? `pipelines ${k.pipelines.join(", ")}` : ""]
     .filter(Boolean)

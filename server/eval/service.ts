@@ -14,7 +14,7 @@ import type { Prisma } from "../generated/prisma/client";
 import type { ModelProvider } from "../engine/model";
 import { specHash } from "../pipeline/hashing";
 import type { PipelineSpec } from "../pipeline/spec";
-import { search } from "../search/search";
+import { search, type SearchMode } from "../search/search";
 import { indexPipeline } from "../search/indexing";
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
@@ -545,7 +545,7 @@ async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, quer
     pipelineId: run.evalPipelineId,
     branch: run.branch,
     query: query.slice(0, 1000),
-    mode: run.mode as "fts" | "semantic" | "hybrid",
+    mode: run.mode as SearchMode,
     step: run.step ?? undefined,
     scope,
     limit: run.k,

@@ -15,7 +15,7 @@ export type EvalTemplate = string;
  * descends from the step through provenance, level by level (search/walk.ts: Pyramid retrieval).
  */
 export type EvalMode = SearchMode | "bm25" | "walk";
-export const EVAL_MODES = ["fts", "semantic", "hybrid", "bm25", "walk"] as const;
+export const EVAL_MODES = ["fts", "semantic", "hybrid", "graph", "bm25", "walk"] as const;
 
 export interface EvalTemplateDef {
   spec: PipelineSpec;

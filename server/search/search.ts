@@ -25,18 +25,30 @@ import { isQueryEmbedder } from "../llm/embedder";
 import { inRange, parseDateRange, type DateRange } from "./dates";
 import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
 import { altitudes, indexedSteps, parseJson, requireSteps, resolveBranch, sourceSteps, type BranchContext, type RecordFilters } from "./context";
+import { graphRetrieve, type EvidencePath, type QuestionEntity } from "./graph-retrieval";
 
-export const SEARCH_MODES = ["fts", "semantic", "hybrid"] as const;
+/**
+ * `graph`: hybrid plus a third list — the source records reached from the question's entities
+ * over one or two hops of beliefs (search/graph-retrieval.ts) — fused by RRF, with a recency
+ * weight; needs an entities and a relations step.
+ */
+export const SEARCH_MODES = ["fts", "semantic", "hybrid", "graph"] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
 export const MAX_QUERY_LENGTH = 1000;
 export const MAX_LIMIT = 100;
 /** Hybrid fusion defaults (weighted reciprocal rank fusion), tuned on the LoCoMo dev split. */
-export const FUSION_DEFAULTS = { method: "rrf", k: 20, fts: 1, semantic: 0.5, context: 0.5, semanticFloor: 0.2 } as const satisfies Required<Fusion>;
+export const FUSION_DEFAULTS = { method: "rrf", k: 20, fts: 1, semantic: 0.5, graph: 1, context: 0.5, semanticFloor: 0.2 } as const satisfies Required<Fusion>;
+/**
+ * Graph mode's recency weight when the call gives none: a record's age is counted from the newest
+ * candidate (not from today), so a memory of 2023 is not uniformly "old"; ties go to newer evidence.
+ */
+export const GRAPH_RECENCY = { halfLifeDays: 180, weight: 0.1 } as const;
 
 /**
  * How hybrid search combines its two lists, and how much a record's own source adds:
- * - `method` "rrf": fts / (k + fts rank) + semantic / (k + semantic rank) (reciprocal rank fusion);
+ * - `method` "rrf": fts / (k + fts rank) + semantic / (k + semantic rank) (reciprocal rank fusion),
+ *   + graph / (k + graph rank) in mode "graph";
  *   "sum": fts × fts score + semantic × cosine (both scores are 0..1, so the sum can be cut on);
  * - `context`: a candidate whose source record is also a candidate (a window and its transcript)
  *   gets `context` × the source's score added — evidence that the whole conversation is about
@@ -53,6 +65,8 @@ export interface Fusion {
   k?: number;
   fts?: number;
   semantic?: number;
+  /** Mode "graph": weight of the graph list. */
+  graph?: number;
   context?: number;
   semanticFloor?: number;
 }
@@ -112,8 +126,11 @@ export interface SearchHit {
   /** Plain text around the match; `highlights` are [start, end) offsets of matched terms in it. */
   snippet: string;
   highlights: Array<[number, number]>;
-  score: { fts: number | null; semantic: number | null; fused: number };
+  /** `graph` (mode "graph"): the best evidence path's score, 0..1; null when the graph did not reach the record. */
+  score: { fts: number | null; semantic: number | null; graph?: number | null; fused: number };
   sourceCount: number;
+  /** Mode "graph": how the graph reached this record (question entity → belief → … → this record), best first. */
+  evidencePaths?: EvidencePath[];
   /** Unscoped search: matching records this one was derived from (lower altitude). */
   lowerHits: LowerHit[];
 }
@@ -125,6 +142,8 @@ export interface SearchResult {
   /** The date range read from the query, when `dates` used one. */
   dateRange?: DateRange & { use: "boost" | "filter" };
   hits: SearchHit[];
+  /** Mode "graph": the question's entities found in the graph, and names it uses that the graph does not know. */
+  graph?: { entities: QuestionEntity[]; unknownNames: string[]; beliefsRead: number };
   /** Why a result may be empty or partial (e.g. only stop words). */
   notice?: string;
 }
@@ -137,6 +156,9 @@ interface Candidate {
   semantic: number | null;
   ftsRank?: number;
   semRank?: number;
+  graph?: number;
+  graphRank?: number;
+  paths?: EvidencePath[];
 }
 
 function checkQuery(query: unknown): string {
@@ -266,7 +288,7 @@ function phraseSnippet(content: string, phrase: string): { snippet: string; high
 export async function search(db: Db, input: SearchInput): Promise<SearchResult> {
   const query = checkQuery(input.query);
   const mode: SearchMode = input.mode ?? "hybrid";
-  if (!SEARCH_MODES.includes(mode)) throw badRequest(`Unknown search mode "${String(mode)}": use fts, semantic or hybrid.`);
+  if (!SEARCH_MODES.includes(mode)) throw badRequest(`Unknown search mode "${String(mode)}": use ${SEARCH_MODES.join(", ")}.`);
   const limit = Math.min(MAX_LIMIT, Math.max(1, Math.floor(input.limit ?? 20)));
   if (input.recency && !(input.recency.halfLifeDays > 0)) throw badRequest("recency.halfLifeDays must be a positive number of days.");
   const ctx = await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch);
@@ -295,7 +317,10 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   if (dateRange?.use === "filter" && !input.from && !input.to) input = { ...input, from: dateRange.from, to: dateRange.to };
   const pool = unscoped ? Math.min(300, limit * 3) : limit;
 
-  const n = mode === "hybrid" ? Math.max(50, pool) : pool;
+  const fusing = mode === "hybrid" || mode === "graph";
+  const n = fusing ? Math.max(50, pool) : pool;
+  // Graph first: a pipeline without a graph is refused before any other work.
+  const graph = mode === "graph" ? await graphRetrieve(db, ctx, { question: query, steps: explicit, filters: input, n }) : null;
   const terms = await queryTerms(db, query);
   const stats = await loadTermStats(db, ctx.branchId, steps, terms.lexemes);
   const fts = mode !== "semantic" && terms.lexemes.length ? await ftsCandidates(db, ctx, steps, terms, stats, input, n) : [];
@@ -304,7 +329,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   if (mode === "fts" && !lexemes) {
     return { mode, query, steps, hits: [], notice: "The query has only stop words or punctuation: nothing to match in full text." };
   }
-  if (mode === "hybrid" && !lexemes) notice = "The query has only stop words or punctuation: results come from semantic search alone.";
+  if (fusing && !lexemes) notice = `The query has only stop words or punctuation: results come from semantic${mode === "graph" ? " and graph" : ""} search alone.`;
   let sem: Candidate[] = [];
   if (mode !== "fts") {
     // One embedding model per query: the one the (first) covering search output names.
@@ -320,29 +345,37 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
 
   // Fuse.
   const fusion = { ...FUSION_DEFAULTS, ...input.fusion };
-  const now = Date.now();
+  const graphList: Candidate[] = (graph?.candidates ?? []).map((g, i) => ({ id: g.id, step: g.step, time: g.time, fts: null, semantic: null, graph: g.score, graphRank: i + 1, paths: g.paths }));
   const byId = new Map<string, Candidate>();
-  for (const c of [...fts, ...sem]) {
+  for (const c of [...fts, ...sem, ...graphList]) {
     const prev = byId.get(c.id);
     byId.set(c.id, prev ? { ...prev, ...Object.fromEntries(Object.entries(c).filter(([, v]) => v !== null && v !== undefined)) } : c);
   }
   const base = (c: Candidate): number => {
     if (mode === "fts") return c.fts ?? 0;
     if (mode === "semantic") return c.semantic ?? 0;
-    if (fusion.method === "sum") return fusion.fts * (c.fts ?? 0) + fusion.semantic * Math.max(0, c.semantic ?? 0);
-    return (c.ftsRank ? fusion.fts / (fusion.k + c.ftsRank) : 0) + (c.semRank ? fusion.semantic / (fusion.k + c.semRank) : 0);
+    if (fusion.method === "sum") return fusion.fts * (c.fts ?? 0) + fusion.semantic * Math.max(0, c.semantic ?? 0) + fusion.graph * (c.graph ?? 0);
+    return (
+      (c.ftsRank ? fusion.fts / (fusion.k + c.ftsRank) : 0) +
+      (c.semRank ? fusion.semantic / (fusion.k + c.semRank) : 0) +
+      (c.graphRank ? fusion.graph / (fusion.k + c.graphRank) : 0)
+    );
   };
   for (const [id, c] of byId) {
-    if (mode === "hybrid" && c.fts === null && (c.semantic ?? 0) < fusion.semanticFloor) byId.delete(id);
+    if (fusing && c.fts === null && c.graphRank === undefined && (c.semantic ?? 0) < fusion.semanticFloor) byId.delete(id);
     else if (input.minScore !== undefined && Math.max(c.fts ?? 0, c.semantic ?? 0) < input.minScore) byId.delete(id);
   }
   const dedupe = unscoped && input.dedupe !== false;
   const shapes = fusion.context > 0 || dedupe ? await candidateShapes(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, CandidateShape>();
+  const recency = input.recency ?? (mode === "graph" ? GRAPH_RECENCY : undefined);
+  // Graph mode's default recency counts age from the newest candidate; an explicit one from now.
+  const newest = Math.max(...[...byId.values()].map((c) => (c.time ? Date.parse(c.time) : NaN)).filter((t) => Number.isFinite(t)));
+  const now = !input.recency && mode === "graph" && Number.isFinite(newest) ? newest : Date.now();
   const fused = [...byId.values()].map((c) => {
     const parent = shapes.get(c.id)?.parents.find((p) => byId.has(p));
     const score = base(c) + (parent ? fusion.context * base(byId.get(parent)!) : 0);
     const dated = dateRange?.use === "boost" && inRange(c.time, dateRange) ? DATE_BOOST : 1;
-    return { c, score: score * dated * recencyFactor(c.time, input.recency, now) };
+    return { c, score: score * dated * recencyFactor(c.time, recency, now) };
   });
   fused.sort((a, b) => b.score - a.score || a.c.id.localeCompare(b.c.id));
   let ranked = (dedupe ? withoutOverlaps(fused, shapes) : fused).slice(0, pool);
@@ -372,6 +405,13 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
       const list = lower.get(top) ?? [];
       list.push({ id, step: byId.get(id)!.step, altitude: altOf(id) });
       lower.set(top, list);
+      // The graph's evidence for an absorbed record stays visible on the record that absorbed it.
+      const paths = byId.get(id)!.paths;
+      if (paths?.length) {
+        const owned = byId.get(top)!;
+        owned.paths = [...(owned.paths ?? []), ...paths].sort((a, b) => b.score - a.score).slice(0, 3);
+        owned.graph = Math.max(owned.graph ?? 0, byId.get(id)!.graph ?? 0);
+      }
     }
     ranked = ranked.filter((r) => !owner.has(r.c.id));
   }
@@ -388,8 +428,18 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   for (const h of hits) {
     h.score.fused = scoreOf.get(h.id) ?? 0;
     h.lowerHits = (lower.get(h.id) ?? []).sort((a, b) => b.altitude - a.altitude || a.id.localeCompare(b.id));
+    if (graph) {
+      const c = byId.get(h.id)!;
+      h.score.graph = c.graph ?? null;
+      if (c.paths?.length) h.evidencePaths = c.paths;
+    }
   }
-  return { mode, query, steps, hits, ...(notice ? { notice } : {}), ...(dateRange ? { dateRange } : {}) };
+  if (graph && !graph.entities.length) {
+    const named = graph.unknownNames.length ? ` (${graph.unknownNames.join(", ")} ${graph.unknownNames.length > 1 ? "are" : "is"} not in it)` : "";
+    notice = `${notice ? `${notice} ` : ""}The question names no entity of the graph${named}: results come from full-text and semantic search alone.`;
+  }
+  const graphInfo = graph ? { graph: { entities: graph.entities, unknownNames: graph.unknownNames, beliefsRead: graph.beliefsRead } } : {};
+  return { mode, query, steps, hits, ...graphInfo, ...(notice ? { notice } : {}), ...(dateRange ? { dateRange } : {}) };
 }
 
 type SnippetSource = { kind: "fts"; tsquery: string } | { kind: "phrase"; phrase: string } | { kind: "none" };

@@ -15,6 +15,14 @@
  * Confidence = 0.3 × top relevance + 0.3 × agreement + 0.2 × count + 0.2 × recency (Synapsis §4.3);
  * below `minConfidence` (default 0.2, level "none") or on REJECT the packet abstains and still
  * shows what was found.
+ *
+ * On a pipeline with an entity graph (entities and relations steps) evidence comes from graph
+ * retrieval by default (mode "graph"): each evidence record carries the paths that reached it
+ * (question entity → belief → … → record), a record's relevance counts its graph score, and the
+ * offline critic checks entity coverage: the share of the question's entities (those the graph
+ * knows, and capitalized names it does not) that the evidence reaches — by a path from or through
+ * the entity, or by naming it. None reached: REJECT (abstain); all reached and the quoted sentence
+ * is on a graph path or covers half the question: APPROVE; otherwise REVISE.
  */
 import { Liquid } from "liquidjs";
 import type { Db } from "../core/db";
@@ -24,6 +32,8 @@ import { bm25Terms } from "../text/bm25";
 import { parseModelId } from "../llm/sdk-model";
 import { workspaceModel } from "../llm/workspace-model";
 import { leaves } from "../search/provenance";
+import { resolveBranch } from "../search/context";
+import { hasGraph, normalizeName, pathTerms, type EvidencePath, type QuestionEntity } from "../search/graph-retrieval";
 import { search, type SearchMode, type SearchResult } from "../search/search";
 
 export const ASK_DEFAULT_K = 5;
@@ -64,6 +74,18 @@ export interface Evidence {
   relevance: number;
   /** The source records it derives from (the record itself when it is a source). */
   sources: Array<{ id: string; step: string; preview: string }>;
+  /** Mode graph: how the graph reached this record (question entity → belief → … → record), best first. */
+  paths?: EvidencePath[];
+}
+
+/** Mode graph: the question's entities and which of them the evidence reaches. */
+export interface EntityCoverage {
+  /** The question's entities: names of graph entities it names, then capitalized names the graph does not know. */
+  entities: string[];
+  reached: string[];
+  missing: string[];
+  /** reached / entities (1 when the question names none). */
+  coverage: number;
 }
 
 export interface AnswerPacket {
@@ -78,6 +100,10 @@ export interface AnswerPacket {
   /** How to read `answer` (an extractive answer is a quoted sentence, not a generated one). */
   label: string;
   citations: Array<{ ref: number; recordId: string; step: string }>;
+  /** How the evidence was retrieved. */
+  mode: SearchMode;
+  /** Mode graph: entity coverage of the evidence (what the offline critic checks). */
+  graph?: EntityCoverage;
   confidence: { score: number; level: ConfidenceLevel; factors: { top: number; agreement: number; count: number; recency: number } };
   critic: { verdict: Verdict; reason: string; model: string; revised: boolean };
   evidence: Evidence[];
@@ -113,9 +139,41 @@ export function confidenceLevel(score: number): ConfidenceLevel {
   return score >= 0.7 ? "high" : score >= 0.4 ? "medium" : score >= 0.2 ? "low" : "none";
 }
 
-/** A hit's relevance, 0..1: the larger of its lexical (share of the question, by rarity) and semantic scores. */
+/** A hit's relevance, 0..1: the largest of its lexical (share of the question, by rarity), semantic and graph scores. */
 function relevance(hit: SearchResult["hits"][number]): number {
-  return Math.max(0, Math.min(1, Math.max(hit.score.fts ?? 0, hit.score.semantic ?? 0)));
+  return Math.max(0, Math.min(1, Math.max(hit.score.fts ?? 0, hit.score.semantic ?? 0, hit.score.graph ?? 0)));
+}
+
+/** Whole-word, case-insensitive: does `text` name `surface`? */
+function names(text: string, surface: string): boolean {
+  const s = normalizeName(surface);
+  return s.length > 0 && ` ${normalizeName(text)} `.includes(` ${s} `);
+}
+
+/**
+ * Which of the question's entities the evidence reaches: a graph entity by a path that starts at
+ * or passes through it, or by an evidence record naming it (name or the question's words for it);
+ * a name the graph does not know only by being named. Null when the question names no entity.
+ */
+export function entityCoverage(graph: { entities: QuestionEntity[]; unknownNames: string[] }, evidence: Array<Pick<Evidence, "content" | "paths">>): EntityCoverage | null {
+  // One question entity per distinct wording (an unscoped question may match one entity per scope).
+  const groups = new Map<string, { label: string; ids: Set<string>; surfaces: string[] }>();
+  for (const e of graph.entities) {
+    const g = groups.get(e.matched) ?? { label: e.name, ids: new Set<string>(), surfaces: [e.matched] };
+    g.ids.add(e.entityId);
+    if (!g.surfaces.includes(e.name)) g.surfaces.push(e.name);
+    groups.set(e.matched, g);
+  }
+  for (const name of graph.unknownNames) if (!groups.has(normalizeName(name))) groups.set(normalizeName(name), { label: name, ids: new Set(), surfaces: [name] });
+  if (!groups.size) return null;
+  const onPaths = new Set(evidence.flatMap((e) => (e.paths ?? []).flatMap((p) => [p.from.entityId, ...p.edges.flatMap((x) => [x.subject, x.objectEntity ?? ""])])));
+  const reached: string[] = [];
+  const missing: string[] = [];
+  for (const g of groups.values()) {
+    const hit = [...g.ids].some((id) => onPaths.has(id)) || evidence.some((e) => g.surfaces.some((s) => names(e.content, s)));
+    (hit ? reached : missing).push(g.label);
+  }
+  return { entities: [...groups.values()].map((g) => g.label), reached, missing, coverage: Math.round((reached.length / groups.size) * 1000) / 1000 };
 }
 
 function hitTime(metadata: Record<string, unknown>): string | null {
@@ -145,13 +203,16 @@ export function extractiveAnswer(question: string, evidence: Evidence[]): { answ
   if (!terms.size) return null;
   let best: { answer: string; ref: number; coverage: number } | null = null;
   for (const e of evidence) {
+    // A record the graph reached is connected to the question by its paths: the words the path says
+    // (the entity it started from, the beliefs on the way) count as covered for its sentences.
+    const viaPath = new Set(e.paths?.length ? [...pathTerms(e.paths[0]!.edges), ...bm25Terms(e.paths[0]!.from.name)] : []);
     // A question in the memory ("where did I leave the key?") is not an answer, but what follows it
     // likely is: its match is credited (slightly discounted) to the next sentence that is not a question.
     let carried = 0;
     for (const line of e.content.split(/\n+|(?<=[.!?])\s+/)) {
       const text = line.replace(/^#+\s*/, "").trim();
       if (text.length < 3) continue;
-      const own = new Set(bm25Terms(text).filter((t) => terms.has(t))).size / terms.size;
+      const own = new Set([...bm25Terms(text), ...viaPath].filter((t) => terms.has(t))).size / terms.size;
       if (text.endsWith("?")) {
         carried = Math.max(carried, own * 0.9);
         continue;
@@ -185,19 +246,19 @@ const citedRefs = (answer: string, evidence: Evidence[]) => {
   return evidence.filter((e) => refs.has(e.ref));
 };
 
-async function gatherEvidence(db: Db, input: AskInput, k: number): Promise<Evidence[]> {
+async function gatherEvidence(db: Db, input: AskInput & { mode: SearchMode }, k: number): Promise<{ evidence: Evidence[]; graph: SearchResult["graph"] }> {
   const result = await search(db, {
     workspaceId: input.workspaceId,
     pipelineId: input.pipelineId,
     branch: input.branch,
     query: input.question,
-    mode: input.mode ?? "hybrid",
+    mode: input.mode,
     step: input.step,
     scope: input.scope,
     limit: k,
   });
-  return Promise.all(
-    result.hits.map(async (hit, i) => {
+  const evidence = await Promise.all(
+    result.hits.map(async (hit, i): Promise<Evidence> => {
       const found = await leaves(db, input.workspaceId, hit.id, { maxCount: SOURCES_PER_EVIDENCE });
       return {
         ref: i + 1,
@@ -209,9 +270,38 @@ async function gatherEvidence(db: Db, input: AskInput, k: number): Promise<Evide
         time: hitTime(hit.metadata),
         relevance: Math.round(relevance(hit) * 1000) / 1000,
         sources: found.leaves.map((l) => ({ id: l.id, step: l.step, preview: l.content.slice(0, 200) })),
+        ...(hit.evidencePaths?.length ? { paths: hit.evidencePaths } : {}),
       };
     }),
   );
+  return { evidence, graph: result.graph };
+}
+
+type Picked = ReturnType<typeof extractiveAnswer>;
+type Critic = AnswerPacket["critic"];
+
+/** The offline critic without a graph: how much of the question the quoted sentence covers. */
+function overlapCritic(picked: Picked): Critic {
+  const share = picked?.coverage ?? 0;
+  return {
+    verdict: share >= 0.5 ? "APPROVE" : share > 0 ? "REVISE" : "REJECT",
+    reason: picked ? `The quoted sentence (or the question in the memory it answers) shares ${Math.round(share * 100)}% of the question's words.` : "No evidence sentence shares a word with the question.",
+    model: "offline/overlap",
+    revised: false,
+  };
+}
+
+/** The offline critic on the graph: entity coverage of the evidence, then support of the quoted sentence. */
+function graphCritic(picked: Picked, coverage: EntityCoverage, evidence: Evidence[]): Critic {
+  const list = (xs: string[]) => xs.join(", ");
+  const reach = `The evidence reaches ${coverage.reached.length} of the question's ${coverage.entities.length} entities${coverage.reached.length ? ` (${list(coverage.reached)})` : ""}${coverage.missing.length ? `; not reached: ${list(coverage.missing)}` : ""}.`;
+  const model = "offline/entity-coverage";
+  if (coverage.reached.length === 0) return { verdict: "REJECT", reason: `${reach} Nothing in the memory connects to ${list(coverage.missing)}.`, model, revised: false };
+  if (!picked) return { verdict: "REVISE", reason: `${reach} No evidence sentence shares a word with the question.`, model, revised: false };
+  const onPath = Boolean(evidence.find((e) => e.ref === picked.ref)?.paths?.length);
+  const supported = onPath || picked.coverage >= 0.5;
+  const support = onPath ? "The quoted sentence is on a graph path from the question's entities." : `The quoted sentence shares ${Math.round(picked.coverage * 100)}% of the question's words.`;
+  return { verdict: coverage.coverage === 1 && supported ? "APPROVE" : "REVISE", reason: `${reach} ${support}`, model, revised: false };
 }
 
 function checkModel(what: string, id: string | undefined) {
@@ -230,10 +320,13 @@ export async function ask(db: Db, input: AskInput, model: ModelProvider = worksp
   checkModel("criticModel", input.criticModel);
   const generative = Boolean(input.model && parseModelId(input.model).provider !== "offline");
 
-  const evidence = await gatherEvidence(db, { ...input, question }, k);
+  // A pipeline with an entity graph answers from graph retrieval unless the caller picks a mode.
+  const mode: SearchMode = input.mode ?? (hasGraph((await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch)).spec) ? "graph" : "hybrid");
+  const { evidence, graph } = await gatherEvidence(db, { ...input, question, mode }, k);
   const conf = confidence(evidence);
+  const coverage = graph ? entityCoverage(graph, evidence) : null;
   const usage = { calls: 0, tokensIn: 0, tokensOut: 0, costUsd: 0 };
-  const base = { question, evidence, confidence: conf, usage };
+  const base = { question, evidence, confidence: conf, usage, mode, ...(coverage ? { graph: coverage } : {}) };
   const weak = conf.score < minConfidence;
   const abstain = (kind: AnswerPacket["kind"], modelId: string, label: string, critic: AnswerPacket["critic"], reason: string): AnswerPacket => ({
     ...base,
@@ -250,15 +343,8 @@ export async function ask(db: Db, input: AskInput, model: ModelProvider = worksp
   if (!generative) {
     const label = "Extractive answer (no model configured): the evidence sentence sharing most words with the question, quoted, not generated.";
     const picked = extractiveAnswer(question, evidence);
-    const coverage = picked?.coverage ?? 0;
-    // The offline critic: how much of the question the quoted sentence covers.
-    const verdict: Verdict = coverage >= 0.5 ? "APPROVE" : coverage > 0 ? "REVISE" : "REJECT";
-    const critic = {
-      verdict,
-      reason: picked ? `The quoted sentence (or the question in the memory it answers) shares ${Math.round(coverage * 100)}% of the question's words.` : "No evidence sentence shares a word with the question.",
-      model: "offline/overlap",
-      revised: false,
-    };
+    const critic = coverage ? graphCritic(picked, coverage, evidence) : overlapCritic(picked);
+    const verdict = critic.verdict;
     if (!evidence.length) return abstain("extractive", EXTRACTIVE_MODEL, label, critic, "No record of this memory matches the question.");
     if (weak) return abstain("extractive", EXTRACTIVE_MODEL, label, critic, `Confidence ${conf.score} is below ${minConfidence}: the evidence is weak.`);
     if (!picked || verdict === "REJECT") return abstain("extractive", EXTRACTIVE_MODEL, label, critic, critic.reason);
@@ -267,7 +353,8 @@ export async function ask(db: Db, input: AskInput, model: ModelProvider = worksp
       ...base,
       answer: `${picked.answer} [${picked.ref}]`,
       abstained: false,
-      uncertaintyReason: verdict === "REVISE" ? "The quoted sentence covers only part of the question." : null,
+      uncertaintyReason:
+        verdict !== "REVISE" ? null : coverage?.missing.length ? `The evidence does not reach ${coverage.missing.join(", ")}.` : "The quoted sentence covers only part of the question.",
       kind: "extractive",
       model: EXTRACTIVE_MODEL,
       label,

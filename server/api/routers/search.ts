@@ -34,6 +34,7 @@ export const searchInput = z.object({
       k: z.number().min(0).max(1000).optional(),
       fts: z.number().min(0).max(100).optional(),
       semantic: z.number().min(0).max(100).optional(),
+      graph: z.number().min(0).max(100).optional(),
       context: z.number().min(0).max(10).optional(),
       semanticFloor: z.number().min(-1).max(1).optional(),
     })
@@ -66,7 +67,7 @@ export const searchRouter = createTRPCRouter({
         question: z.string().max(1000).meta({ description: "The question, in natural language." }),
         scope: z.string().max(256).optional().meta({ description: "Scope prefix to answer from, e.g. acme:user-42." }),
         k: z.number().int().min(1).max(ASK_MAX_K).default(5).meta({ description: "How many records of evidence to retrieve." }),
-        mode: z.enum(SEARCH_MODES).default("hybrid"),
+        mode: z.enum(SEARCH_MODES).optional().meta({ description: "How evidence is retrieved; default: graph when the pipeline has entities and relations steps, else hybrid." }),
         step: z.string().min(1).max(200).optional(),
         model: z.string().max(200).optional().meta({ description: "provider/model that writes the answer; omitted: the offline extractive answer." }),
         criticModel: z.string().max(200).optional().meta({ description: "provider/model of the critic (default: the answer model)." }),

@@ -12,8 +12,8 @@ export interface TemplateOptions {
   scope?: string;
 }
 
-/** How an eval searches a template's memory when it names no step or mode (`bm25` ranks one step; `walk` descends from one step). */
-export type TemplateSearchMode = "fts" | "semantic" | "hybrid" | "bm25" | "walk";
+/** How an eval searches a template's memory when it names no step or mode (`bm25` ranks one step; `walk` descends from one step; `graph` walks the entity graph). */
+export type TemplateSearchMode = "fts" | "semantic" | "hybrid" | "graph" | "bm25" | "walk";
 
 export interface PipelineTemplate {
   /** Stable id: the gallery, `--template` and the API use it. */

@@ -1,0 +1,104 @@
+/**
+ * The reads graph retrieval makes (server/search/graph-retrieval.ts): the entity records a
+ * question names, the belief records touching a set of entities, and the branch's view of the
+ * source records those beliefs point to. Entities and beliefs are ordinary records of the
+ * `entities` / `relations` steps (structured data under `metadata.custom.entity` / `.belief`),
+ * read through the branch's pointers and the scope. Every read is workspace-filtered.
+ */
+import type { Db } from "../core/db";
+import { filterConditions, onBranch, Params, trace, type RecordFilters } from "./record-sql";
+import { TIME_EXPR } from "./search-reads";
+
+interface GraphWhere {
+  workspaceId: string;
+  branchId: string;
+  /** The entities (or relations) steps. */
+  steps: string[];
+  scope?: string;
+}
+
+/** Lower-case, non-alphanumerics collapsed to one space: the form names are compared in (SQL and TypeScript agree). */
+const NORMALIZED = (expr: string) => `btrim(regexp_replace(lower(${expr}), '[^[:alnum:]]+', ' ', 'g'))`;
+
+function pointed(p: Params, where: GraphWhere): string {
+  return [
+    `bp."branchId" = ${p.add(where.branchId)}`,
+    `bp.step = ANY(${p.add(where.steps, "text[]")})`,
+    `r."workspaceId" = ${p.add(where.workspaceId)}`,
+    ...filterConditions(p, { scope: where.scope }),
+  ].join(" AND ");
+}
+
+export interface EntityRow {
+  recordId: string;
+  scope: string;
+  entity: unknown;
+}
+
+/**
+ * Entity records whose canonical name or an alias, normalized, is one of `phrases` (already
+ * normalized: the question's word n-grams). At most `cap` rows.
+ */
+export async function entitiesNamed(db: Db, where: GraphWhere & { phrases: string[]; cap: number }): Promise<EntityRow[]> {
+  if (where.phrases.length === 0 || where.steps.length === 0) return [];
+  const p = new Params();
+  const cond = pointed(p, where);
+  const phrases = p.add(where.phrases, "text[]");
+  const aliases = `CASE WHEN jsonb_typeof(r.metadata #> '{custom,entity,aliases}') = 'array' THEN r.metadata #> '{custom,entity,aliases}' ELSE '[]'::jsonb END`;
+  const sql = `SELECT r.id AS "recordId", r.scope, r.metadata #> '{custom,entity}' AS entity
+     FROM "BranchPointer" bp JOIN "Record" r ON r.id = bp."recordId"
+     WHERE ${cond} AND jsonb_typeof(r.metadata #> '{custom,entity}') = 'object'
+       AND (${NORMALIZED(`r.metadata #>> '{custom,entity,name}'`)} = ANY(${phrases})
+            OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(${aliases}) a WHERE ${NORMALIZED("a")} = ANY(${phrases})))
+     ORDER BY r.id LIMIT ${p.add(where.cap, "int")}`;
+  return db.$queryRawUnsafe<EntityRow[]>(trace("graph-entities", sql, p.values), ...p.values);
+}
+
+export interface BeliefRow {
+  recordId: string;
+  scope: string;
+  belief: unknown;
+}
+
+/**
+ * Belief records whose subject or object entity is one of `entityIds` (minus `exclude`, the
+ * beliefs already read), current ones first, then the newest; at most `cap`.
+ */
+export async function beliefsTouching(db: Db, where: GraphWhere & { entityIds: string[]; exclude: string[]; cap: number }): Promise<BeliefRow[]> {
+  if (where.entityIds.length === 0 || where.steps.length === 0) return [];
+  const p = new Params();
+  const cond = pointed(p, where);
+  const ids = p.add(where.entityIds, "text[]");
+  const exclude = where.exclude.length ? `AND NOT (r.id = ANY(${p.add(where.exclude, "text[]")}))` : "";
+  const sql = `SELECT r.id AS "recordId", r.scope, r.metadata #> '{custom,belief}' AS belief
+     FROM "BranchPointer" bp JOIN "Record" r ON r.id = bp."recordId"
+     WHERE ${cond} ${exclude}
+       AND (r.metadata #>> '{custom,belief,subject}' = ANY(${ids}) OR r.metadata #>> '{custom,belief,objectEntity}' = ANY(${ids}))
+     ORDER BY (r.metadata #>> '{custom,belief,status}' = 'superseded'), r.metadata #>> '{custom,belief,validFrom}' DESC NULLS LAST, r.id
+     LIMIT ${p.add(where.cap, "int")}`;
+  return db.$queryRawUnsafe<BeliefRow[]>(trace("graph-beliefs", sql, p.values), ...p.values);
+}
+
+export interface GraphSourceRow {
+  id: string;
+  step: string;
+  time: string | null;
+}
+
+/**
+ * Of `ids` (the records beliefs point to), those the branch shows and the filters keep, with
+ * their time; restricted to `steps` when given.
+ */
+export async function graphSourceRows(db: Db, args: { workspaceId: string; branchId: string; ids: string[]; steps: string[] | null; filters: RecordFilters }): Promise<GraphSourceRow[]> {
+  if (args.ids.length === 0) return [];
+  const p = new Params();
+  const where = [
+    `r.id = ANY(${p.add(args.ids, "text[]")})`,
+    `r."workspaceId" = ${p.add(args.workspaceId)}`,
+    ...(args.steps ? [`r.step = ANY(${p.add(args.steps, "text[]")})`] : []),
+    onBranch(p, args.branchId, args.steps ?? []),
+    ...filterConditions(p, args.filters),
+  ];
+  const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS time FROM "Record" r WHERE ${where.join(" AND ")}`;
+  return db.$queryRawUnsafe<GraphSourceRow[]>(trace("graph-sources", sql, p.values), ...p.values);
+}
