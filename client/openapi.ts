@@ -396,6 +396,8 @@ export interface components {
             evidence: {
                 content: string;
                 id: string;
+                /** @description Mode graph: how the graph reached this record, best first. */
+                paths?: components["schemas"]["EvidencePath"][];
                 ref: number;
                 relevance: number;
                 scope: string;
@@ -408,10 +410,22 @@ export interface components {
                 step: string;
                 time: string | null;
             }[];
+            /** @description Mode graph: the question's entities and which of them the evidence reaches (what the offline critic checks). */
+            graph?: {
+                coverage: number;
+                entities: string[];
+                missing: string[];
+                reached: string[];
+            };
             /** @enum {string} */
             kind: "extractive" | "generated";
             /** @description How to read the answer (an extractive answer is a quoted sentence). */
             label: string;
+            /**
+             * @description How the evidence was retrieved (graph by default on pipelines with an entity graph).
+             * @enum {string}
+             */
+            mode: "fts" | "semantic" | "hybrid" | "graph";
             model: string;
             question: string;
             uncertaintyReason: string | null;
@@ -438,6 +452,37 @@ export interface components {
                 /** @description The input field the error is about, when there is one. */
                 path?: string;
             };
+        };
+        /** @description How graph retrieval reached a record: question entity → belief (→ entity → belief) → source record. */
+        EvidencePath: {
+            /** @description One or two beliefs walked, in order; the last one cites the source record. */
+            edges: {
+                beliefId: string;
+                /** @description The sentence the belief was read from, when kept. */
+                evidence: string | null;
+                object: string;
+                /** @description Object entity id when the object is an entity (an edge between entities). */
+                objectEntity: string | null;
+                predicate: string;
+                /** @description The belief record (a record of the relations step). */
+                recordId: string;
+                /** @enum {string} */
+                status: "current" | "superseded";
+                /** @description Subject entity id. */
+                subject: string;
+                subjectName: string;
+                validFrom: string | null;
+                validTo: string | null;
+            }[];
+            from: {
+                entityId: string;
+                /** @description The question's words that named the entity. */
+                matched: string;
+                name: string;
+                recordId: string;
+            };
+            score: number;
+            sourceId: string;
         };
         LineageTree: {
             children: components["schemas"]["LineageTree"][];
@@ -545,6 +590,15 @@ export interface components {
             }[];
             roots: string[];
             searchDocs: number;
+        };
+        /** @description An entity the question names, found among the graph's entity records. */
+        QuestionEntity: {
+            entityId: string;
+            matched: string;
+            name: string;
+            recordId: string;
+            scope: string;
+            type: string;
         };
         RecordDetail: {
             audit: {
@@ -686,12 +740,20 @@ export interface components {
                 /** @enum {string} */
                 use: "boost" | "filter";
             };
+            /** @description Mode graph: the question's entities found in the graph, and capitalized names it uses that the graph does not know. */
+            graph?: {
+                beliefsRead: number;
+                entities: components["schemas"]["QuestionEntity"][];
+                unknownNames: string[];
+            };
             hits: {
                 /** @description 0 for sources, 1 + the highest input's altitude for steps. */
                 altitude: number;
                 content: string;
                 /** Format: date-time */
                 createdAt: string;
+                /** @description Mode graph: how the graph reached this record, best first. */
+                evidencePaths?: components["schemas"]["EvidencePath"][];
                 /** @description [start, end) offsets of matched terms in the snippet. */
                 highlights: [
                     number,
@@ -711,6 +773,8 @@ export interface components {
                 score: {
                     fts: number | null;
                     fused: number;
+                    /** @description Mode graph: the best evidence path's score (0..1); null when the graph did not reach the record. */
+                    graph?: number | null;
                     semantic: number | null;
                 };
                 snippet: string;
@@ -718,7 +782,7 @@ export interface components {
                 step: string;
             }[];
             /** @enum {string} */
-            mode: "fts" | "semantic" | "hybrid" | "exact";
+            mode: "fts" | "semantic" | "hybrid" | "graph" | "exact";
             notice?: string;
             query: string;
             steps: string[];
@@ -978,10 +1042,10 @@ export interface operations {
                      */
                     minConfidence?: number;
                     /**
-                     * @default hybrid
+                     * @description How evidence is retrieved; default: graph when the pipeline has entities and relations steps, else hybrid.
                      * @enum {string}
                      */
-                    mode?: "fts" | "semantic" | "hybrid";
+                    mode?: "fts" | "semantic" | "hybrid" | "graph";
                     /** @description provider/model that writes the answer; omitted: the offline extractive answer. */
                     model?: string;
                     /** @description The question, in natural language. */
@@ -1657,7 +1721,7 @@ export interface operations {
                 from?: string;
                 limit?: number;
                 minScore?: number;
-                mode?: "fts" | "semantic" | "hybrid";
+                mode?: "fts" | "semantic" | "hybrid" | "graph";
                 output?: string;
                 period?: string;
                 query: string;
@@ -1772,6 +1836,7 @@ export interface operations {
                     fusion?: {
                         context?: number;
                         fts?: number;
+                        graph?: number;
                         k?: number;
                         /** @enum {string} */
                         method?: "rrf" | "sum";
@@ -1788,7 +1853,7 @@ export interface operations {
                      * @default hybrid
                      * @enum {string}
                      */
-                    mode?: "fts" | "semantic" | "hybrid";
+                    mode?: "fts" | "semantic" | "hybrid" | "graph";
                     output?: string;
                     period?: string;
                     query: string;

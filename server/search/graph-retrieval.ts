@@ -302,11 +302,13 @@ export interface PathScoring {
   /** Stemmed question words other than the names of its entities. */
   terms: Set<string>;
   temporal: boolean;
+  /** Ids of the question's entities: a belief linking two of them answers part of the question by itself. */
+  entityIds: Set<string>;
 }
 
-export function pathScoring(question: string, matched: string[]): PathScoring {
+export function pathScoring(question: string, matched: string[], entityIds: string[] = []): PathScoring {
   const names = new Set(matched.flatMap((m) => bm25Terms(m)));
-  return { terms: new Set(bm25Terms(question).filter((t) => !names.has(t))), temporal: isTemporalQuestion(question) };
+  return { terms: new Set(bm25Terms(question).filter((t) => !names.has(t))), temporal: isTemporalQuestion(question), entityIds: new Set(entityIds) };
 }
 
 /** The (stemmed) words a path's beliefs say: names, predicates, objects and the sentences they were read from. */
@@ -314,14 +316,20 @@ export function pathTerms(edges: Array<Pick<Belief, "subjectName" | "predicate" 
   return new Set(edges.flatMap((b) => bm25Terms(`${b.subjectName} ${b.predicate} ${b.object} ${b.evidence ?? ""}`)));
 }
 
-/** hop decay × status × edge kind × (0.4 + 0.6 × share of the question's other words the beliefs say). */
+/**
+ * hop decay × status × edge kind × (0.4 + 0.6 × share of the question's other words the beliefs
+ * say); a belief linking two of the question's entities counts as half the words and is never
+ * discounted as a mere co-mention.
+ */
 export function scorePath(edges: Belief[], scoring: PathScoring): number {
   const said = pathTerms(edges);
-  const cover = scoring.terms.size ? [...scoring.terms].filter((t) => said.has(t)).length / scoring.terms.size : 1;
+  const links = (b: Belief) => Boolean(b.objectEntity && scoring.entityIds.has(b.subject) && scoring.entityIds.has(b.objectEntity));
+  const linked = edges.some(links) ? 0.5 : 0;
+  const cover = Math.min(1, (scoring.terms.size ? [...scoring.terms].filter((t) => said.has(t)).length / scoring.terms.size : 1) + linked);
   let score = (edges.length > 1 ? GRAPH_WEIGHTS.hop2 : 1) * (0.4 + 0.6 * cover);
   for (const b of edges) {
     if (b.status === "superseded") score *= scoring.temporal ? GRAPH_WEIGHTS.supersededTemporal : GRAPH_WEIGHTS.superseded;
-    if (b.predicate === CO_MENTION) score *= GRAPH_WEIGHTS.coMention;
+    if (b.predicate === CO_MENTION && !links(b)) score *= GRAPH_WEIGHTS.coMention;
   }
   return Math.round(score * 1e4) / 1e4;
 }
@@ -468,7 +476,11 @@ export async function graphRetrieve(
   const unknownNames = nameCandidates(tokens, matches);
   if (!entities.length) return { entities, unknownNames, candidates: [], beliefsRead: 0 };
 
-  const scoring = pathScoring(args.question, [...new Set(entities.map((e) => e.matched))]);
+  const scoring = pathScoring(
+    args.question,
+    [...new Set(entities.map((e) => e.matched))],
+    entities.map((e) => e.entityId),
+  );
   const parse = (list: BeliefRow[]) => list.flatMap((r) => parseBelief(r.recordId, r.belief) ?? []);
   const hop1Beliefs = parse(await beliefsTouching(db, { ...where, steps: g.relations, entityIds: [...new Set(entities.map((e) => e.entityId))], exclude: [], cap: HOP1_CAP }));
   const hop1 = firstHop(entities, hop1Beliefs, scoring);
