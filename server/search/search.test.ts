@@ -304,6 +304,11 @@ describe("bad input", () => {
     await expectDomainError(getRecord(db, workspaceId, "%"), /not found/);
     await expectDomainError(q("rust", { from: "not a date" }), /ISO date/);
   });
+
+  it("graph mode on a pipeline without an entity graph says what is missing", async () => {
+    await expectDomainError(q("where does alice live", { mode: "graph" }), /Graph search needs an "entities" step, and this pipeline has none \(steps: transcripts \(transform\)/);
+    await expectDomainError(q("rust", { mode: "nope" as SearchMode }), /Unknown search mode "nope": use fts, semantic, hybrid, graph/);
+  });
 });
 
 describe("tRPC", () => {
