@@ -43,7 +43,7 @@ async function main() {
   const { importDataset, runEval } = await import("../server/eval/service");
   const { sampleScope } = await import("../server/eval/types");
   const { search } = await import("../server/search/search");
-  const { resolveBranch } = await import("../server/search/context");
+  const { indexedSteps, resolveBranch } = await import("../server/search/context");
   const { graphRetrieve } = await import("../server/search/graph-retrieval");
 
   const t0 = performance.now();
@@ -70,6 +70,7 @@ async function main() {
   const run = runs.graph!;
   const cases = await db.evalCase.findMany({ where: { evalRunId: run.id }, select: { question: true, sample: true }, orderBy: { position: "asc" } });
   const ctx = await resolveBranch(db, workspace.id, run.evalPipelineId, run.branch);
+  const evalSteps = run.step ? [run.step] : [...indexedSteps(ctx.spec).keys()];
   const timings: Record<string, number[]> = { hybrid: [], graph: [], "graph retrieval alone": [] };
   let withEntities = 0;
   let paths = 0;
@@ -80,7 +81,7 @@ async function main() {
       const query = c.question.slice(0, 1000);
       for (const mode of ["hybrid", "graph"] as const) {
         const t = performance.now();
-        const result = await search(db, { workspaceId: workspace.id, pipelineId: run.evalPipelineId, branch: run.branch, query, mode, scope, limit: 10, snippets: false });
+        const result = await search(db, { workspaceId: workspace.id, pipelineId: run.evalPipelineId, branch: run.branch, query, mode, scope, step: run.step ?? undefined, limit: 10, snippets: false });
         timings[mode]!.push(performance.now() - t);
         if (mode === "graph" && r === 0) {
           if (result.graph?.entities.length) withEntities++;
@@ -89,7 +90,7 @@ async function main() {
         }
       }
       const t = performance.now();
-      await graphRetrieve(db, ctx, { question: query, steps: null, filters: { scope }, n: 50 });
+      await graphRetrieve(db, ctx, { question: query, steps: evalSteps, filters: { scope }, n: 50 });
       timings["graph retrieval alone"]!.push(performance.now() - t);
     }
   }

@@ -33,6 +33,8 @@ const PATHS_PER_RECORD = 3;
 
 export const GRAPH_WEIGHTS = { hop2: 0.7, superseded: 0.6, supersededTemporal: 0.9, coMention: 0.6 } as const;
 export const CO_MENTION = "mentioned with";
+/** Step types whose records make the graph (never returned as graph evidence themselves). */
+const GRAPH_STEP_TYPES = ["entities", "relations", "insights"];
 
 export type EntityType = "person" | "place" | "organization" | "thing" | "event" | "other";
 
@@ -453,15 +455,33 @@ function requireGraph(spec: PipelineSpec): { entities: string[]; relations: stri
   return g;
 }
 
+const turnList = (v: unknown): number[] | null => {
+  const list = parseJson<unknown>(v);
+  return Array.isArray(list) && list.length && list.every((t) => typeof t === "number") ? (list as number[]) : null;
+};
+
+/**
+ * How well a record of the searched steps stands for a cited source: 1 for the source itself or
+ * a window centred on its turn(s), less the further the turns sit from the window's centre.
+ */
+export function centrality(sourceTurns: number[] | null, turns: number[] | null): number {
+  if (!sourceTurns || !turns || turns.length <= sourceTurns.length) return 1;
+  const mid = (xs: number[]) => (Math.min(...xs) + Math.max(...xs)) / 2;
+  const off = Math.abs(mid(turns) - mid(sourceTurns)) / Math.max(1, (Math.max(...turns) - Math.min(...turns)) / 2);
+  return Math.round((1 - 0.1 * Math.min(1, off)) * 1e4) / 1e4;
+}
+
 /**
  * The graph list for a question: its entities, one- and two-hop paths over the beliefs, and the
- * source records they reach that the branch shows and the filters keep (only `steps` when the
- * caller named steps), best first, at most `n`.
+ * records of the searched `steps` standing for the sources they cite (the source itself, the turn
+ * windows around it, or records derived from it) that the branch shows and the filters keep, best
+ * first, at most `n`. Graph steps themselves (entities, relations, insights) are never in the
+ * list: their records are the path, not the evidence.
  */
 export async function graphRetrieve(
   db: Db,
   ctx: BranchContext,
-  args: { question: string; steps: string[] | null; filters: RecordFilters; n: number; hops?: 1 | 2 },
+  args: { question: string; steps: string[]; filters: RecordFilters; n: number; hops?: 1 | 2 },
 ): Promise<GraphRetrieval> {
   const g = requireGraph(ctx.spec);
   const where = { workspaceId: ctx.workspaceId, branchId: ctx.branchId, scope: args.filters.scope };
@@ -495,12 +515,28 @@ export async function graphRetrieve(
     }
   }
   const ranked = rankSources([...hop1, ...hop2], new Set(entities.map((e) => e.matched)).size);
-  const shown = await graphSourceRows(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, ids: ranked.map((r) => r.id), steps: args.steps, filters: args.filters });
-  const meta = new Map(shown.map((r) => [r.id, r]));
-  const candidates = ranked
-    .filter((r) => meta.has(r.id))
-    .map((r) => ({ ...r, step: meta.get(r.id)!.step, time: meta.get(r.id)!.time }))
-    .sort((a, b) => b.score - a.score || (b.time ?? "").localeCompare(a.time ?? "") || a.id.localeCompare(b.id))
-    .slice(0, args.n);
+  const graphOnly = new Set(ctx.spec.steps.filter((s) => GRAPH_STEP_TYPES.includes(s.type as string)).map((s) => s.name));
+  // The best-ranked sources are enough to fill the list (a source stands for a few records at most).
+  const top = ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id)).slice(0, Math.max(args.n * 4, 100));
+  const shown = await graphSourceRows(db, {
+    workspaceId: ctx.workspaceId,
+    branchId: ctx.branchId,
+    ids: top.map((r) => r.id),
+    steps: args.steps.filter((s) => !graphOnly.has(s)),
+    filters: args.filters,
+  });
+  const bySource = new Map(top.map((r) => [r.id, r]));
+  const byRecord = new Map<string, GraphCandidate>();
+  for (const row of shown) {
+    const source = bySource.get(row.sourceId)!;
+    const score = Math.round(source.score * centrality(turnList(row.sourceTurns), turnList(row.turns)) * 1e4) / 1e4;
+    const cur = byRecord.get(row.id);
+    if (!cur) byRecord.set(row.id, { id: row.id, step: row.step, time: row.time, score, paths: source.paths });
+    else {
+      cur.score = Math.max(cur.score, score);
+      cur.paths = [...cur.paths, ...source.paths].sort((a, b) => b.score - a.score).slice(0, PATHS_PER_RECORD);
+    }
+  }
+  const candidates = [...byRecord.values()].sort((a, b) => b.score - a.score || (b.time ?? "").localeCompare(a.time ?? "") || a.id.localeCompare(b.id)).slice(0, args.n);
   return { entities, unknownNames, candidates, beliefsRead: read };
 }

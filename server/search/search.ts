@@ -320,7 +320,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const fusing = mode === "hybrid" || mode === "graph";
   const n = fusing ? Math.max(50, pool) : pool;
   // Graph first: a pipeline without a graph is refused before any other work.
-  const graph = mode === "graph" ? await graphRetrieve(db, ctx, { question: query, steps: explicit, filters: input, n }) : null;
+  const graph = mode === "graph" ? await graphRetrieve(db, ctx, { question: query, steps, filters: input, n }) : null;
   const terms = await queryTerms(db, query);
   const stats = await loadTermStats(db, ctx.branchId, steps, terms.lexemes);
   const fts = mode !== "semantic" && terms.lexemes.length ? await ftsCandidates(db, ctx, steps, terms, stats, input, n) : [];

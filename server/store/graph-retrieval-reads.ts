@@ -80,25 +80,44 @@ export async function beliefsTouching(db: Db, where: GraphWhere & { entityIds: s
 }
 
 export interface GraphSourceRow {
+  /** The record a belief cites. */
+  sourceId: string;
+  /** A record of the searched steps standing for it: the source itself, a sibling that holds its turns (a turn window of the same conversation), or a record derived from it. */
   id: string;
   step: string;
   time: string | null;
+  /** `metadata.custom.turns` of the source and of the record (turn numbers), when they have them. */
+  sourceTurns: unknown;
+  turns: unknown;
 }
 
 /**
- * Of `ids` (the records beliefs point to), those the branch shows and the filters keep, with
- * their time; restricted to `steps` when given.
+ * What the records beliefs cite (`ids`) are in the searched `steps`, as the branch shows them and
+ * the filters keep: each source itself when its step is searched, the sibling records (same
+ * parent) whose turn numbers include all of its turns — the windows around a cited turn — and the
+ * records derived from it directly.
  */
-export async function graphSourceRows(db: Db, args: { workspaceId: string; branchId: string; ids: string[]; steps: string[] | null; filters: RecordFilters }): Promise<GraphSourceRow[]> {
-  if (args.ids.length === 0) return [];
+export async function graphSourceRows(db: Db, args: { workspaceId: string; branchId: string; ids: string[]; steps: string[]; filters: RecordFilters }): Promise<GraphSourceRow[]> {
+  if (args.ids.length === 0 || args.steps.length === 0) return [];
   const p = new Params();
-  const where = [
-    `r.id = ANY(${p.add(args.ids, "text[]")})`,
-    `r."workspaceId" = ${p.add(args.workspaceId)}`,
-    ...(args.steps ? [`r.step = ANY(${p.add(args.steps, "text[]")})`] : []),
-    onBranch(p, args.branchId, args.steps ?? []),
-    ...filterConditions(p, args.filters),
-  ];
-  const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS time FROM "Record" r WHERE ${where.join(" AND ")}`;
+  const ids = p.add(args.ids, "text[]");
+  const ws = p.add(args.workspaceId);
+  const where = [`r."workspaceId" = ${ws}`, `r.step = ANY(${p.add(args.steps, "text[]")})`, onBranch(p, args.branchId, args.steps), ...filterConditions(p, args.filters)];
+  const sql = `WITH src AS MATERIALIZED (
+       SELECT s.id, s.metadata #> '{custom,turns}' AS turns FROM "Record" s WHERE s.id = ANY(${ids}) AND s."workspaceId" = ${ws}),
+     mapped AS (
+       SELECT s.id AS "sourceId", s.id AS id, s.turns AS "sourceTurns" FROM src s
+       UNION
+       SELECT s.id, sib."childId", s.turns FROM src s
+         JOIN "RecordEdge" up ON up."childId" = s.id AND up."workspaceId" = ${ws}
+         JOIN "RecordEdge" sib ON sib."parentId" = up."parentId" AND sib."workspaceId" = ${ws} AND sib."childId" <> s.id
+         JOIN "Record" w ON w.id = sib."childId"
+         WHERE jsonb_typeof(s.turns) = 'array' AND jsonb_array_length(s.turns) > 0 AND jsonb_typeof(w.metadata #> '{custom,turns}') = 'array'
+           AND (w.metadata #> '{custom,turns}') @> s.turns
+       UNION
+       SELECT s.id, down."childId", s.turns FROM src s JOIN "RecordEdge" down ON down."parentId" = s.id AND down."workspaceId" = ${ws})
+     SELECT m."sourceId", r.id, r.step, ${TIME_EXPR} AS time, m."sourceTurns", r.metadata #> '{custom,turns}' AS turns
+     FROM mapped m JOIN "Record" r ON r.id = m.id
+     WHERE ${where.join(" AND ")}`;
   return db.$queryRawUnsafe<GraphSourceRow[]>(trace("graph-sources", sql, p.values), ...p.values);
 }
