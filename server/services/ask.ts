@@ -202,10 +202,12 @@ export function extractiveAnswer(question: string, evidence: Evidence[]): { answ
   const terms = new Set(bm25Terms(question));
   if (!terms.size) return null;
   let best: { answer: string; ref: number; coverage: number } | null = null;
+  let bestPathScore = -1;
   for (const e of evidence) {
     // A record the graph reached is connected to the question by its paths: the words the path says
     // (the entity it started from, the beliefs on the way) count as covered for its sentences.
     const viaPath = new Set(e.paths?.length ? [...pathTerms(e.paths[0]!.edges), ...bm25Terms(e.paths[0]!.from.name)] : []);
+    const pathScore = e.paths?.[0]?.score ?? 0;
     // A question in the memory ("where did I leave the key?") is not an answer, but what follows it
     // likely is: its match is credited (slightly discounted) to the next sentence that is not a question.
     let carried = 0;
@@ -219,7 +221,12 @@ export function extractiveAnswer(question: string, evidence: Evidence[]): { answ
       }
       const coverage = Math.max(own, carried);
       carried = 0;
-      if (coverage > 0 && (!best || coverage > best.coverage)) best = { answer: text.slice(0, 500), ref: e.ref, coverage: Math.round(coverage * 1000) / 1000 };
+      // Equal coverage: the sentence the graph reached by the stronger path (a stated fact over a mere mention).
+      const better = !best || coverage > best.coverage + 1e-9 || (Math.abs(coverage - best.coverage) <= 1e-9 && pathScore > bestPathScore);
+      if (coverage > 0 && better) {
+        best = { answer: text.slice(0, 500), ref: e.ref, coverage: Math.round(coverage * 1000) / 1000 };
+        bestPathScore = pathScore;
+      }
     }
   }
   return best;
