@@ -153,7 +153,7 @@ describe("graph steps", () => {
     expect(calls[0]!.jsonSchema).toMatchObject({ required: ["entities"] });
     const { branch } = await getBranch(db, pipeline.id, "main");
     const pointers = await db.branchPointer.findMany({ where: { branchId: branch.id, step: "entities" } });
-    const metas = (await db.record.findMany({ where: { id: { in: pointers.map((p) => p.recordId) } } })).map((r) => (r.metadata as { custom: { entity: EntityMeta } }).custom.entity);
+    const metas = (await db.record.findMany({ where: { id: { in: pointers.map((p) => p.recordId) } } })).map((r) => (r.metadata as unknown as { custom: { entity: EntityMeta } }).custom.entity);
     expect(metas.map((m) => [m.name, m.aliases]).sort()).toEqual([
       ["Caroline", []],
       ["Melanie", ["Mel"]],
