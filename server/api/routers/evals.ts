@@ -64,8 +64,8 @@ export const evalsRouter = createTRPCRouter({
         budgetUsd: input.budgetUsd,
         triggeredBy: ctx.userId,
       });
-      // Runs in this process; the row always ends completed, failed or cancelled.
-      void evals.executeEvalRun(ctx.db, run.id).catch((err: Error) => console.error(`[synthex eval ${run.id}]`, err.message));
+      // In this process or on Inngest; the row always ends completed, failed or cancelled.
+      await evals.dispatchEvalRun(ctx.db, run);
       return run;
     }),
   /** A team's own question sets (questions about its memory, with the records that answer them). */
@@ -80,6 +80,13 @@ export const evalsRouter = createTRPCRouter({
   removeFromQuestionSet: workspaceProcedure("evals:write")
     .input(z.object({ setId: z.string(), questionId: z.string() }))
     .mutation(({ ctx, input }) => questionSets.removeFromQuestionSet(ctx.db, ctx.workspace.id, input.setId, input.questionId)),
+  renameQuestionSet: workspaceProcedure("evals:write")
+    .input(z.object({ setId: z.string(), name: z.string() }))
+    .mutation(({ ctx, input }) => questionSets.renameQuestionSet(ctx.db, ctx.workspace.id, input.setId, input.name)),
+  /** Deletes a set and its questions (its finished eval runs keep their results). */
+  deleteQuestionSet: workspaceProcedure("evals:write")
+    .input(z.object({ setId: z.string() }))
+    .mutation(({ ctx, input }) => questionSets.deleteQuestionSet(ctx.db, ctx.workspace.id, input.setId)),
   cancel: workspaceProcedure("evals:write")
     .input(z.object({ id: z.string() }))
     .mutation(({ ctx, input }) => evals.cancelEvalRun(ctx.db, ctx.workspace.id, input.id)),
