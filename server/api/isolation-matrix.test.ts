@@ -203,7 +203,17 @@ async function callRest(method: string, url: string, body: unknown, who: Credent
  * Queries the generated input cannot answer even for A's owner: the fixture's eval has not run (no
  * cases, no scores to compare), and its pipeline has no consolidate step (no memory history).
  */
-const CONTROL_UNANSWERED: string[] = ["evals.compare BAD_REQUEST", "evals.case NOT_FOUND", "record.history BAD_REQUEST", "record.deletedMemories BAD_REQUEST"];
+const CONTROL_UNANSWERED: string[] = [
+  "evals.compare BAD_REQUEST",
+  "evals.case NOT_FOUND",
+  "record.history BAD_REQUEST",
+  "record.deletedMemories BAD_REQUEST",
+  // The chat-memory pipeline builds no entity graph (no entities step).
+  "graph.entities BAD_REQUEST",
+  "graph.entity BAD_REQUEST",
+  "graph.belief BAD_REQUEST",
+  "graph.beliefs BAD_REQUEST",
+];
 
 /** Field values for one procedure where a field name means something else there. */
 const PER_PROCEDURE: Record<string, Values> = {
