@@ -551,6 +551,10 @@ export interface components {
             };
         };
         GraphBelief: {
+            /** @description Co-mentions: how many sources name both entities. */
+            count: number | null;
+            /** @description The sentence it was read from, when kept. */
+            evidence: string | null;
             /** @description Belief id (bel_…). */
             id: string;
             /** @description When it was learned (transaction time). */

@@ -30,6 +30,7 @@ export function BeliefLine({ belief, active, onClick }: { belief: GraphBelief; a
           {day(belief.validFrom)} → {belief.validTo ? day(belief.validTo) : "now"}
         </span>
         <Badge variant={belief.status === "current" ? "success" : "outline"}>{belief.status}</Badge>
+        {belief.count != null ? <span className="ml-auto text-muted-foreground">{belief.count} sources</span> : null}
       </div>
       <div className="mt-0.5 text-sm">
         {belief.subjectName} <span className="text-muted-foreground">{belief.predicate}</span> {belief.object}
@@ -55,8 +56,9 @@ export function BeliefSources({ target, beliefId, base, onSelectBelief }: { targ
     <div className="space-y-3" data-testid="belief-sources" data-belief={belief.id}>
       <div>
         <div className="text-sm font-medium" data-testid="belief-text">
-          {belief.text}
+          {belief.subjectName} <span className="text-muted-foreground">{belief.polarity === "negative" ? `not ${belief.predicate}` : belief.predicate}</span> {belief.object}
         </div>
+        {belief.evidence ? <p className="mt-1 text-xs text-muted-foreground italic">“{belief.evidence}”</p> : null}
         <div className="mt-1 flex flex-wrap gap-1.5 text-xs text-muted-foreground">
           <Badge variant={belief.status === "current" ? "success" : "outline"}>{belief.status}</Badge>
           <span>

@@ -62,6 +62,7 @@ export function BeliefTimeline({
                 <div className={cn(b.status === "superseded" && "line-through decoration-muted-foreground/40")}>
                   <span className="text-muted-foreground">{b.predicate}</span> {b.object}
                 </div>
+                {b.evidence ? <div className="mt-0.5 line-clamp-2 text-xs text-muted-foreground italic">“{b.evidence}”</div> : null}
               </button>
               {b.supersededBy ? (
                 <button

@@ -312,6 +312,8 @@ export const graphBeliefSchema = z
     supersedes: z.string().nullable(),
     status: z.enum(["current", "superseded"]),
     sources: z.array(z.string()).meta({ description: "Record ids of the source turns or chunks." }),
+    evidence: z.string().nullable().meta({ description: "The sentence it was read from, when kept." }),
+    count: z.number().int().nullable().meta({ description: "Co-mentions: how many sources name both entities." }),
     text: z.string().meta({ description: "The belief as a sentence." }),
   })
   .meta({ id: "GraphBelief" }) satisfies z.ZodType<GraphBelief>;

@@ -64,6 +64,10 @@ const beliefData = z.object({
   supersedes: z.string().nullable().catch(null),
   status: z.enum(["current", "superseded"]).catch("current"),
   sources: z.array(z.string()).catch([]),
+  /** The sentence it was read from, when the relations step kept it. */
+  evidence: z.string().nullable().catch(null),
+  /** Co-mentions: how many sources name both entities (`sources` keeps the newest of them). */
+  count: z.number().int().nullable().catch(null),
 });
 
 const insightData = z.object({
