@@ -22,6 +22,7 @@ export const databaseTests = [
   "server/api/key-restrictions.test.ts",
   "server/engine/engine.test.ts",
   "server/engine/steps/consolidate.test.ts",
+  "server/engine/steps/graph-steps.test.ts",
   "server/engine/steps/step-registry.test.ts",
   "server/eval/service.test.ts",
   "server/http/route-limits.test.ts",

@@ -46,3 +46,15 @@ export const consolidateSetKey = (step: string, stepVersionHash: string, scope: 
 
 /** A memory restored by a person: one restore per tombstone. */
 export const restoreKey = (step: string, tombstoneRecordId: string) => key(["restore", step, tombstoneRecordId]);
+
+/**
+ * Graph steps (entities, relations, insights) work per scope: the scope's records are computed
+ * together from every input record of the scope. The scope's manifest (what the step made of
+ * exactly these inputs) is keyed by the inputs' ids and fingerprints...
+ */
+export const scopeManifestKey = (type: string, step: string, stepVersionHash: string, scope: string, inputsFingerprint: string) =>
+  key([`${type}-manifest`, step, stepVersionHash, scope, inputsFingerprint]);
+
+/** ...and each record it lists by what it is: its group, content, structured data and sources (unchanged → reused). */
+export const scopedRecordKey = (type: string, step: string, stepVersionHash: string, scope: string, groupKey: string, material: string) =>
+  key([type, step, stepVersionHash, scope, groupKey, material]);

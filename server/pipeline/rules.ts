@@ -5,11 +5,15 @@
  */
 
 export const SOURCE_FORMATS = ["chatgpt-export", "claude-export", "jsonl", "markdown", "text", "json", "folder", "api"] as const;
-export const STEP_TYPES = ["transform", "split", "aggregate", "fold", "merge", "consolidate"] as const;
+export const STEP_TYPES = ["transform", "split", "aggregate", "fold", "merge", "consolidate", "entities", "relations", "insights"] as const;
 /** Step types that take exactly one input (`from: "name"`); merge takes a list. */
 export const SINGLE_INPUT_STEP_TYPES = ["transform", "split", "aggregate", "fold", "consolidate"] as const;
 /** Step types that may call a model (have `prompt`, `model`, `temperature`, `output`, `pii`). */
-export const LLM_STEP_TYPES = ["transform", "split", "aggregate", "fold", "consolidate"] as const;
+export const LLM_STEP_TYPES = ["transform", "split", "aggregate", "fold", "consolidate", "entities"] as const;
+/** Graph steps (Synapsis): entities, beliefs between them, insights over the beliefs. */
+export const GRAPH_STEP_TYPES = ["entities", "relations", "insights"] as const;
+export const ENTITY_TYPES = ["person", "place", "organization", "thing", "event", "other"] as const;
+export const INSIGHT_KINDS = ["connection", "digest", "contradiction"] as const;
 /** Step types that accept a built-in operator instead of a prompt. */
 export const OPERATOR_STEP_TYPES = ["transform", "split", "aggregate"] as const;
 export const SURFACES = ["search", "projection"] as const;

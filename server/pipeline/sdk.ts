@@ -19,6 +19,9 @@ import {
   SpecError,
   type AggregateStepInput,
   type ConsolidateStepInput,
+  type EntitiesStepInput,
+  type InsightsStepInput,
+  type RelationsStepInput,
   type FoldStepInput,
   type GroupBy,
   type MergeStepInput,
@@ -49,6 +52,9 @@ export type AggregateOptions = Without<AggregateStepInput, "type" | "name" | "gr
 export type FoldOptions = Without<FoldStepInput, "type" | "name">;
 export type MergeOptions = Without<MergeStepInput, "type" | "name">;
 export type ConsolidateOptions = Without<ConsolidateStepInput, "type" | "name">;
+export type EntitiesOptions = Without<EntitiesStepInput, "type" | "name">;
+export type RelationsOptions = Without<RelationsStepInput, "type" | "name">;
+export type InsightsOptions = Without<InsightsStepInput, "type" | "name">;
 export type OutputOptions = Without<OutputSpecInput, "name">;
 /** Fields to change with `update()`; `undefined` removes a field (e.g. `{ operator: undefined, prompt }`). */
 export type UpdatePatch = Record<string, unknown>;
@@ -113,6 +119,21 @@ export class Pipeline {
   /** Facts → a living memory set per scope (ADD/UPDATE/DELETE/NONE, or add-only). */
   consolidate(name: string, options: ConsolidateOptions): this {
     return this.step({ type: "consolidate", name, ...clone(options) });
+  }
+
+  /** Entities per scope (canonical names, aliases): offline from speakers, names and a dictionary, or a model. */
+  entities(name: string, options: EntitiesOptions): this {
+    return this.step({ type: "entities", name, ...clone(options) });
+  }
+
+  /** Beliefs between entities with valid times; a later source supersedes a changed fact (both kept). */
+  relations(name: string, options: RelationsOptions): this {
+    return this.step({ type: "relations", name, ...clone(options) });
+  }
+
+  /** Insights over the beliefs: new connections, monthly digests, contradictions. */
+  insights(name: string, options: InsightsOptions): this {
+    return this.step({ type: "insights", name, ...clone(options) });
   }
 
   /** A queryable surface: `search` (an index) or `projection` (the latest record(s), e.g. a context block). */

@@ -12,7 +12,9 @@ import {
   CONFLICTS,
   CONSOLIDATE_MODES,
   didYouMean,
+  ENTITY_TYPES,
   groupByProblem,
+  INSIGHT_KINDS,
   metadataPathProblem,
   NAME_MAX_LENGTH,
   NAME_PATTERN,
@@ -31,6 +33,9 @@ export {
   AGGREGATE_OPERATOR_KINDS,
   CONFLICTS,
   CONSOLIDATE_MODES,
+  ENTITY_TYPES,
+  GRAPH_STEP_TYPES,
+  INSIGHT_KINDS,
   LLM_STEP_TYPES,
   METADATA_NAMESPACES,
   NAME_PATTERN,
@@ -342,6 +347,75 @@ export const consolidateStepSchema = z.strictObject({
   ...llmFields,
 });
 
+const fromOneOrMore = (type: string) =>
+  z.union([z.string().min(1, "from must name a step or source"), z.array(z.string().min(1, "input names must not be empty")).min(1, `${type} reads at least one input`)], {
+    error: errorFor(`from (the step(s) this ${type} step reads)`, "from must be a step name or a list of step names"),
+  });
+
+/** A predicate as beliefs store it: a lower-case verb phrase ("lives in", "works at"). */
+const predicateSchema = z
+  .string({ error: "a predicate is a lower-case verb phrase such as \"lives in\"" })
+  .min(1)
+  .max(64)
+  .regex(/^[a-z][a-z' -]*$/, "a predicate is a lower-case verb phrase such as \"lives in\"");
+
+/**
+ * entities (Synapsis): one record per resolved entity of a scope (canonical name, aliases, type,
+ * mentions). Offline: speaker names, capitalised names and the `dictionary`; with a prompt and a
+ * model: the model's structured output per input record, resolved the same way.
+ */
+export const entitiesStepSchema = z.strictObject({
+  type: z.literal("entities"),
+  name: nameSchema,
+  description,
+  from: fromOneOrMore("entities"),
+  /** Known entities: canonical name → aliases (`{ Melanie = ["Mel"] }`); always recognised, always merged. */
+  dictionary: z
+    .record(z.string().min(1, "a canonical name must not be empty").max(200), z.array(z.string().min(1, "an alias must not be empty").max(200)).max(500), {
+      error: "dictionary maps each canonical name to its aliases, e.g. { Melanie = [\"Mel\"] }",
+    })
+    .optional(),
+  ...llmFields,
+});
+
+/**
+ * relations (Synapsis): beliefs (subject —predicate→ object) with valid and learned times; a later
+ * source that changes a functional fact supersedes the earlier belief (both kept). `from` lists
+ * the text step(s) and the entities step.
+ */
+export const relationsStepSchema = z.strictObject({
+  type: z.literal("relations"),
+  name: nameSchema,
+  description,
+  from: z
+    .array(z.string({ error: "each input must be a step name" }).min(1, "input names must not be empty"), {
+      error: errorFor("from (the text step and the entities step)", (input) =>
+        typeof input === "string"
+          ? `relations reads the text and its entities: write from: ["${input}", "<entities step>"]`
+          : `from must list the text step and the entities step; got ${got(input)}`,
+      ),
+    })
+    .min(2, "relations reads the text step and the entities step: from lists both"),
+  /** Predicates that hold one value at a time: a later different value supersedes the earlier one. */
+  functional: z.array(predicateSchema).max(100).optional(),
+  /** Entities mentioned in one source are linked by a "mentioned with" belief (default true). */
+  coMentions: z.boolean({ error: "coMentions must be true or false" }).optional(),
+});
+
+/** insights (Synapsis): new connections, monthly digests and contradictions over the beliefs. */
+export const insightsStepSchema = z.strictObject({
+  type: z.literal("insights"),
+  name: nameSchema,
+  description,
+  from: fromOneOrMore("insights"),
+  kinds: z
+    .array(z.enum(INSIGHT_KINDS, { error: `an insight kind is one of ${quoteList(INSIGHT_KINDS)}` }))
+    .min(1, "kinds lists at least one insight kind")
+    .optional(),
+});
+
+export const entityTypeSchema = z.enum(ENTITY_TYPES);
+
 const STEP_SCHEMAS = {
   transform: transformStepSchema,
   split: splitStepSchema,
@@ -349,11 +423,24 @@ const STEP_SCHEMAS = {
   fold: foldStepSchema,
   merge: mergeStepSchema,
   consolidate: consolidateStepSchema,
+  entities: entitiesStepSchema,
+  relations: relationsStepSchema,
+  insights: insightsStepSchema,
 } as const;
 
 export const stepSchema = z.discriminatedUnion(
   "type",
-  [transformStepSchema, splitStepSchema, aggregateStepSchema, foldStepSchema, mergeStepSchema, consolidateStepSchema],
+  [
+    transformStepSchema,
+    splitStepSchema,
+    aggregateStepSchema,
+    foldStepSchema,
+    mergeStepSchema,
+    consolidateStepSchema,
+    entitiesStepSchema,
+    relationsStepSchema,
+    insightsStepSchema,
+  ],
   {
     error: (iss: RawIssue) => {
       const type = (iss.input as { type?: unknown } | null)?.type;
@@ -417,8 +504,13 @@ export type AggregateStep = z.output<typeof aggregateStepSchema>;
 export type FoldStep = z.output<typeof foldStepSchema>;
 export type MergeStep = z.output<typeof mergeStepSchema>;
 export type ConsolidateStep = z.output<typeof consolidateStepSchema>;
-/** Steps that may call a model (every type but merge). */
-export type LlmStep = Exclude<StepSpec, MergeStep>;
+export type EntitiesStep = z.output<typeof entitiesStepSchema>;
+export type RelationsStep = z.output<typeof relationsStepSchema>;
+export type InsightsStep = z.output<typeof insightsStepSchema>;
+export type EntityType = (typeof ENTITY_TYPES)[number];
+export type InsightKind = (typeof INSIGHT_KINDS)[number];
+/** Steps that may call a model (every type but the mechanical ones). */
+export type LlmStep = Exclude<StepSpec, MergeStep | RelationsStep | InsightsStep>;
 
 export type SourceSpecInput = z.input<typeof sourceSchema>;
 export type OutputSpecInput = z.input<typeof outputSchema>;
@@ -429,6 +521,9 @@ export type AggregateStepInput = z.input<typeof aggregateStepSchema>;
 export type FoldStepInput = z.input<typeof foldStepSchema>;
 export type MergeStepInput = z.input<typeof mergeStepSchema>;
 export type ConsolidateStepInput = z.input<typeof consolidateStepSchema>;
+export type EntitiesStepInput = z.input<typeof entitiesStepSchema>;
+export type RelationsStepInput = z.input<typeof relationsStepSchema>;
+export type InsightsStepInput = z.input<typeof insightsStepSchema>;
 
 export type TransformOperator = z.output<typeof transformOperatorSchema>;
 export type SplitOperator = z.output<typeof splitOperatorSchema>;
@@ -453,7 +548,7 @@ export function fromList(node: { from: string | string[] }): string[] {
 
 /** True for a step that calls a model (it has a prompt). */
 export function usesModel(step: StepSpec): step is LlmStep & { prompt: string } {
-  return step.type !== "merge" && typeof step.prompt === "string";
+  return "prompt" in step && typeof step.prompt === "string";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -500,6 +595,10 @@ function unknownKeyMessage(input: unknown, path: (string | number)[], key: strin
   if (step?.type === "merge" && ["prompt", "model", "temperature", "output", "operator", "pii"].includes(key)) {
     return `merge is mechanical (no model, no operator): remove "${key}"; to reconcile with a model, add a transform after the merge`;
   }
+  if ((step?.type === "relations" || step?.type === "insights") && ["prompt", "model", "temperature", "output", "operator", "pii"].includes(key)) {
+    return `${String(step.type)} is deterministic (no model, no operator): remove "${key}"; a model can extract entities in the entities step`;
+  }
+  if (step?.type === "entities" && key === "operator") return `entities has no operators: it extracts offline (speakers, capitalised names, dictionary) or with a prompt`;
   if (step?.type === "fold" && key === "operator") return `fold has no built-in operators: it needs a prompt`;
   if (step?.type === "consolidate" && key === "operator") return `consolidate has no built-in operators: it needs a prompt`;
   if (step && key === "operator") return `${String(step.type)} has no built-in operators`;

@@ -133,6 +133,22 @@ export function validatePipeline(spec: AnySpec): Problem[] {
       });
     }
 
+    if (node.kind === "step" && refs && (type === "relations" || type === "insights")) {
+      // Graph steps read each other by type: relations needs the entities, insights the beliefs.
+      const typeOf = (ref: string | undefined) => (ref ? str(firstByName.get(ref)?.raw.type) : undefined);
+      const known = refs.names.filter((r) => r !== undefined && kindOf(r) !== undefined);
+      if (type === "relations" && known.length === refs.names.length) {
+        const entitySteps = known.filter((r) => typeOf(r) === "entities");
+        if (entitySteps.length !== 1) {
+          add(node, ["from"], `relations reads exactly one entities step (the entities it links) beside the text step(s); from lists ${entitySteps.length ? entitySteps.map((e) => `"${e}"`).join(", ") : "none"}`);
+        } else if (entitySteps.length === known.length) {
+          add(node, ["from"], `relations also reads the text the entities came from: add the text step (e.g. "turns") to from`);
+        }
+      }
+      if (type === "insights" && known.length === refs.names.length && !known.some((r) => typeOf(r) === "relations")) {
+        add(node, ["from"], `insights reads the beliefs of a relations step: from must include one`);
+      }
+    }
     if (node.kind === "step" && type) validateStep(node, type, add);
     if (node.kind === "output") validateOutput(node, add);
   }

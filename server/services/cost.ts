@@ -34,6 +34,10 @@ export const OUTPUT_RATIO: Record<StepSpec["type"], number> = {
   fold: 0.5,
   merge: 0,
   consolidate: 0.1,
+  // Entities with a model: names, types and aliases of what a record mentions.
+  entities: 0.1,
+  relations: 0,
+  insights: 0,
 };
 /** A transform asked for a transcript (every turn, verbatim) writes about what it reads. */
 const VERBATIM_OUTPUT_RATIO = 1;

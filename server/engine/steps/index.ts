@@ -5,8 +5,11 @@
 import { EngineError } from "../model";
 import { aggregateKind } from "./aggregate";
 import { consolidateKind } from "./consolidate";
+import { entitiesKind } from "./entities";
 import { foldKind } from "./fold";
+import { insightsKind } from "./insights";
 import { mergeKind } from "./merge";
+import { relationsKind } from "./relations";
 import { splitKind } from "./split";
 import type { StepDefinition, StepKind, WorkItem } from "./step-kind";
 import { transformKind } from "./transform";
@@ -29,6 +32,9 @@ registerStepKind(aggregateKind);
 registerStepKind(foldKind);
 registerStepKind(mergeKind);
 registerStepKind(consolidateKind);
+registerStepKind(entitiesKind);
+registerStepKind(relationsKind);
+registerStepKind(insightsKind);
 
 /** The kind that runs steps of this type; a type nobody registered cannot run (a permanent error). */
 export function stepKindOf(type: string): StepKind {

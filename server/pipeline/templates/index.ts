@@ -13,6 +13,7 @@ import { memexTemplate } from "./memex";
 import { pyramidTemplate } from "./pyramid";
 import { ragTemplate } from "./rag";
 import { synapseTemplate } from "./synapse";
+import { synapsisTemplate } from "./synapsis";
 import type { PipelineTemplate, TemplateOptions } from "./template";
 
 export type { PipelineTemplate, TemplateOptions, TemplateSearchMode } from "./template";
@@ -23,6 +24,7 @@ export { ragBaselineSpec } from "./rag";
 export const TEMPLATES: readonly PipelineTemplate[] = [
   chatMemoryTemplate,
   synapseTemplate,
+  synapsisTemplate,
   pyramidTemplate,
   memexTemplate,
   mem0Template,
