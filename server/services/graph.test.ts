@@ -182,9 +182,13 @@ describe("graph reads", () => {
     ]);
     const onMain = await api.graph.entity({ ...ref(), entityId: melanie });
     expect(onMain.timeline.find((b) => b.object === "Boston")!.status).toBe("superseded");
-    // A belief of main that the branch does not show is not found there.
+    // The same belief (same id: same statement, same source) is a different record on each branch.
     const boston = onMain.timeline.find((b) => b.object === "Boston")!;
-    await expect(api.graph.belief({ ...ref(), branch: "no-supersede", beliefId: boston.id })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    const there = await api.graph.belief({ ...ref(), branch: "no-supersede", beliefId: boston.id });
+    expect(there.belief).toMatchObject({ id: boston.id, status: "current", supersededBy: null });
+    expect(there.belief.recordId).not.toBe(boston.recordId);
+    expect((await api.graph.belief({ ...ref(), beliefId: boston.id })).belief).toMatchObject({ recordId: boston.recordId, status: "superseded" });
+    await expect(api.graph.belief({ ...ref(), branch: "no-supersede", beliefId: "bel_0000000000000000" })).rejects.toMatchObject({ code: "NOT_FOUND" });
   }, 60_000);
 
   it("refuses a non-member, lets a viewer read, and explains a pipeline without an entities step or an unknown entity", async () => {
