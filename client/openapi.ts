@@ -524,6 +524,8 @@ export interface components {
                 predicate: string;
                 source: string;
                 target: string;
+                /** @description Sources behind the edge (a co-mention edge counts the sources naming both). */
+                weight: number;
             }[];
             entity: components["schemas"]["GraphEntity"];
             hops: number;

@@ -100,11 +100,11 @@ export function GraphCanvas({
         source: e.source,
         target: e.target,
         type: "straight",
-        label: e.count > 1 ? `${e.predicate} ×${e.count}` : e.predicate,
+        label: e.weight > 1 ? `${e.predicate} ×${e.weight}` : e.predicate,
         labelBgPadding: [4, 2] as [number, number],
         labelStyle: { fontSize: 10 },
         markerEnd: { type: MarkerType.ArrowClosed, width: 14, height: 14 },
-        style: { strokeDasharray: superseded ? "4 3" : undefined, strokeWidth: e.id === selectedEdge ? 2.5 : 1.2, stroke: e.id === selectedEdge ? "var(--color-primary)" : undefined },
+        style: { strokeDasharray: superseded ? "4 3" : undefined, strokeWidth: e.id === selectedEdge ? 3 : Math.min(3, 1 + Math.log10(e.weight)), stroke: e.id === selectedEdge ? "var(--color-primary)" : undefined },
         data: { predicate: e.predicate },
         interactionWidth: 16,
       };

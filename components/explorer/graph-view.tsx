@@ -226,7 +226,7 @@ export function GraphView({ pipelineId }: { pipelineId: string }) {
                 ) : (
                   <div className="space-y-1" data-testid="edge-beliefs">
                     <p className="text-xs text-muted-foreground">
-                      {edge.predicate} · {edge.count} belief{edge.count === 1 ? "" : "s"}, {edge.current} current
+                      {edge.predicate} · {edge.count} belief{edge.count === 1 ? "" : "s"}, {edge.current} current · {edge.weight} source{edge.weight === 1 ? "" : "s"}
                       {edge.count > edge.beliefIds.length ? ` · the ${edge.beliefIds.length} newest listed` : ""}
                     </p>
                     {edge.beliefIds

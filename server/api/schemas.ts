@@ -345,6 +345,7 @@ export const entityNeighbourhoodSchema = z
         predicate: z.string(),
         count: z.number().int(),
         current: z.number().int(),
+        weight: z.number().meta({ description: "Sources behind the edge (a co-mention edge counts the sources naming both)." }),
         beliefIds: z.array(z.string()),
       }),
     ),

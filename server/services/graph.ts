@@ -171,6 +171,8 @@ export interface GraphEdge {
   /** Beliefs on this edge, and how many of them are current. */
   count: number;
   current: number;
+  /** Sources behind the edge: a co-mention edge counts the sources naming both, other beliefs one each. */
+  weight: number;
   /** Up to 20 of them (newest valid time first); their details are in `beliefs`. */
   beliefIds: string[];
 }
@@ -190,8 +192,8 @@ export interface EntityNeighbourhood {
 }
 
 /**
- * An entity, its neighbours up to `hops` away (at most `limit` of them, those linked by most typed
- * beliefs first), the beliefs among them as edges (grouped per subject, predicate and object),
+ * An entity, its neighbours up to `hops` away (at most `limit` of them, those linked by the most
+ * sources first), the beliefs among them as edges (grouped per subject, predicate and object),
  * its literal beliefs around it, and its timeline.
  */
 export async function entityNeighbourhood(
@@ -244,6 +246,7 @@ export async function entityNeighbourhood(
     predicate: r.predicate,
     count: r.count,
     current: r.current,
+    weight: r.weight,
     beliefIds: r.beliefIds.filter(Boolean),
   }));
   const valueBeliefs = values ? toBeliefs(values.rows) : [];
@@ -252,8 +255,9 @@ export async function entityNeighbourhood(
     const nodeId = `value:${b.object.trim().toLowerCase()}`;
     if (!nodes.some((n) => n.id === nodeId)) nodes.push({ id: nodeId, kind: "value", label: b.object, depth: 1, entity: null });
     const edgeId = `${b.subject}|${b.predicate}|${nodeId}`;
-    const edge = valueEdges.get(edgeId) ?? { id: edgeId, source: b.subject, target: nodeId, predicate: b.predicate, count: 0, current: 0, beliefIds: [] };
+    const edge = valueEdges.get(edgeId) ?? { id: edgeId, source: b.subject, target: nodeId, predicate: b.predicate, count: 0, current: 0, weight: 0, beliefIds: [] };
     edge.count++;
+    edge.weight += b.count ?? 1;
     if (b.status === "current") edge.current++;
     edge.beliefIds.push(b.id);
     valueEdges.set(edgeId, edge);

@@ -49,6 +49,8 @@ function shown(p: Params, t: GraphTarget, key: "entity" | "belief" | "insight"):
 const COLUMNS = (key: string) => `r.id AS "recordId", r.step, r.scope, r.content, r.metadata #> '{custom,${key}}' AS data, r."createdAt"`;
 const ENTITY = (field: string) => `r.metadata #>> '{custom,entity,${field}}'`;
 const BELIEF = (field: string) => `r.metadata #>> '{custom,belief,${field}}'`;
+/** How many sources a belief stands for: a co-mention edge's `count`, else one. */
+const WEIGHT = `CASE WHEN jsonb_typeof(r.metadata #> '{custom,belief,count}') = 'number' THEN (${BELIEF("count")})::numeric ELSE 1 END`;
 
 /**
  * Entities, best first: with `q`, the ones whose name or an alias contains it (exact name, then
@@ -79,28 +81,28 @@ export async function entityRows(db: Db, t: GraphTarget, args: { q?: string; ids
 
 /**
  * The entities linked to `ids` by a belief (either direction), other than `exclude`, ranked by how
- * many typed beliefs (not co-mentions) link them, then by all beliefs.
+ * many sources link them (a co-mention edge counts its sources), then by typed beliefs.
  */
 export async function neighbourCounts(
   db: Db,
   t: GraphTarget,
   args: { ids: string[]; exclude: string[]; limit: number },
-): Promise<Array<{ entityId: string; beliefs: number; typed: number }>> {
+): Promise<Array<{ entityId: string; weight: number; typed: number }>> {
   const p = new Params();
   const ids = p.add(args.ids, "text[]");
-  const rows = await db.$queryRawUnsafe<Array<{ other: string; beliefs: number; typed: number }>>(
+  const rows = await db.$queryRawUnsafe<Array<{ other: string; weight: number; typed: number }>>(
     `WITH linked AS (
        SELECT CASE WHEN ${BELIEF("subject")} = ANY(${ids}) THEN ${BELIEF("objectEntity")} ELSE ${BELIEF("subject")} END AS other,
-              ${BELIEF("predicate")} AS predicate
+              ${BELIEF("predicate")} AS predicate, ${WEIGHT} AS weight
        ${shown(p, t, "belief")}
          AND ${BELIEF("objectEntity")} IS NOT NULL
          AND (${BELIEF("subject")} = ANY(${ids}) OR ${BELIEF("objectEntity")} = ANY(${ids})))
-     SELECT other, count(*)::int AS beliefs, count(*) FILTER (WHERE predicate <> 'mentioned with')::int AS typed
+     SELECT other, sum(weight)::float8 AS weight, count(*) FILTER (WHERE predicate <> 'mentioned with')::int AS typed
      FROM linked WHERE other IS NOT NULL AND NOT (other = ANY(${p.add(args.exclude, "text[]")}))
-     GROUP BY other ORDER BY typed DESC, beliefs DESC, other LIMIT ${p.add(args.limit, "int")}`,
+     GROUP BY other ORDER BY 2 DESC, 3 DESC, other LIMIT ${p.add(args.limit, "int")}`,
     ...p.values,
   );
-  return rows.map((r) => ({ entityId: r.other, beliefs: r.beliefs, typed: r.typed }));
+  return rows.map((r) => ({ entityId: r.other, weight: Number(r.weight), typed: r.typed }));
 }
 
 /** One edge of the drawn graph: the beliefs of one (subject, predicate, object entity). */
@@ -110,6 +112,8 @@ export interface EdgeAggregateRow {
   predicate: string;
   count: number;
   current: number;
+  /** Sources behind it (co-mention edges count theirs; other beliefs one each). */
+  weight: number;
   /** Up to `perEdge` belief ids, newest valid time first. */
   beliefIds: string[];
 }
@@ -118,16 +122,16 @@ export interface EdgeAggregateRow {
 export async function edgeAggregates(db: Db, t: GraphTarget, args: { ids: string[]; perEdge: number; limit: number }): Promise<EdgeAggregateRow[]> {
   const p = new Params();
   const ids = p.add(args.ids, "text[]");
-  const rows = await db.$queryRawUnsafe<Array<EdgeAggregateRow & { count: number; current: number }>>(
+  const rows = await db.$queryRawUnsafe<EdgeAggregateRow[]>(
     `SELECT ${BELIEF("subject")} AS subject, ${BELIEF("objectEntity")} AS "objectEntity", ${BELIEF("predicate")} AS predicate,
-            count(*)::int AS count, count(*) FILTER (WHERE ${BELIEF("status")} = 'current')::int AS current,
+            count(*)::int AS count, count(*) FILTER (WHERE ${BELIEF("status")} = 'current')::int AS current, sum(${WEIGHT})::float8 AS weight,
             (array_agg(${BELIEF("id")} ORDER BY ${BELIEF("validFrom")} DESC NULLS LAST, r.id))[1:${p.add(args.perEdge, "int")}] AS "beliefIds"
      ${shown(p, t, "belief")}
        AND ${BELIEF("subject")} = ANY(${ids}) AND ${BELIEF("objectEntity")} = ANY(${ids}) AND ${BELIEF("subject")} <> ${BELIEF("objectEntity")}
-     GROUP BY 1, 2, 3 ORDER BY count(*) DESC, 1, 2, 3 LIMIT ${p.add(args.limit, "int")}`,
+     GROUP BY 1, 2, 3 ORDER BY weight DESC, 1, 2, 3 LIMIT ${p.add(args.limit, "int")}`,
     ...p.values,
   );
-  return rows;
+  return rows.map((r) => ({ ...r, weight: Number(r.weight) }));
 }
 
 /**
