@@ -24,6 +24,7 @@ export const databaseTests = [
   "server/engine/steps/consolidate.test.ts",
   "server/engine/steps/graph-steps.test.ts",
   "server/engine/steps/step-registry.test.ts",
+  "server/eval/eval-recovery.test.ts",
   "server/eval/service.test.ts",
   "server/http/route-limits.test.ts",
   "server/importers/import-file.test.ts",

@@ -8,4 +8,4 @@ import { Inngest } from "inngest";
 
 export const inngest = new Inngest({ id: "synthex" });
 
-export { runCancelled, runRequested, sourceAppended, synthexEvents } from "./events";
+export { evalRequested, runCancelled, runRequested, sourceAppended, synthexEvents } from "./events";

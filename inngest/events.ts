@@ -23,15 +23,20 @@ export const runCancelledData = z.object({ runId: id });
 
 export const sourceAppendedData = z.object({ workspaceId: id, pipelineId: id, branch: id });
 
+export const evalRequestedData = z.object({ evalRunId: id, workspaceId: id });
+
 /** Execute a queued Run row (created by `createRun`). */
 export const runRequested = eventType("synthex/run.requested", { schema: runRequestedData });
 /** Stop a run between batches (the function's `cancelOn`). */
 export const runCancelled = eventType("synthex/run.cancelled", { schema: runCancelledData });
 /** Source records were pushed to a pipeline branch: a debounced incremental run follows. */
 export const sourceAppended = eventType("synthex/source.appended", { schema: sourceAppendedData });
+/** Execute a queued EvalRun row (created by `createEvalRun`): build its memory, then score it. */
+export const evalRequested = eventType("synthex/eval.requested", { schema: evalRequestedData });
 
-export const synthexEvents = { runRequested, runCancelled, sourceAppended } as const;
+export const synthexEvents = { runRequested, runCancelled, sourceAppended, evalRequested } as const;
 
 export type RunRequestedData = z.infer<typeof runRequestedData>;
 export type RunCancelledData = z.infer<typeof runCancelledData>;
 export type SourceAppendedData = z.infer<typeof sourceAppendedData>;
+export type EvalRequestedData = z.infer<typeof evalRequestedData>;

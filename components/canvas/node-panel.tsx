@@ -9,13 +9,15 @@ import { formatPath, type Problem } from "@/server/pipeline/spec";
 import {
   CONFLICTS,
   CONSOLIDATE_MODES,
+  INSIGHT_KINDS,
+  LLM_STEP_TYPES,
   OPERATOR_KINDS_BY_TYPE,
   PERIODS,
   SOURCE_FORMATS,
   SURFACES,
 } from "@/server/pipeline/rules";
 import { DEFAULT_TEMPLATES } from "@/server/pipeline/prompts";
-import { fromNames, type DraftNode, type NodeKind } from "./spec-graph";
+import { fromNames, takesList, type DraftNode, type NodeKind } from "./spec-graph";
 import { TemplateEditor } from "./template-editor";
 
 type Patch = Record<string, unknown>;
@@ -128,8 +130,10 @@ export function NodePanel({ kind, node, problems, inputs, modelSuggestions, read
   const hasOperator = typeof node.operator === "object" && node.operator !== null;
   const operator = (node.operator ?? {}) as Record<string, unknown>;
   const operatorKinds = kind === "step" ? (OPERATOR_KINDS_BY_TYPE as Record<string, readonly string[]>)[type] : undefined;
-  const isLlm = kind === "step" && type !== "merge";
-  const usesPrompt = isLlm && !hasOperator;
+  const isLlm = kind === "step" && (LLM_STEP_TYPES as readonly string[]).includes(type);
+  // Entities run offline unless given a prompt; the other model steps always have one (or an operator).
+  const usesPrompt = isLlm && !hasOperator && (type !== "entities" || typeof node.prompt === "string");
+  const listInput = takesList(kind, node);
   const others = problems.filter((p) => !["name", "description"].includes(String(p.path[2])));
 
   return (
@@ -160,12 +164,12 @@ export function NodePanel({ kind, node, problems, inputs, modelSuggestions, read
         </>
       ) : (
         <Field
-          label={kind === "output" || type === "merge" ? "Inputs (from)" : "Input (from)"}
+          label={listInput ? "Inputs (from)" : "Input (from)"}
           htmlFor="node-from"
           problem={problemAt("from")}
           hint="Drag from a node's bottom handle to connect; select an edge and press Delete to disconnect."
         >
-          {kind === "step" && type !== "merge" ? (
+          {kind === "step" && !listInput ? (
             <NativeSelect
               id="node-from"
               testId="node-from"
@@ -214,6 +218,10 @@ export function NodePanel({ kind, node, problems, inputs, modelSuggestions, read
           </Field>
         </div>
       ) : null}
+
+      {kind === "step" && type === "entities" ? <EntitiesFields node={node} readOnly={readOnly} onPatch={onPatch} problemAt={problemAt} /> : null}
+      {kind === "step" && type === "relations" ? <RelationsFields node={node} readOnly={readOnly} onPatch={onPatch} problemAt={problemAt} /> : null}
+      {kind === "step" && type === "insights" ? <InsightsFields node={node} readOnly={readOnly} onPatch={onPatch} problemAt={problemAt} /> : null}
 
       {operatorKinds ? (
         <Field label="Runs with" htmlFor="node-mode" problem={problemAt("operator") ?? problemAt("prompt")}>
@@ -397,6 +405,128 @@ function MergeFields({ node, readOnly, onPatch, problemAt }: { node: DraftNode; 
         </div>
       ) : null}
     </div>
+  );
+}
+
+type FieldsProps = { node: DraftNode; readOnly: boolean; onPatch: (p: Patch, k?: string) => void; problemAt: (...p: (string | number)[]) => string | undefined };
+
+/** `{ Melanie: ["Mel"] }` ⇄ "Melanie: Mel" lines. */
+export function dictionaryText(dictionary: unknown): string {
+  if (!dictionary || typeof dictionary !== "object") return "";
+  return Object.entries(dictionary as Record<string, unknown>)
+    .map(([name, aliases]) => `${name}${Array.isArray(aliases) && aliases.length ? `: ${aliases.join(", ")}` : ""}`)
+    .join("\n");
+}
+
+export function parseDictionary(text: string): Record<string, string[]> | undefined {
+  const out: Record<string, string[]> = {};
+  for (const line of text.split("\n")) {
+    const [name, rest = ""] = line.split(/:(.*)/s) as [string, string?];
+    if (!name.trim()) continue;
+    out[name.trim()] = rest.split(",").map((a) => a.trim()).filter(Boolean);
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+const ENTITIES_PROMPT = "List the named entities this text mentions (people, places, organizations, things, events), each with its type and any other names the text uses for it.\n\n{{ record.content }}";
+
+function EntitiesFields({ node, readOnly, onPatch, problemAt }: FieldsProps) {
+  const [draft, setDraft] = useState(() => dictionaryText(node.dictionary));
+  const [seen, setSeen] = useState(node.dictionary);
+  if (seen !== node.dictionary && JSON.stringify(parseDictionary(draft)) !== JSON.stringify(node.dictionary)) {
+    // Undo/redo changed the dictionary: show it.
+    setSeen(node.dictionary);
+    setDraft(dictionaryText(node.dictionary));
+  }
+  const withModel = typeof node.prompt === "string";
+  return (
+    <>
+      <Field label="Runs with" htmlFor="node-entities-mode" problem={problemAt("prompt")}>
+        <NativeSelect
+          id="node-entities-mode"
+          testId="node-entities-mode"
+          value={withModel ? "prompt" : "offline"}
+          disabled={readOnly}
+          options={[
+            { value: "offline", label: "offline: speakers, capitalised names, dictionary" },
+            { value: "prompt", label: "a model and a prompt (structured output)" },
+          ]}
+          onChange={(v) => onPatch(v === "prompt" ? { prompt: ENTITIES_PROMPT } : { prompt: undefined, model: undefined, temperature: undefined, output: undefined })}
+        />
+      </Field>
+      <Field label="Dictionary (one per line: Name: alias, alias)" htmlFor="node-dictionary" problem={problemAt("dictionary")} hint="Known entities: always recognised, their aliases always merged.">
+        <Textarea
+          id="node-dictionary"
+          data-testid="node-dictionary"
+          className="min-h-16 font-mono text-xs"
+          placeholder={"Melanie: Mel\nRiverside Library"}
+          value={draft}
+          disabled={readOnly}
+          onChange={(e) => {
+            setDraft(e.target.value);
+            const next = parseDictionary(e.target.value);
+            setSeen(next);
+            onPatch({ dictionary: next }, "dictionary");
+          }}
+        />
+      </Field>
+    </>
+  );
+}
+
+function RelationsFields({ node, readOnly, onPatch, problemAt }: FieldsProps) {
+  const functional = Array.isArray(node.functional) ? (node.functional as string[]).join(", ") : "";
+  return (
+    <>
+      <Field
+        label="Functional predicates (comma-separated)"
+        htmlFor="node-functional"
+        problem={problemAt("functional")}
+        hint="One value at a time: a later different value supersedes the earlier belief (both kept). Empty: lives in, works at, works as, is from, is married to, is dating, favorite … is."
+      >
+        <Input
+          id="node-functional"
+          data-testid="node-functional"
+          className="h-8"
+          placeholder="lives in, works at"
+          value={functional}
+          disabled={readOnly}
+          onChange={(e) => {
+            const list = e.target.value.split(",").map((p) => p.trim()).filter(Boolean);
+            onPatch({ functional: list.length ? list : undefined }, "functional");
+          }}
+        />
+      </Field>
+      <label className="flex items-center gap-2 text-xs">
+        <input type="checkbox" data-testid="node-comentions" checked={node.coMentions !== false} disabled={readOnly} onChange={(e) => onPatch({ coMentions: e.target.checked ? undefined : false })} />
+        Link entities named together (&quot;mentioned with&quot; edges)
+      </label>
+    </>
+  );
+}
+
+function InsightsFields({ node, readOnly, onPatch, problemAt }: FieldsProps) {
+  const kinds = Array.isArray(node.kinds) ? (node.kinds as string[]) : [...INSIGHT_KINDS];
+  return (
+    <Field label="Insights" problem={problemAt("kinds")} hint="Read from a relations step (and, for mention counts in digests, the entities step).">
+      <div className="flex flex-wrap gap-3">
+        {INSIGHT_KINDS.map((k) => (
+          <label key={k} className="flex items-center gap-1 text-xs">
+            <input
+              type="checkbox"
+              data-testid={`node-insight-${k}`}
+              checked={kinds.includes(k)}
+              disabled={readOnly}
+              onChange={(e) => {
+                const next = INSIGHT_KINDS.filter((x) => (x === k ? e.target.checked : kinds.includes(x)));
+                onPatch({ kinds: next.length === INSIGHT_KINDS.length ? undefined : next });
+              }}
+            />
+            {k}
+          </label>
+        ))}
+      </div>
+    </Field>
   );
 }
 

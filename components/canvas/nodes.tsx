@@ -8,10 +8,13 @@ import {
   FileText,
   GitMerge,
   Layers,
+  Lightbulb,
+  Network,
   ListTree,
   Repeat,
   Search,
   Split,
+  Users,
   Wand2,
 } from "lucide-react";
 import { cn } from "@/components/ui/cn";
@@ -34,6 +37,12 @@ export function NodeIcon({ kind, type, className }: { kind: string; type: string
       return <GitMerge className={className} />;
     case "consolidate":
       return <Combine className={className} />;
+    case "entities":
+      return <Users className={className} />;
+    case "relations":
+      return <Network className={className} />;
+    case "insights":
+      return <Lightbulb className={className} />;
     default:
       return <ListTree className={className} />;
   }
@@ -54,6 +63,12 @@ function detail(data: SpecNodeData): string {
   if (op?.kind) parts.push(op.kind);
   else if (typeof n.prompt === "string") parts.push(typeof n.model === "string" ? n.model : "offline/extractive");
   if (data.type === "merge") parts.push(typeof n.dedupe === "string" ? n.dedupe : "dedupe");
+  if (data.type === "entities" && typeof n.prompt !== "string") {
+    const known = n.dictionary && typeof n.dictionary === "object" ? Object.keys(n.dictionary).length : 0;
+    parts.push(`offline${known ? ` · ${known} known` : ""}`);
+  }
+  if (data.type === "relations") parts.push(n.coMentions === false ? "beliefs" : "beliefs + co-mentions");
+  if (data.type === "insights") parts.push(Array.isArray(n.kinds) ? n.kinds.join(", ") : "connections, digests, contradictions");
   return parts.join(" · ") || data.type;
 }
 

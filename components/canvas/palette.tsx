@@ -7,7 +7,7 @@ import type { DraftNode, NodeKind } from "./spec-graph";
 
 export interface PaletteItem {
   id: string;
-  category: "Sources" | "Model steps" | "Built-in (no model)" | "Outputs";
+  category: "Sources" | "Model steps" | "Built-in (no model)" | "Graph (Synapsis)" | "Outputs";
   label: string;
   description: string;
   kind: NodeKind;
@@ -32,11 +32,14 @@ export const PALETTE: PaletteItem[] = [
   { id: "extractive", category: "Built-in (no model)", label: "Extractive summary", description: "keep the key sentences", kind: "step", node: { type: "transform", name: "digest", operator: { kind: "extractive-summary", sentences: 3 } } },
   { id: "pii", category: "Built-in (no model)", label: "PII flag", description: "flag personal data", kind: "step", node: { type: "transform", name: "pii", operator: { kind: "pii-flag" } } },
   { id: "merge", category: "Built-in (no model)", label: "Merge", description: "N sources → N, with dedupe", kind: "step", node: { type: "merge", name: "merged", from: [], dedupe: "content_hash", conflict: "prefer_latest" } },
+  { id: "graph-entities", category: "Graph (Synapsis)", label: "Entities", description: "people, places, things per scope (Mel = Melanie)", kind: "step", node: { type: "entities", name: "entities", from: [] } },
+  { id: "graph-relations", category: "Graph (Synapsis)", label: "Relations (beliefs)", description: "subject → predicate → object over time, superseded not lost", kind: "step", node: { type: "relations", name: "relations", from: [] } },
+  { id: "graph-insights", category: "Graph (Synapsis)", label: "Insights", description: "new connections, monthly digests, contradictions", kind: "step", node: { type: "insights", name: "insights", from: [] } },
   { id: "out-search", category: "Outputs", label: "Search index", description: "an index over one or more steps", kind: "output", node: { name: "search", surface: "search", from: [] } },
   { id: "out-projection", category: "Outputs", label: "Projection", description: "latest record(s) as a context block", kind: "output", node: { name: "context", surface: "projection", from: [] } },
 ];
 
-const CATEGORIES = ["Sources", "Model steps", "Built-in (no model)", "Outputs"] as const;
+const CATEGORIES = ["Sources", "Model steps", "Built-in (no model)", "Graph (Synapsis)", "Outputs"] as const;
 
 export function Palette({ onAdd, disabled }: { onAdd: (item: PaletteItem) => void; disabled?: boolean }) {
   const [q, setQ] = useState("");

@@ -63,6 +63,8 @@ export const NODE_HEIGHT = 72;
 
 /** Step types whose `from` is one name. */
 export const SINGLE_INPUT = ["transform", "split", "aggregate", "fold", "consolidate"];
+/** Step types whose `from` is a list: merge, and the graph steps (relations reads the text and its entities). */
+export const LIST_INPUT = ["merge", "entities", "relations", "insights"];
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
@@ -297,13 +299,13 @@ export function renameNode(spec: DraftSpec, ref: NodeRef, rawName: string): Rena
 
 /** Whether `target` reads a list of inputs (merge steps and outputs). */
 export function takesList(kind: NodeKind, node: DraftNode): boolean {
-  return kind === "output" || node.type === "merge";
+  return kind === "output" || (typeof node.type === "string" && LIST_INPUT.includes(node.type));
 }
 
 /**
  * Connect an edge `sourceId → targetId`: sets the target's `from`. Single-input steps
  * (transform, split, aggregate, fold, consolidate) get the name as a string (replacing their
- * input); merge steps and outputs get it appended to their list.
+ * input); merge, graph steps (entities, relations, insights) and outputs get it appended to their list.
  */
 export function connect(spec: DraftSpec, sourceId: string, targetId: string): DraftSpec {
   const src = refOf(spec, sourceId);

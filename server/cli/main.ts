@@ -426,6 +426,44 @@ export function buildCli() {
     );
 
   program
+    .command("walk <query>")
+    .description("walk the memory top-down (Pyramid): from a high step through each level to the closest records and their sources")
+    .requiredOption("--from <step>", "the step to start from, e.g. synthesis (the top of the pyramid)")
+    .option("--scope <prefix>", "scope prefix, e.g. acme:eng")
+    .option("--beam <n>", "records kept per level on the way down", "3")
+    .option("--limit <n>", "records returned from the lowest level", "10")
+    .action(
+      action(async (conn, opts, query: string) => {
+        const o = opts as GlobalOptions & { from: string; scope?: string; beam: string; limit: string };
+        const { pipeline, branch } = await resolvePipeline(conn, opts);
+        const result = await conn.api.search.walk.query({
+          workspaceId: conn.workspaceId,
+          pipelineId: pipeline.id,
+          branch: branch.name,
+          query,
+          from: o.from,
+          scope: o.scope,
+          beam: Number(o.beam) || 3,
+          limit: Number(o.limit) || 10,
+        });
+        print(opts, result, () => {
+          if (result.hits.length === 0) return `No records under "${o.from}" for "${query}".`;
+          const lines = [`Walked ${result.path.join(" → ")} for "${query}":`, ""];
+          for (const level of result.levels) lines.push(`${level.step}: ${level.nodes.map((n) => n.id).join(", ") || "(none)"}`);
+          lines.push("");
+          for (const hit of result.hits) {
+            lines.push(`${hit.step} · ${hit.id}${hit.scope ? ` · ${hit.scope}` : ""}`);
+            lines.push(`  ${hit.content.replace(/\s+/g, " ").slice(0, 300)}`);
+            for (const src of hit.sources) lines.push(`  source ${src.step} ${src.id}: ${src.content.replace(/\s+/g, " ").slice(0, 160)}`);
+            lines.push("");
+          }
+          lines.push("Drill down: synthex lineage <id>   ·   synthex get <id>");
+          return lines.join("\n");
+        });
+      }, (_args, opts) => needsPipeline(opts)),
+    );
+
+  program
     .command("purge [id]")
     .description("delete a record (or --scope: every record of a scope) and everything derived from it, on every branch; --dry-run lists it")
     .option("--scope <prefix>", "purge a scope of the selected pipeline instead of one record")

@@ -22,7 +22,10 @@ import { createPipeline, getBranch, getPipeline, saveVersion, appendSourceRecord
 import { createBranch } from "../services/branches";
 import type { SourceItem } from "../core/source-item";
 import { runPipeline } from "../services/runs";
+import { executorKind, type Env } from "../services/executor";
+import { trackBackground } from "../services/background";
 import { toJsonColumn } from "../core/json";
+import { claimEvalLease, processLeaseOwner, renewRunLease, runLeaseMs } from "../store/run-lease";
 import { buildStatsSchema, evalCostSchema, evidenceSchema, judgeRecordSchema, latencySchema, loadSkipsSchema, metricsSchema, perCategorySchema, storedHitsSchema, type StoredHit } from "./stored";
 
 export type { StoredHit } from "./stored";
@@ -283,62 +286,154 @@ export async function createEvalRun(db: Db, input: StartEvalInput) {
 }
 
 class EvalCancelled extends Error {}
+/** This process no longer holds the eval (the recovery sweep ended it, or another process took it). */
+class EvalLeaseLost extends Error {}
 
-/** Executes a queued eval in this process. Never leaves a run `running`: it ends completed, failed or cancelled. */
-export async function executeEvalRun(
+export interface EvalDeps {
+  model?: ModelProvider;
+  onProgress?: (p: EvalProgress) => void;
+  signal?: AbortSignal;
+  /** Who executes the eval (default: this process) and how long its lease holds without a heartbeat (default `SYNTHEX_RUN_LEASE_MS`). */
+  lease?: { owner?: string; ttlMs?: number };
+}
+
+/** What building an eval's memory hands to scoring it: plain data (an Inngest step's memoized output). */
+export interface EvalBuilt {
+  /** The pipeline run that built the eval copy (null for a question set: its memory is searched as it is). */
+  buildRunId: string | null;
+  sourcesAdded: number;
+}
+
+interface EvalControl {
+  progress: (p: EvalProgress, force?: boolean) => void;
+  checkCancel: () => Promise<void>;
+  owner: string;
+}
+
+/**
+ * Runs one phase of an eval under its lease (claimed here: queued → running, or taken back by the
+ * owner already holding it), renewed by heartbeats while the phase works. A cancel ends the run
+ * `cancelled`; any other error ends it `failed` — or, with `rethrow` (Inngest: it retries the
+ * step, then its onFailure ends the run), is thrown. A process that dies mid-phase stops renewing
+ * the lease and the recovery sweep ends the run (`endExpiredEvalRuns`). Returns the phase's
+ * value, or the run row as it ended (or as it is, when it could not be claimed).
+ */
+async function underEvalLease<T>(
   db: Db,
   evalRunId: string,
-  deps: { model?: ModelProvider; onProgress?: (p: EvalProgress) => void; signal?: AbortSignal } = {},
-) {
-  const run = await db.evalRun.findUnique({ where: { id: evalRunId } });
-  if (!run) throw notFound(`Eval run ${evalRunId} not found.`);
-  if (run.status !== "queued") throw badRequest(`Eval run ${evalRunId} is ${run.status}, not queued.`);
-  await db.evalRun.update({ where: { id: run.id }, data: { status: "running", startedAt: new Date() } });
+  deps: EvalDeps,
+  work: (run: EvalRunRow, ctl: EvalControl) => Promise<T>,
+  options: { rethrow?: boolean } = {},
+): Promise<{ value: T } | { ended: EvalRunRow }> {
+  const owner = deps.lease?.owner ?? processLeaseOwner;
+  const ttlMs = deps.lease?.ttlMs ?? runLeaseMs();
+  const current = await db.evalRun.findUnique({ where: { id: evalRunId } });
+  if (!current) throw notFound(`Eval run ${evalRunId} not found.`);
+  if (!(await claimEvalLease(db, evalRunId, owner, ttlMs))) return { ended: current };
+  const run = await db.evalRun.findUniqueOrThrow({ where: { id: evalRunId } });
+  const heartbeat = setInterval(() => {
+    renewRunLease(db, run.id, owner, ttlMs, "EvalRun").catch((err: Error) => console.error(`[synthex eval ${run.id}] heartbeat failed:`, err.message));
+  }, Math.max(100, Math.floor(ttlMs / 3)));
+  heartbeat.unref?.();
   let lastWrite = 0;
-  const progress = (p: EvalProgress, force = false) => {
-    deps.onProgress?.(p);
-    if (!force && Date.now() - lastWrite < 500) return;
-    lastWrite = Date.now();
-    void db.evalRun.update({ where: { id: run.id }, data: { progress: toJsonColumn(p) } }).catch(() => {});
-  };
-  const checkCancel = async () => {
-    if (deps.signal?.aborted) throw new EvalCancelled("cancelled");
-    const row = await db.evalRun.findUnique({ where: { id: run.id }, select: { cancelRequested: true } });
-    if (row?.cancelRequested) throw new EvalCancelled("cancelled");
+  const ctl: EvalControl = {
+    owner,
+    progress: (p, force = false) => {
+      deps.onProgress?.(p);
+      if (!force && Date.now() - lastWrite < 500) return;
+      lastWrite = Date.now();
+      void db.evalRun.updateMany({ where: { id: run.id, leaseOwner: owner }, data: { progress: toJsonColumn(p) } }).catch(() => {});
+    },
+    checkCancel: async () => {
+      if (deps.signal?.aborted) throw new EvalCancelled("cancelled");
+      const row = await db.evalRun.findUnique({ where: { id: run.id }, select: { cancelRequested: true, status: true, leaseOwner: true } });
+      if (row?.cancelRequested) throw new EvalCancelled("cancelled");
+      if (row?.status !== "running" || row.leaseOwner !== owner) throw new EvalLeaseLost(`Eval run ${run.id} is no longer executed here.`);
+    },
   };
   try {
-    const result = await evaluate(db, run, deps.model, progress, checkCancel);
-    progress({ phase: "store", done: 0, total: result.cases.length }, true);
-    return await db.$transaction(
-      async (tx) => {
-        for (let i = 0; i < result.cases.length; i += 200) {
-          await tx.evalCase.createMany({ data: result.cases.slice(i, i + 200) });
-        }
-        return tx.evalRun.update({
-          where: { id: run.id },
-          data: {
-            status: "completed",
-            finishedAt: new Date(),
-            questions: result.questions,
-            metrics: toJsonColumn(result.metrics),
-            perCategory: toJsonColumn(result.perCategory),
-            cost: toJsonColumn(result.cost),
-            latency: toJsonColumn(result.latency),
-            skips: toJsonColumn(result.skips),
-            judge: toJsonColumn(result.judge),
-            progress: { phase: "store", done: result.cases.length, total: result.cases.length },
-          },
-        });
-      },
-      { timeout: 120_000 },
-    );
+    await ctl.checkCancel();
+    return { value: await work(run, ctl) };
   } catch (err) {
+    if (err instanceof EvalLeaseLost) return { ended: await db.evalRun.findUniqueOrThrow({ where: { id: run.id } }) };
     const cancelled = err instanceof EvalCancelled;
-    return db.evalRun.update({
-      where: { id: run.id },
-      data: { status: cancelled ? "cancelled" : "failed", error: cancelled ? "Cancelled before it finished: no results were stored." : (err as Error).message, finishedAt: new Date() },
-    });
+    if (!cancelled && options.rethrow) throw err;
+    return { ended: await endEvalRun(db, run.id, owner, cancelled ? "cancelled" : "failed", cancelled ? "Cancelled before it finished: no results were stored." : message(err)) };
+  } finally {
+    clearInterval(heartbeat);
   }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Ends an active eval this owner holds (or nobody holds) as failed or cancelled; returns the row as it is now. */
+export async function endEvalRun(db: Db, evalRunId: string, owner: string | null, status: "failed" | "cancelled", error: string) {
+  await db.evalRun.updateMany({
+    where: { id: evalRunId, status: { in: ["queued", "running"] }, ...(owner ? { OR: [{ leaseOwner: owner }, { leaseOwner: null }] } : {}) },
+    data: { status, error, finishedAt: new Date(), leaseOwner: null, leaseExpiresAt: null },
+  });
+  return db.evalRun.findUniqueOrThrow({ where: { id: evalRunId } });
+}
+
+/**
+ * Executes a queued eval in this process: builds its memory, then searches and scores every
+ * question. Never leaves a run `running`: it ends completed, failed or cancelled — and if this
+ * process dies, the recovery sweep ends it once its lease expires.
+ */
+export async function executeEvalRun(db: Db, evalRunId: string, deps: EvalDeps = {}) {
+  const out = await underEvalLease(db, evalRunId, deps, async (run, ctl) => {
+    const built = await buildEval(db, run, deps.model, ctl);
+    return storeEval(db, run, await evaluate(db, run, built, deps.model, ctl), ctl);
+  });
+  return "ended" in out ? out.ended : out.value;
+}
+
+/** Phase 1 of an eval (an Inngest step of its own): its memory, built incrementally. */
+export async function buildEvalPhase(db: Db, evalRunId: string, deps: EvalDeps & { rethrow?: boolean } = {}) {
+  return underEvalLease(db, evalRunId, deps, (run, ctl) => buildEval(db, run, deps.model, ctl), { rethrow: deps.rethrow });
+}
+
+/** Phase 2 of an eval (an Inngest step of its own): search and score every question, store it all, complete the run. */
+export async function scoreEvalPhase(db: Db, evalRunId: string, built: EvalBuilt, deps: EvalDeps & { rethrow?: boolean } = {}) {
+  const out = await underEvalLease(db, evalRunId, deps, async (run, ctl) => storeEval(db, run, await evaluate(db, run, built, deps.model, ctl), ctl), { rethrow: deps.rethrow });
+  return "ended" in out ? out.ended : out.value;
+}
+
+/** Stores every case and completes the run in one transaction — only while this owner still holds it. */
+async function storeEval(db: Db, run: EvalRunRow, result: Evaluated, ctl: EvalControl) {
+  ctl.progress({ phase: "store", done: 0, total: result.cases.length }, true);
+  const stored = await db.$transaction(
+    async (tx) => {
+      const done = await tx.evalRun.updateMany({
+        where: { id: run.id, status: "running", leaseOwner: ctl.owner, cancelRequested: false },
+        data: {
+          status: "completed",
+          finishedAt: new Date(),
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          questions: result.questions,
+          metrics: toJsonColumn(result.metrics),
+          perCategory: toJsonColumn(result.perCategory),
+          cost: toJsonColumn(result.cost),
+          latency: toJsonColumn(result.latency),
+          skips: toJsonColumn(result.skips),
+          judge: toJsonColumn(result.judge),
+          progress: { phase: "store", done: result.cases.length, total: result.cases.length },
+        },
+      });
+      if (!done.count) return false;
+      for (let i = 0; i < result.cases.length; i += 200) {
+        await tx.evalCase.createMany({ data: result.cases.slice(i, i + 200) });
+      }
+      return true;
+    },
+    { timeout: 120_000 },
+  );
+  // Not stored: cancelled at the last moment, or ended by the recovery sweep meanwhile.
+  if (!stored) await ctl.checkCancel();
+  return db.evalRun.findUniqueOrThrow({ where: { id: run.id } });
 }
 
 type EvalRunRow = NonNullable<Awaited<ReturnType<Db["evalRun"]["findUnique"]>>>;
@@ -354,14 +449,8 @@ interface Evaluated {
   judge: JudgeRecord;
 }
 
-async function evaluate(
-  db: Db,
-  run: EvalRunRow,
-  model: ModelProvider | undefined,
-  progress: (p: EvalProgress, force?: boolean) => void,
-  checkCancel: () => Promise<void>,
-): Promise<Evaluated> {
-  const corpus = run.benchmark === QUESTION_SET_BENCHMARK ? await questionSetCorpus(db, run, progress) : await benchmarkCorpus(db, run, model, progress, checkCancel);
+async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model: ModelProvider | undefined, { progress, checkCancel }: EvalControl): Promise<Evaluated> {
+  const corpus = await evalCorpus(db, run, built);
   await checkCancel();
   const bm25 = new Map<string, { index: Bm25Index; records: HitRecord[] }>();
   const skips: LoadSkip[] = [...corpus.skips];
@@ -457,17 +546,28 @@ interface Corpus {
   sourcesAdded: number;
 }
 
-/** A benchmark: its sessions become the eval copy's sources, which is then built incrementally. */
-async function benchmarkCorpus(db: Db, run: EvalRunRow, model: ModelProvider | undefined, progress: (p: EvalProgress, force?: boolean) => void, checkCancel: () => Promise<void>): Promise<Corpus> {
-  const { dataset, skips } = await getDataset(db, run.workspaceId, run.datasetId);
-  const copy = await getBranch(db, run.evalPipelineId, run.branch);
-  const spec = copy.spec;
-  const source = spec.sources[0]!.name;
+/**
+ * Builds what an eval searches. A benchmark: its sessions become the eval copy's sources, which is
+ * then built incrementally (computing only what is missing) and indexed. A team's question set:
+ * the pipeline branch's own memory is only (re)indexed. Idempotent, so a retried phase computes nothing new.
+ */
+async function buildEval(db: Db, run: EvalRunRow, model: ModelProvider | undefined, { progress, checkCancel }: EvalControl): Promise<EvalBuilt> {
+  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run;
+  // bm25 and walk rank in memory.
+  const index = () => (run.mode !== "bm25" && run.mode !== "walk" ? indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId }) : Promise.resolve());
+  if (run.benchmark === QUESTION_SET_BENCHMARK) {
+    progress({ phase: "build", done: 0, total: 1 }, true);
+    await index();
+    progress({ phase: "build", done: 1, total: 1 }, true);
+    return { buildRunId: null, sourcesAdded: 0 };
+  }
+  const { dataset } = await getDataset(db, run.workspaceId, run.datasetId);
+  const spec = (await getBranch(db, run.evalPipelineId, run.branch)).spec;
 
   // 1. Sources: idempotent (content-addressed), so an unchanged dataset adds nothing.
   const items = sourceItems(dataset);
   progress({ phase: "ingest", done: 0, total: items.length }, true);
-  const appended = await appendSourceRecords(db, run.evalPipelineId, source, items);
+  const appended = await appendSourceRecords(db, run.evalPipelineId, spec.sources[0]!.name, items);
   progress({ phase: "ingest", done: items.length, total: items.length }, true);
   await checkCancel();
 
@@ -475,37 +575,35 @@ async function benchmarkCorpus(db: Db, run: EvalRunRow, model: ModelProvider | u
   progress({ phase: "build", done: 0, total: spec.steps.length }, true);
   const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
   if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
-  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run;
-  // bm25 and walk rank in memory.
-  if (run.mode !== "bm25" && run.mode !== "walk") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
+  await index();
   progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
+  return { buildRunId: built.id, sourcesAdded: appended.added };
+}
 
+/** The questions and how to trace their hits, over what `buildEval` built. */
+async function evalCorpus(db: Db, run: EvalRunRow, built: EvalBuilt): Promise<Corpus> {
+  if (run.benchmark === QUESTION_SET_BENCHMARK) {
+    const set = await getQuestionSet(db, run.workspaceId, run.datasetId);
+    return {
+      questions: set.questions.map((q) => ({ id: q.id, sample: set.name, question: q.question, answer: q.answer, category: "team", evidence: q.recordIds, evidenceSessions: q.sources, apart: false })),
+      skips: [],
+      tracer: new LineageTracer(db, run.workspaceId),
+      scopeOf: () => undefined,
+      built: { stats: {}, startedAt: null, finishedAt: null },
+      sourcesAdded: 0,
+    };
+  }
+  const { dataset, skips } = await getDataset(db, run.workspaceId, run.datasetId);
+  const spec = (await getBranch(db, run.evalPipelineId, run.branch)).spec;
+  const buildRun = built.buildRunId ? await db.run.findUnique({ where: { id: built.buildRunId }, select: { stats: true, startedAt: true, finishedAt: true } }) : null;
   const sessions = new Map<string, Map<string, Session>>(dataset.samples.map((s) => [s.id, new Map(s.sessions.map((x) => [x.id, x]))]));
   return {
     questions: dataset.questions,
     skips,
     tracer: new ProvenanceTracer(db, run.workspaceId, spec.sources.map((s) => s.name), sessions),
     scopeOf: (q) => sampleScope(dataset.benchmark, q.sample),
-    built,
-    sourcesAdded: appended.added,
-  };
-}
-
-/** A team's question set: the pipeline branch's own memory, searched as it is (nothing is built). */
-async function questionSetCorpus(db: Db, run: EvalRunRow, progress: (p: EvalProgress, force?: boolean) => void): Promise<Corpus> {
-  const set = await getQuestionSet(db, run.workspaceId, run.datasetId);
-  progress({ phase: "build", done: 0, total: 1 }, true);
-  // Every search mode reads the index (fts its BM25 postings and statistics), as after a normal run;
-  // bm25 and walk rank in memory.
-  if (run.mode !== "bm25" && run.mode !== "walk") await indexPipeline(db, run.evalPipelineId, run.branch, { workspaceId: run.workspaceId });
-  progress({ phase: "build", done: 1, total: 1 }, true);
-  return {
-    questions: set.questions.map((q) => ({ id: q.id, sample: set.name, question: q.question, answer: q.answer, category: "team", evidence: q.recordIds, evidenceSessions: q.sources, apart: false })),
-    skips: [],
-    tracer: new LineageTracer(db, run.workspaceId),
-    scopeOf: () => undefined,
-    built: { stats: {}, startedAt: null, finishedAt: null },
-    sourcesAdded: 0,
+    built: buildRun ?? { stats: {}, startedAt: null, finishedAt: null },
+    sourcesAdded: built.sourcesAdded,
   };
 }
 
@@ -614,10 +712,43 @@ export async function runEval(db: Db, input: StartEvalInput, deps: Parameters<ty
   return executeEvalRun(db, run.id, deps);
 }
 
-export async function cancelEvalRun(db: Db, workspaceId: string, id: string) {
+/**
+ * Cancels an eval in progress. One nobody has started yet ends `cancelled` now; a running one stops
+ * at its next check (between phases, every 25 questions, and before its results are stored) and
+ * ends `cancelled` with nothing stored — never `completed`.
+ */
+export async function cancelEvalRun(db: Db, workspaceId: string, id: string): Promise<{ id: string; status: "cancelled" | "cancelling" }> {
+  const run = await db.evalRun.findFirst({ where: { id, workspaceId }, select: { status: true } });
+  if (!run) throw notFound(`Eval run ${id} not found.`);
+  if (run.status !== "queued" && run.status !== "running") throw badRequest(`That eval is not in progress: it is ${run.status}.`);
+  const unstarted = await db.evalRun.updateMany({
+    where: { id, workspaceId, status: "queued", leaseOwner: null },
+    data: { status: "cancelled", cancelRequested: true, error: "Cancelled before it started: nothing was run.", finishedAt: new Date() },
+  });
+  if (unstarted.count) return { id, status: "cancelled" };
   const res = await db.evalRun.updateMany({ where: { id, workspaceId, status: { in: ["queued", "running"] } }, data: { cancelRequested: true } });
-  if (!res.count) throw badRequest("That eval is not in progress.");
-  return { cancelling: id };
+  if (!res.count) throw badRequest("That eval is not in progress: it ended meanwhile.");
+  return { id, status: "cancelling" };
+}
+
+/**
+ * Starts a created eval without waiting for it, on the configured executor (`SYNTHEX_EXECUTOR`):
+ * in this process (tracked background work), or as the Inngest eval function
+ * (inngest/functions/eval.ts) when the executor is Inngest.
+ */
+export async function dispatchEvalRun(db: Db, run: { id: string; workspaceId: string }, env: Env = process.env): Promise<void> {
+  if (executorKind(env) === "inngest") {
+    const { inngest, evalRequested } = await import("../../inngest/client");
+    try {
+      await inngest.send(evalRequested.create({ evalRunId: run.id, workspaceId: run.workspaceId }));
+    } catch (err) {
+      const reason = `Could not hand the eval to Inngest: ${message(err)}`;
+      await endEvalRun(db, run.id, null, "failed", reason);
+      throw new Error(reason);
+    }
+    return;
+  }
+  void trackBackground(executeEvalRun(db, run.id).catch((err: unknown) => console.error(`[synthex eval ${run.id}]`, message(err))));
 }
 
 // ---------------------------------------------------------------------------------------------

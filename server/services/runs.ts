@@ -35,7 +35,7 @@ import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { toJsonColumn } from "../core/json";
-import { claimRunLease, expiredRunLeases, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
+import { claimRunLease, endExpiredEvalRuns, expiredRunLeases, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
 import { trackBackground } from "./background";
 import { executorKind, inngestExecutor, localExecutor, type Env, type RunExecutor } from "./executor";
 import { getBranch } from "./pipelines";
@@ -383,7 +383,16 @@ export async function resumeExpiredRuns(db: Db, deps: ExecuteDeps = {}): Promise
 }
 
 /**
- * The sweep above every `intervalMs` (default half a lease), in each long-lived server process
+ * Ends the eval runs whose process died (their lease expired) or that were queued and never started
+ * for a lease length: failed (or cancelled, when a cancel was asked for) with the reason, so none
+ * stays "running" forever. Unlike pipeline runs they are not resumed: an eval is cheap to run again.
+ */
+export async function endStalledEvalRuns(db: Db, ttlMs = runLeaseMs()) {
+  return endExpiredEvalRuns(db, ttlMs);
+}
+
+/**
+ * The sweeps above every `intervalMs` (default half a lease), in each long-lived server process
  * of the local executor (instrumentation.ts). Returns a stop function.
  */
 export function startRunRecovery(getDb: () => Promise<Db>, intervalMs = Math.floor(runLeaseMs() / 2)): () => void {
@@ -392,7 +401,11 @@ export function startRunRecovery(getDb: () => Promise<Db>, intervalMs = Math.flo
     if (sweeping) return;
     sweeping = true;
     getDb()
-      .then((db) => resumeExpiredRuns(db))
+      .then(async (db) => {
+        const evals = await endStalledEvalRuns(db);
+        if (evals.length) console.log(`[synthex evals] ended ${evals.length} eval run(s) whose process stopped: ${evals.map((e) => `${e.id} ${e.status}`).join(", ")}`);
+        return resumeExpiredRuns(db);
+      })
       .then((ids) => {
         if (ids.length) console.log(`[synthex runs] resuming ${ids.length} run(s) whose server stopped: ${ids.join(", ")}`);
       })

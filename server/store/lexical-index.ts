@@ -153,6 +153,7 @@ export async function postingScores(
   const branch = params.add(args.branchId);
   const weights = params.add(JSON.stringify(args.weights), "jsonb");
   const phrases = params.add(JSON.stringify(args.phrases), "jsonb");
+  const rescore = params.add(args.rescore, "int");
   const termScore = `sum(q.idf * p.tf * ${bm25.k1 + 1} / (p.tf + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * p.len / GREATEST(q.avg, 1))))::float8`;
   const scopeSql = args.scope ? `AND (p.scope = ${params.add(args.scope.exact)} OR p.scope LIKE ${params.add(args.scope.like)})` : "";
   const filterSql = args.recordFilters.length
@@ -169,14 +170,24 @@ export async function postingScores(
          WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme OFFSET 0) p
        WHERE q.selects ${scopeSql} ${filterSql}
        GROUP BY p."recordId", p.step),
+     -- A common term adds at most idf × (k1 + 1): a candidate below the rescore-th best selecting
+     -- score by more than the sum of those can never reach the top, so it is not probed (exact).
+     cut AS MATERIALIZED (
+       SELECT COALESCE((SELECT s FROM sel ORDER BY s DESC OFFSET ${rescore} - 1 LIMIT 1), 0)
+            - COALESCE((SELECT max(b) FROM (SELECT sum(GREATEST(idf, 0)) * ${bm25.k1 + 1} AS b FROM q WHERE NOT selects GROUP BY step) z), 0) AS floor),
      com AS MATERIALIZED (
        SELECT c.id, ${termScore} AS s, array_agg(q.lexeme) AS terms
        FROM sel c JOIN q ON q.step = c.step AND NOT q.selects
-       JOIN "SearchPosting" p ON p."branchId" = ${branch} AND p.step = c.step AND p.term = q.lexeme AND p."recordId" = c.id
+       -- One primary-key probe per (candidate, common lexeme): joined plainly, the planner probes by
+       -- (branch, step, term) only and filters every posting of the common term on the record.
+       CROSS JOIN LATERAL (
+         SELECT x.tf, x.len FROM "SearchPosting" x
+         WHERE x."branchId" = ${branch} AND x.step = c.step AND x.term = q.lexeme AND x."recordId" = c.id OFFSET 0) p
+       WHERE c.s >= (SELECT floor FROM cut)
        GROUP BY c.id),
      top AS MATERIALIZED (
        SELECT c.id, c.step, c.s + COALESCE(m.s, 0) AS s, c.terms || COALESCE(m.terms, '{}') AS terms FROM sel c LEFT JOIN com m ON m.id = c.id
-       ORDER BY 3 DESC, 1 LIMIT ${params.add(args.rescore, "int")}),
+       ORDER BY 3 DESC, 1 LIMIT ${rescore}),
      ph AS MATERIALIZED (
        SELECT x.step, ARRAY[x.lexemes->>0, x.lexemes->>1] AS lexemes, x.tsquery::tsquery AS tq, x.bonus
        FROM jsonb_to_recordset(${phrases}) AS x(step text, lexemes jsonb, tsquery text, bonus float8))

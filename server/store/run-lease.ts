@@ -1,5 +1,5 @@
 /**
- * Leases on Run rows: which process executes a run in-process, so several app servers on one
+ * Leases on Run (and EvalRun) rows: which process executes a run in-process, so several app servers on one
  * database execute each run exactly once. A process claims the row (atomically: free, its own,
  * or expired), renews the lease with heartbeats while it works, and releases it when done. A
  * server that dies stops renewing; once the lease expires another server claims the run and
@@ -23,6 +23,9 @@ export function runLeaseMs(env: Record<string, string | undefined> = process.env
   return Number.isInteger(n) && n >= 500 ? n : 60_000;
 }
 
+/** The leased tables: pipeline runs and eval runs (both have status, leaseOwner, leaseExpiresAt). */
+type LeasedTable = "Run" | "EvalRun";
+
 /** Claims an active run for `owner` when nobody holds it, `owner` does, or the lease expired. */
 export async function claimRunLease(db: DbTx, runId: string, owner: string, ttlMs: number): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
@@ -36,9 +39,9 @@ export async function claimRunLease(db: DbTx, runId: string, owner: string, ttlM
 }
 
 /** Heartbeat: extends `owner`'s lease; false when it no longer holds it (expired and taken over). */
-export async function renewRunLease(db: DbTx, runId: string, owner: string, ttlMs: number): Promise<boolean> {
+export async function renewRunLease(db: DbTx, runId: string, owner: string, ttlMs: number, table: LeasedTable = "Run"): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
-    `UPDATE "Run" SET "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond' WHERE id = $1 AND "leaseOwner" = $2`,
+    `UPDATE "${table}" SET "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond' WHERE id = $1 AND "leaseOwner" = $2`,
     runId,
     owner,
     ttlMs,
@@ -51,9 +54,9 @@ export async function renewRunLease(db: DbTx, runId: string, owner: string, ttlM
  * still active (the executor failed: the database went away mid-run) keeps a lease that expires
  * now, so the next recovery sweep of any server resumes it instead of leaving it running forever.
  */
-export async function releaseRunLease(db: DbTx, runId: string, owner: string): Promise<void> {
+export async function releaseRunLease(db: DbTx, runId: string, owner: string, table: LeasedTable = "Run"): Promise<void> {
   await db.$executeRawUnsafe(
-    `UPDATE "Run" SET
+    `UPDATE "${table}" SET
        "leaseOwner" = CASE WHEN status IN ${ACTIVE} THEN "leaseOwner" END,
        "leaseExpiresAt" = CASE WHEN status IN ${ACTIVE} THEN ${NOW} END
      WHERE id = $1 AND "leaseOwner" = $2`,
@@ -77,4 +80,50 @@ export async function expiredRunLeases(db: DbTx, limit = 10, unclaimedAfterMs = 
     unclaimedAfterMs,
   );
   return rows.map((r) => r.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eval runs: the same lease, but an eval whose process died is ended, not resumed (an eval is
+// cheap to run again: its pipeline build is incremental, and its scores are stored all at once).
+
+/**
+ * Starts a queued eval for `owner` (status running, a lease of `ttlMs`), or takes back a running
+ * one `owner` already holds (an Inngest step retried). False when it is not queued (cancelled,
+ * ended, or another process started it).
+ */
+export async function claimEvalLease(db: DbTx, evalRunId: string, owner: string, ttlMs: number): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
+    `UPDATE "EvalRun" SET status = 'running', "startedAt" = COALESCE("startedAt", ${NOW}), "leaseOwner" = $2,
+       "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond'
+     WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND "leaseOwner" = $2))`,
+    evalRunId,
+    owner,
+    ttlMs,
+  );
+  return n === 1;
+}
+
+/**
+ * Ends the evals nobody executes any more — running ones whose process stopped renewing its lease
+ * (a crash, a restart, a database outage that outlasted it), and queued ones never started within
+ * `unclaimedAfterMs` — as cancelled (when a cancel was asked for) or failed, with the reason.
+ * Nothing of theirs was stored (an eval stores its cases with its final status, in one
+ * transaction). Returns the ended runs.
+ */
+export async function endExpiredEvalRuns(db: DbTx, unclaimedAfterMs: number): Promise<Array<{ id: string; status: string }>> {
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; status: string }>>(
+    `UPDATE "EvalRun" SET
+       status = CASE WHEN "cancelRequested" THEN 'cancelled' ELSE 'failed' END,
+       error = CASE
+         WHEN "cancelRequested" THEN 'Cancelled before it finished: no results were stored.'
+         WHEN status = 'running' THEN 'The process running this eval stopped (no heartbeat since ' || to_char("leaseExpiresAt", 'YYYY-MM-DD HH24:MI:SS') || ' UTC, e.g. a server restart, crash or database outage): no results were stored. Run it again.'
+         ELSE 'The server that queued this eval stopped before starting it: nothing was run. Run it again.'
+       END,
+       "finishedAt" = ${NOW}, "leaseOwner" = NULL, "leaseExpiresAt" = NULL
+     WHERE (status IN ${ACTIVE} AND "leaseExpiresAt" < ${NOW})
+        OR (status = 'queued' AND "leaseOwner" IS NULL AND "createdAt" < ${NOW} - $1 * interval '1 millisecond')
+     RETURNING id, status`,
+    unclaimedAfterMs,
+  );
+  return rows;
 }

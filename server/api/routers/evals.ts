@@ -64,8 +64,8 @@ export const evalsRouter = createTRPCRouter({
         budgetUsd: input.budgetUsd,
         triggeredBy: ctx.userId,
       });
-      // Runs in this process; the row always ends completed, failed or cancelled.
-      void evals.executeEvalRun(ctx.db, run.id).catch((err: Error) => console.error(`[synthex eval ${run.id}]`, err.message));
+      // In this process or on Inngest; the row always ends completed, failed or cancelled.
+      await evals.dispatchEvalRun(ctx.db, run);
       return run;
     }),
   /** A team's own question sets (questions about its memory, with the records that answer them). */
