@@ -17,6 +17,7 @@ export const pgliteOnlyTests = ["server/eval/locomo-dev.test.ts"];
 export const databaseTests = [
   "components/overview/upload-route.test.ts",
   "inngest/dispatch.test.ts",
+  "inngest/eval-function.test.ts",
   "inngest/run-function.test.ts",
   "server/api/access-control.test.ts",
   "server/api/key-restrictions.test.ts",

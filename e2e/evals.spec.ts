@@ -148,4 +148,42 @@ test("add to question set from the explorer, then score the pipeline on it from 
   await expect(row).toContainText("question-set");
   await expect(row.getByTestId("metric-session_hit@5")).toHaveText("1.000");
   await shot("evals-06-question-set-run.png");
+
+  // Manage the set on the same tab: rename it (a bad name is refused inline), delete its question, delete it.
+  const set = page.locator('[data-testid="question-set"][data-name="lighthouse-questions"]');
+  await expect(set.getByTestId("question-set-count")).toHaveText("1 question");
+  await set.getByTestId("question-set-rename").click();
+  await set.getByTestId("question-set-rename-input").fill("bad name!");
+  await set.getByTestId("question-set-rename-save").click();
+  await expect(set.getByTestId("question-set-rename-error")).toContainText("letters, digits");
+  await set.getByTestId("question-set-rename-input").fill("keys-questions");
+  await set.getByTestId("question-set-rename-save").click();
+  await expect(page.getByText("Renamed to keys-questions.")).toBeVisible();
+  const renamed = page.locator('[data-testid="question-set"][data-name="keys-questions"]');
+  await expect(renamed.getByTestId("question-set-title")).toHaveText("keys-questions");
+  await expect(page.getByTestId("eval-dataset").locator("option", { hasText: "question set · keys-questions (1 questions)" })).toHaveCount(1);
+
+  await renamed.getByRole("button", { name: "Show the questions of keys-questions" }).click();
+  await expect(renamed.getByTestId("question-set-question-row")).toHaveCount(1);
+  await expect(renamed.getByTestId("question-set-question-row")).toContainText("under the blue ceramic frog");
+  await shot("evals-07-question-set-manage.png");
+  await renamed.getByRole("button", { name: 'Delete the question "Where is the lighthouse key hidden?"' }).click();
+  await expect(renamed.getByTestId("question-set-count")).toHaveText("0 questions");
+  await expect(renamed.getByText("No questions left")).toBeVisible();
+
+  // Deleting asks first: "Keep it" keeps it.
+  await renamed.getByTestId("question-set-delete").click();
+  const confirm = page.getByTestId("question-set-delete-dialog");
+  await expect(confirm).toContainText("Delete the question set keys-questions?");
+  await confirm.getByRole("button", { name: "Keep it" }).click();
+  await expect(confirm).toBeHidden();
+  await expect(renamed).toBeVisible();
+  await renamed.getByTestId("question-set-delete").click();
+  await confirm.getByTestId("question-set-delete-confirm").click();
+  await expect(page.getByText("Deleted the question set keys-questions.")).toBeVisible();
+  await expect(page.getByTestId("question-sets")).toHaveCount(0);
+  await expect(page.getByTestId("eval-dataset").locator("option", { hasText: "keys-questions" })).toHaveCount(0);
+  // Its finished eval keeps its results.
+  await expect(row.getByTestId("metric-session_hit@5")).toHaveText("1.000");
+  await shot("evals-08-question-set-deleted.png");
 });

@@ -26,6 +26,7 @@ function envPeriod(name: string, fallback: Period): Period {
 export const RUN_FUNCTION_ID = "run";
 export const INCREMENTAL_FUNCTION_ID = "incremental-run";
 export const CANCEL_FUNCTION_ID = "run-cancelled";
+export const EVAL_FUNCTION_ID = "eval";
 
 export const WORKSPACE_KEY = "event.data.workspaceId";
 export const PROVIDER_KEY = "event.data.provider";

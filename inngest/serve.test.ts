@@ -52,7 +52,7 @@ describe("/api/inngest", () => {
     const sync = (await res.json()) as { app_id: string; functions: SyncedFunction[]; url: string };
     expect(sync.app_id).toBe("synthex");
     const byId = new Map(sync.functions.map((f) => [f.id, f]));
-    expect([...byId.keys()].sort()).toEqual(["synthex-incremental-run", "synthex-run", "synthex-run-cancelled", "synthex-run-failure"]);
+    expect([...byId.keys()].sort()).toEqual(["synthex-eval", "synthex-eval-failure", "synthex-incremental-run", "synthex-run", "synthex-run-cancelled", "synthex-run-failure"]);
 
     const run = byId.get("synthex-run")!;
     expect(run.triggers).toEqual([{ event: "synthex/run.requested" }]);
@@ -70,6 +70,9 @@ describe("/api/inngest", () => {
     expect(byId.get("synthex-incremental-run")!.triggers).toEqual([{ event: "synthex/source.appended" }]);
     expect(byId.get("synthex-incremental-run")!.debounce).toMatchObject({ period: "30s", timeout: "5m" });
     expect(byId.get("synthex-run-cancelled")!.triggers).toEqual([{ event: "synthex/run.cancelled" }]);
+    const evals = byId.get("synthex-eval")!;
+    expect(evals.triggers).toEqual([{ event: "synthex/eval.requested" }]);
+    expect(evals.idempotency).toBe("event.data.evalRunId");
   });
 
   it("refuses a sync without a valid signature", async () => {
@@ -84,6 +87,6 @@ describe("/api/inngest", () => {
     const res = await route.GET(req as never, undefined as never);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { function_count: number; mode: string; authentication_succeeded?: boolean };
-    expect(body).toMatchObject({ function_count: 4, mode: "cloud", authentication_succeeded: true });
+    expect(body).toMatchObject({ function_count: 6, mode: "cloud", authentication_succeeded: true });
   });
 });

@@ -17,6 +17,7 @@ import { errorMessage, useTRPC } from "@/lib/trpc";
 import { HistoryChart } from "./charts";
 import { fmtMetric, type EvalRunSummary } from "./format";
 import { JudgeCell } from "./judge-cell";
+import { QuestionSetsPanel } from "./question-sets-panel";
 import { RunEvalForm } from "./run-eval-form";
 
 /** The Evals tab of a pipeline: start an eval, the runs table, a metric's history, pick runs to compare. */
@@ -116,6 +117,7 @@ export function EvalsPage({ pipelineId }: { pipelineId: string }) {
             <HistoryChart runs={completed} metric={metric} />
           </section>
         )}
+        <QuestionSetsPanel pipelineId={pipelineId} />
         <p className="text-sm text-muted-foreground">
           Several architectures on one benchmark: the workspace <Link className="text-primary hover:underline" href={`/w/${workspace.slug}/compare`}>Compare</Link> page.
         </p>

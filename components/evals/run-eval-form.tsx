@@ -56,7 +56,9 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
     budget: budgetUsd !== undefined && !(budgetUsd > 0 && budgetUsd <= 1000) ? "The budget must be more than $0 and at most $1000." : null,
   };
   const invalid = Object.values(problems).some(Boolean);
-  const chosen = datasetId || datasets.data?.[0]?.id || (questionSets.data?.[0] ? `${QS}${questionSets.data[0].id}` : "");
+  // A picked question set that was deleted meanwhile falls back to the first choice.
+  const picked = datasetId.startsWith(QS) && questionSets.data && !questionSets.data.some((q) => `${QS}${q.id}` === datasetId) ? "" : datasetId;
+  const chosen = picked || datasets.data?.[0]?.id || (questionSets.data?.[0] ? `${QS}${questionSets.data[0].id}` : "");
   // A team's question set is asked of this pipeline's own memory: no templates beside it.
   const questionSet = chosen.startsWith(QS) ? chosen.slice(QS.length) : null;
 

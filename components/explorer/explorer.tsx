@@ -316,7 +316,16 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
               ) : children.isError ? (
                 <p className="p-2 text-sm text-destructive">{errorMessage(children.error)}</p>
               ) : childList.length === 0 ? (
-                <p className="p-2 text-sm text-muted-foreground">This record is a leaf: raw source data, it has no sources.</p>
+                <p className="p-2 text-sm text-muted-foreground">
+                  This record is a leaf: raw source data, it has no sources.{" "}
+                  <Link
+                    className="text-primary hover:underline"
+                    href={`${base}/records/${trail[trail.length - 1]}?branch=${encodeURIComponent(branch)}`}
+                    data-testid="open-leaf-record"
+                  >
+                    Open its record page
+                  </Link>
+                </p>
               ) : (
                 childList.map((r) => (
                   <SourceItem key={r.id} record={r} q={q} active={src === r.id} onClick={() => set({ src: r.id })} />

@@ -15,6 +15,7 @@ import { Skeleton } from "@/components/ui/skeleton";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { recordLabel } from "./api";
 import { MemoryHistoryCard } from "./memory-history";
+import { PurgeRecordButton } from "./purge-record-dialog";
 
 function Row({ k, v }: { k: string; v: React.ReactNode }) {
   return (
@@ -55,6 +56,7 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
     <>
       <PageHeader
         title={`${r.step} · ${recordLabel(r)}`}
+        actions={<PurgeRecordButton workspaceId={workspace.id} recordId={r.id} afterPurgeHref={`${base}/explore?branch=${encodeURIComponent(branch)}`} />}
         description={
           <>
             Record <code>{r.id}</code> · {fmtDate(r.createdAt)}{" "}

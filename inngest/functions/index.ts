@@ -5,11 +5,13 @@
 import { workspaceModel } from "../../server/llm/workspace-model";
 import { getDb } from "../../server/store/db";
 import { createCancelFunction } from "./cancel";
+import { createEvalFunction } from "./eval";
 import { createIncrementalRunFunction } from "./incremental";
 import { createRunFunction } from "./run";
 import type { RunFunctionDeps } from "./run";
 
 export { createCancelFunction } from "./cancel";
+export { createEvalFunction } from "./eval";
 export { createIncrementalRunFunction, DEBOUNCE_KEY } from "./incremental";
 export { createRunFunction } from "./run";
 
@@ -20,5 +22,7 @@ const getModel: RunFunctionDeps["getModel"] = (run, db) => workspaceModel(db, ru
 export const runFunction = createRunFunction({ getDb, getModel });
 export const incrementalRunFunction = createIncrementalRunFunction({ getDb });
 export const cancelFunction = createCancelFunction({ getDb });
+// Evals build and answer with the workspace's models, as the in-process path does.
+export const evalFunction = createEvalFunction({ getDb, getModel: (run, db) => workspaceModel(db, run.workspaceId) });
 
-export const functions = [runFunction, incrementalRunFunction, cancelFunction];
+export const functions = [runFunction, incrementalRunFunction, cancelFunction, evalFunction];

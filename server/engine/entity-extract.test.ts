@@ -19,6 +19,8 @@ describe("entity extraction", () => {
     expect(speakerName("user")).toBe("User");
     expect(speakerName("assistant (to python)")).toBeNull();
     expect(speakerName("Melanie")).toBe("Melanie");
+    expect(speakerName("melanie")).toBe("Melanie");
+    expect(speakerName("user (caroline)")).toBe("Caroline");
   });
 });
 

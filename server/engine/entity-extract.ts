@@ -44,7 +44,7 @@ export interface EntityMeta {
 }
 
 /** Speaker labels that are roles, not people: the machine's side of a chat. */
-const ROLES = new Set(["assistant", "system", "tool", "ai", "bot", "model", "narrator", "function", "developer"]);
+const ROLES = new Set(["assistant", "system", "tool", "ai", "bot", "model", "narrator", "function", "developer", "unknown"]);
 /** The person's side of a chat export: one person, "User". */
 const USER_ROLES = new Set(["user", "human", "you", "me"]);
 
@@ -99,11 +99,17 @@ const words = (s: string) => s.split(/\s+/).filter(Boolean);
 
 /** A turn's speaker label as a name ("Caroline"; "user" → "User"), or null for the machine's roles ("assistant (to x)"). */
 export function speakerName(label: string): string | null {
-  const name = label.replace(/\s*\([^)]*\)\s*$/u, "").trim();
+  const named = /^(.*?)\s*\(([^)]*)\)\s*$/u.exec(label);
+  const name = (named ? named[1]! : label).trim();
+  // "user (Caroline)": a chat export's user with a name is that person.
+  if (named && USER_ROLES.has(lower(name)) && /^\p{L}[\p{L} .'-]*$/u.test(named[2]!.trim())) return capitalise(named[2]!.trim());
   if (USER_ROLES.has(lower(name))) return "User";
-  if (!name || ROLES.has(lower(name)) || !/^\p{Lu}/u.test(name)) return null;
-  return name;
+  if (!name || ROLES.has(lower(name)) || !/^\p{L}/u.test(name)) return null;
+  // Importers lower-case roles ("caroline"): a label that is not a role is a name.
+  return capitalise(name);
 }
+
+const capitalise = (name: string) => name.replace(/(^|\s)(\p{Ll})/gu, (_m, space: string, c: string) => space + c.toUpperCase());
 
 /** The turns of a record: "Speaker: text" paragraphs, or the whole text when it has none. */
 export function turnsOf(content: string): Turn[] {

@@ -7,7 +7,7 @@ import { appendSourceRecords, createPipeline } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { addToQuestionSet, getQuestionSet } from "./question-sets";
-import { compareEvalRuns, runEval } from "./service";
+import { compareEvalRuns, createEvalRun, runEval } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
 
 let ws: EvalWorkspace;
@@ -102,4 +102,41 @@ describe("a team's own question set", () => {
     expect((await asViewer.evals.questionSet({ workspaceId, id: "team-qs" })).questions).toHaveLength(2);
     await expect(asViewer.evals.addToQuestionSet({ workspaceId, set: "team-qs", question: "y?", recordIds: [kayakChunk] })).rejects.toThrow(/does not allow evals:write/);
   }, 60_000);
+
+  it("manages sets over tRPC: rename (runs stay with the set), delete a question, delete a set (not while an eval of it runs); viewers cannot", async () => {
+    const api = await ws.caller();
+    const set = await api.evals.questionSet({ workspaceId, id: "team-qs" });
+    const runsBefore = await db.evalRun.count({ where: { workspaceId, datasetId: set.id } });
+    expect(runsBefore).toBeGreaterThan(0);
+
+    await api.evals.addToQuestionSet({ workspaceId, set: "spare-qs", question: "What do I play every evening?", recordIds: [kayakChunk] });
+    await expect(api.evals.renameQuestionSet({ workspaceId, setId: set.id, name: "spare-qs" })).rejects.toThrow(/A question set named "spare-qs" already exists/);
+    await expect(api.evals.renameQuestionSet({ workspaceId, setId: set.id, name: "bad name!" })).rejects.toThrow(/letters, digits/);
+    expect(await api.evals.renameQuestionSet({ workspaceId, setId: set.id, name: "hobbies-qs" })).toEqual({ id: set.id, name: "hobbies-qs", questions: 2 });
+    await expect(api.evals.questionSet({ workspaceId, id: "team-qs" })).rejects.toThrow(/No question set "team-qs"/);
+    expect((await api.evals.questionSet({ workspaceId, id: "hobbies-qs" })).id).toBe(set.id);
+    // Its eval runs still point at it, and it is scored under its new name.
+    expect(await db.evalRun.count({ where: { workspaceId, datasetId: set.id } })).toBe(runsBefore);
+    const rescored = await runEval(db, { workspaceId, pipeline: pipelineId, questionSet: "hobbies-qs", mode: "fts" });
+    expect(rescored.status).toBe("completed");
+
+    const bread = set.questions.find((q) => q.question.includes("sourdough"))!;
+    expect(await api.evals.removeFromQuestionSet({ workspaceId, setId: set.id, questionId: bread.id })).toEqual({ id: set.id, name: "hobbies-qs", questions: 1 });
+    await expect(api.evals.removeFromQuestionSet({ workspaceId, setId: set.id, questionId: bread.id })).rejects.toThrow(/is not in "hobbies-qs"/);
+
+    const viewer = await db.user.findUniqueOrThrow({ where: { email: "viewer-qs@example.com" } });
+    const asViewer = await ws.caller({ userId: viewer.id, email: "viewer-qs@example.com" });
+    await expect(asViewer.evals.renameQuestionSet({ workspaceId, setId: set.id, name: "mine" })).rejects.toThrow(/does not allow evals:write/);
+    await expect(asViewer.evals.deleteQuestionSet({ workspaceId, setId: set.id })).rejects.toThrow(/does not allow evals:write/);
+
+    // Not while an eval of the set is in progress.
+    const queued = await createEvalRun(db, { workspaceId, pipeline: pipelineId, questionSet: "hobbies-qs", mode: "fts" });
+    await expect(api.evals.deleteQuestionSet({ workspaceId, setId: set.id })).rejects.toThrow(/An eval of "hobbies-qs" is in progress/);
+    await api.evals.cancel({ workspaceId, id: queued.id });
+    expect(await api.evals.deleteQuestionSet({ workspaceId, setId: set.id })).toEqual({ id: set.id, name: "hobbies-qs", questions: 1 });
+    expect((await api.evals.questionSets({ workspaceId })).map((s) => s.name)).toEqual(["spare-qs"]);
+    // The set's finished runs keep their results.
+    expect(await db.evalRun.count({ where: { workspaceId, datasetId: set.id, status: "completed" } })).toBe(runsBefore + 1);
+    await expect(api.evals.deleteQuestionSet({ workspaceId, setId: set.id })).rejects.toThrow(/No question set/);
+  }, 120_000);
 });

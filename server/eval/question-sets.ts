@@ -62,7 +62,11 @@ async function sourcesOf(db: Db, workspaceId: string, ids: string[]): Promise<st
 
 export async function listQuestionSets(db: Db, workspaceId: string) {
   const rows = await db.evalQuestionSet.findMany({ where: { workspaceId, datasetId: null }, orderBy: { createdAt: "desc" } });
-  return rows.map((r) => ({ id: r.id, name: r.name, questions: questionsOf(r).length, createdAt: r.createdAt }));
+  return rows.map((r) => {
+    const questions = questionsOf(r);
+    // The pipeline whose memory the set asks (null while it is empty).
+    return { id: r.id, name: r.name, questions: questions.length, pipelineId: questions[0]?.pipelineId ?? null, createdAt: r.createdAt };
+  });
 }
 
 /** A set by id or name, with its questions. */
@@ -118,6 +122,31 @@ export async function removeFromQuestionSet(db: Db, workspaceId: string, setId: 
   if (questions.length === set.questions.length) throw notFound(`Question ${questionId} is not in "${set.name}".`);
   await db.evalQuestionSet.update({ where: { id: set.id }, data: { questions: toJsonColumn(questions) } });
   return { id: set.id, name: set.name, questions: questions.length };
+}
+
+/** Renames a set (its eval runs stay with it: they point at its id). The name is unique in the workspace. */
+export async function renameQuestionSet(db: Db, workspaceId: string, setId: string, rawName: string) {
+  const parsed = questionSetName.safeParse(rawName);
+  if (!parsed.success) throw badRequest(parsed.error.issues[0]!.message);
+  const name = parsed.data;
+  const set = await getQuestionSet(db, workspaceId, setId);
+  if (name === set.name) return { id: set.id, name, questions: set.questions.length };
+  const taken = await db.evalQuestionSet.findUnique({ where: { workspaceId_name: { workspaceId, name } }, select: { id: true } });
+  if (taken) throw badRequest(`A question set named "${name}" already exists in this workspace: pick another name.`);
+  await db.evalQuestionSet.update({ where: { id: set.id }, data: { name } });
+  return { id: set.id, name, questions: set.questions.length };
+}
+
+/**
+ * Deletes a set and its questions. Its completed eval runs keep their stored results (they are
+ * listed under the set's old name); an eval of the set still in progress must end first.
+ */
+export async function deleteQuestionSet(db: Db, workspaceId: string, setId: string) {
+  const set = await getQuestionSet(db, workspaceId, setId);
+  const running = await db.evalRun.findFirst({ where: { workspaceId, datasetId: set.id, status: { in: ["queued", "running"] } }, select: { id: true } });
+  if (running) throw badRequest(`An eval of "${set.name}" is in progress (${running.id}): cancel it or wait for it before deleting the set.`);
+  await db.evalQuestionSet.delete({ where: { id: set.id } });
+  return { id: set.id, name: set.name, questions: set.questions.length };
 }
 
 /**

@@ -80,6 +80,13 @@ export const evalsRouter = createTRPCRouter({
   removeFromQuestionSet: workspaceProcedure("evals:write")
     .input(z.object({ setId: z.string(), questionId: z.string() }))
     .mutation(({ ctx, input }) => questionSets.removeFromQuestionSet(ctx.db, ctx.workspace.id, input.setId, input.questionId)),
+  renameQuestionSet: workspaceProcedure("evals:write")
+    .input(z.object({ setId: z.string(), name: z.string() }))
+    .mutation(({ ctx, input }) => questionSets.renameQuestionSet(ctx.db, ctx.workspace.id, input.setId, input.name)),
+  /** Deletes a set and its questions (its finished eval runs keep their results). */
+  deleteQuestionSet: workspaceProcedure("evals:write")
+    .input(z.object({ setId: z.string() }))
+    .mutation(({ ctx, input }) => questionSets.deleteQuestionSet(ctx.db, ctx.workspace.id, input.setId)),
   cancel: workspaceProcedure("evals:write")
     .input(z.object({ id: z.string() }))
     .mutation(({ ctx, input }) => evals.cancelEvalRun(ctx.db, ctx.workspace.id, input.id)),

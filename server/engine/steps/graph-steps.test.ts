@@ -15,6 +15,7 @@ import { createTestDb } from "../../store/test-db";
 import type { BeliefMeta } from "../belief-extract";
 import type { EntityMeta } from "../entity-extract";
 import type { InsightMeta } from "../insight-detect";
+import type { ModelProvider, ModelRequest } from "../model";
 
 let db: Db;
 let close: () => Promise<void>;
@@ -122,5 +123,48 @@ describe("graph steps", () => {
     expect(entityStats.input).toBe(3); // conv-b's three turns, not conv-a's six
     expect(new Set((await pointed("entities")).filter((r) => r.scope === "conv-a").map((r) => r.id))).toEqual(before);
     expect((await pointed("relations")).some((r) => custom<BeliefMeta>(r, "belief")?.object === "Lisbon")).toBe(true);
+  }, 120_000);
+
+  it("with a model: structured output per turn, stored once, resolved per scope the same way", async () => {
+    // A fake provider (the LLM is the one thing tests fake): names the people it knows, and knows
+    // that "Mel" is short for Melanie.
+    const calls: ModelRequest[] = [];
+    const model: ModelProvider = {
+      async complete(request) {
+        calls.push(request);
+        const text = request.inputs.map((i) => i.content).join("\n");
+        const names = ["Caroline", "Melanie", "Oscar"].filter((n) => text.includes(n));
+        const entities = names.map((name) => ({ name, type: "person", ...(name === "Melanie" ? { aliases: ["Mel"] } : {}) }));
+        if (/\bMel\b/.test(text) && !names.includes("Melanie")) entities.push({ name: "Melanie", type: "person", aliases: ["Mel"] });
+        const raw = JSON.stringify({ entities });
+        return { text: raw, raw, model: request.model, tokensIn: 10, tokensOut: 10, costUsd: 0, latencyMs: 1 };
+      },
+    };
+    const withModel = new Pipeline("graph-model", {})
+      .source("sessions", { format: "jsonl" })
+      .split("turns", { from: "sessions", operator: { kind: "turns", size: 1, stride: 1 } })
+      .entities("entities", { from: "turns", prompt: "List the entities.\n\n{{ record.content }}", model: "openai/gpt-4o-mini" })
+      .toSpec();
+    const { pipeline } = await createPipeline(db, workspaceId, { name: "graph-model", spec: withModel });
+    await appendSourceRecords(db, pipeline.id, "sessions", [session("conv-m", "1", "2023-05-08", ["Caroline: Hey Mel, how are you?", "Melanie: Fine, thanks Caroline."])]);
+    const first = await runPipeline(db, { workspaceId, pipelineId: pipeline.id }, { model });
+    expect(first.status).toBe("completed");
+    expect(calls).toHaveLength(2);
+    expect(calls[0]!.jsonSchema).toMatchObject({ required: ["entities"] });
+    const { branch } = await getBranch(db, pipeline.id, "main");
+    const pointers = await db.branchPointer.findMany({ where: { branchId: branch.id, step: "entities" } });
+    const metas = (await db.record.findMany({ where: { id: { in: pointers.map((p) => p.recordId) } } })).map((r) => (r.metadata as unknown as { custom: { entity: EntityMeta } }).custom.entity);
+    expect(metas.map((m) => [m.name, m.aliases]).sort()).toEqual([
+      ["Caroline", []],
+      ["Melanie", ["Mel"]],
+    ]);
+
+    // Unchanged: no call. A new turn in the scope: one call, for that turn only.
+    await runPipeline(db, { workspaceId, pipelineId: pipeline.id }, { model });
+    expect(calls).toHaveLength(2);
+    await appendSourceRecords(db, pipeline.id, "sessions", [session("conv-m", "2", "2023-06-01", ["Caroline: Mel, did Oscar call?"])]);
+    await runPipeline(db, { workspaceId, pipelineId: pipeline.id }, { model });
+    expect(calls).toHaveLength(3);
+    expect(calls[2]!.inputs[0]!.content).toMatch(/did Oscar call/);
   }, 120_000);
 });
