@@ -40,6 +40,7 @@ export const databaseTests = [
   "server/services/branches.test.ts",
   "server/services/cost.test.ts",
   "server/services/fault-injection.test.ts",
+  "server/services/graph.test.ts",
   "server/services/ingest.test.ts",
   "server/services/memories.test.ts",
   "server/services/memory-templates.test.ts",

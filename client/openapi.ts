@@ -71,6 +71,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pipelines/{pipelineId}/graph/beliefs/{beliefId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A belief with its source records and supersession neighbours */
+        get: operations["graph_belief"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{pipelineId}/graph/entities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List or search the entities of the graph (by name or alias) */
+        get: operations["graph_entities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{pipelineId}/graph/entities/{entityId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An entity's neighbourhood (beliefs as edges, neighbours up to N hops) and its beliefs over time */
+        get: operations["graph_entity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{pipelineId}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Insights: new connections, digests and contradictions, newest first */
+        get: operations["graph_insights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pipelines/{pipelineId}/memories/deleted": {
         parameters: {
             query?: never;
@@ -436,6 +504,12 @@ export interface components {
                 tokensOut: number;
             };
         };
+        BeliefDetail: {
+            belief: components["schemas"]["GraphBelief"];
+            sources: components["schemas"]["RecordSummary"][];
+            supersededBy: components["schemas"]["GraphBelief"] | null;
+            supersedes: components["schemas"]["GraphBelief"] | null;
+        };
         DeletedMemory: {
             content: string;
             deletedAt: string;
@@ -443,6 +517,45 @@ export interface components {
             reason: string;
             recordId: string;
             scope: string;
+        };
+        EntityList: {
+            entities: components["schemas"]["GraphEntity"][];
+            steps: {
+                entities: string[];
+                insights: string[];
+                relations: string[];
+            };
+            total: number;
+        };
+        EntityNeighbourhood: {
+            /** @description The beliefs the edges list. */
+            beliefs: components["schemas"]["GraphBelief"][];
+            edges: {
+                beliefIds: string[];
+                count: number;
+                current: number;
+                id: string;
+                predicate: string;
+                source: string;
+                target: string;
+                /** @description Sources behind the edge (a co-mention edge counts the sources naming both). */
+                weight: number;
+            }[];
+            entity: components["schemas"]["GraphEntity"];
+            hops: number;
+            nodes: {
+                depth: number;
+                entity: components["schemas"]["GraphEntity"] | null;
+                /** @description An entity id, or value:<text> for a literal object. */
+                id: string;
+                /** @enum {string} */
+                kind: "entity" | "value";
+                label: string;
+            }[];
+            /** @description The entity's beliefs over time, oldest valid time first (co-mentions left out). */
+            timeline: components["schemas"]["GraphBelief"][];
+            timelineTotal: number;
+            truncated: boolean;
         };
         Error: {
             error: {
@@ -483,6 +596,82 @@ export interface components {
             };
             score: number;
             sourceId: string;
+        };
+        GraphBelief: {
+            /** @description Co-mentions: how many sources name both entities. */
+            count: number | null;
+            /** @description The sentence it was read from, when kept. */
+            evidence: string | null;
+            /** @description Belief id (bel_…). */
+            id: string;
+            /** @description When it was learned (transaction time). */
+            learnedAt: string | null;
+            object: string;
+            /** @description Entity id of the object when it is an entity (an edge between entities). */
+            objectEntity: string | null;
+            /** @enum {string} */
+            polarity: "positive" | "negative";
+            predicate: string;
+            /** @description The relations-step record that holds it. */
+            recordId: string;
+            scope: string;
+            /** @description Record ids of the source turns or chunks. */
+            sources: string[];
+            /** @enum {string} */
+            status: "current" | "superseded";
+            step: string;
+            /** @description Entity id of the subject. */
+            subject: string;
+            subjectName: string;
+            supersededBy: string | null;
+            supersedes: string | null;
+            /** @description The belief as a sentence. */
+            text: string;
+            /** @description When it became true (valid time). */
+            validFrom: string | null;
+            /** @description When a later belief ended it; null while current. */
+            validTo: string | null;
+        };
+        GraphEntity: {
+            /** @description Other surface forms merged into it. */
+            aliases: string[];
+            /** @description The entity's one-line card (the record's content). */
+            card: string;
+            firstSeen: string | null;
+            /** @description Stable entity id (ent_…), unique per scope. */
+            id: string;
+            lastSeen: string | null;
+            mentions: number;
+            /** @description Canonical name. */
+            name: string;
+            /** @description The entities-step record that holds it (open its sources with /records/{id}/sources). */
+            recordId: string;
+            scope: string;
+            step: string;
+            /** @enum {string} */
+            type: "person" | "place" | "organization" | "thing" | "event" | "other";
+        };
+        GraphInsight: {
+            beliefs: string[];
+            detectedAt: string | null;
+            entities: string[];
+            entityRefs: {
+                id: string;
+                name: string;
+            }[];
+            /** @enum {string} */
+            kind: "connection" | "digest" | "contradiction";
+            period: string | null;
+            recordId: string;
+            scope: string;
+            step: string;
+            text: string;
+            title: string;
+        };
+        InsightList: {
+            insights: components["schemas"]["GraphInsight"][];
+            steps: string[];
+            total: number;
         };
         LineageTree: {
             children: components["schemas"]["LineageTree"][];
@@ -1185,6 +1374,347 @@ export interface operations {
                         }[];
                         scope: string;
                     };
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    graph_belief: {
+        parameters: {
+            query?: {
+                branch?: string;
+                /** @description Scope prefix, e.g. locomo:conv-26. */
+                scope?: string;
+                /** @description The workspace; optional with an API key (its own workspace). */
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                beliefId: string;
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BeliefDetail"];
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    graph_entities: {
+        parameters: {
+            query?: {
+                branch?: string;
+                limit?: number;
+                /** @description Part of a name or alias, e.g. mel. */
+                q?: string;
+                /** @description Scope prefix, e.g. locomo:conv-26. */
+                scope?: string;
+                /** @description The workspace; optional with an API key (its own workspace). */
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntityList"];
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    graph_entity: {
+        parameters: {
+            query?: {
+                branch?: string;
+                hops?: number;
+                /** @description At most this many neighbour entities. */
+                limit?: number;
+                /** @description Scope prefix, e.g. locomo:conv-26. */
+                scope?: string;
+                timelineLimit?: number;
+                /** @description The workspace; optional with an API key (its own workspace). */
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                entityId: string;
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntityNeighbourhood"];
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    graph_insights: {
+        parameters: {
+            query?: {
+                branch?: string;
+                /** @description Only insights naming this entity id. */
+                entity?: string;
+                kind?: "connection" | "digest" | "contradiction";
+                limit?: number;
+                /** @description Scope prefix, e.g. locomo:conv-26. */
+                scope?: string;
+                /** @description The workspace; optional with an API key (its own workspace). */
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsightList"];
                 };
             };
             /** @description The input is invalid (the message says which field and why). */

@@ -1,6 +1,6 @@
 "use client";
 import { useQueries, useQuery } from "@tanstack/react-query";
-import { ChevronRight, Layers, Search } from "lucide-react";
+import { ChevronRight, Layers, Network, Search } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useSearchParams } from "next/navigation";
 import { useState } from "react";
@@ -17,6 +17,7 @@ import { Skeleton } from "@/components/ui/skeleton";
 import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
 import { describePath } from "@/server/search/evidence-path";
 import { excerpt, recordLabel, type RecordSummary } from "./api";
+import { hasEntitiesStep } from "./graph-model";
 import { Highlight } from "./highlight";
 import { DeletedMemoriesPanel } from "./memory-history";
 
@@ -196,6 +197,13 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
         <Button asChild variant="outline">
           <Link href={`${base}/records?branch=${encodeURIComponent(branch)}`}>Browse records</Link>
         </Button>
+        {hasEntitiesStep(spec) ? (
+          <Button asChild variant="outline">
+            <Link href={`${base}/explore/graph?branch=${encodeURIComponent(branch)}`} data-testid="open-graph">
+              <Network /> Graph
+            </Link>
+          </Button>
+        ) : null}
       </form>
 
       {(spec?.steps ?? [])

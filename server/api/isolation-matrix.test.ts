@@ -203,7 +203,12 @@ async function callRest(method: string, url: string, body: unknown, who: Credent
  * Queries the generated input cannot answer even for A's owner: the fixture's eval has not run (no
  * cases, no scores to compare), and its pipeline has no consolidate step (no memory history).
  */
-const CONTROL_UNANSWERED: string[] = ["evals.compare BAD_REQUEST", "evals.case NOT_FOUND", "record.history BAD_REQUEST", "record.deletedMemories BAD_REQUEST"];
+const CONTROL_UNANSWERED: string[] = [
+  "evals.compare BAD_REQUEST",
+  "evals.case NOT_FOUND",
+  "record.history BAD_REQUEST",
+  "record.deletedMemories BAD_REQUEST",
+];
 
 /** Field values for one procedure where a field name means something else there. */
 const PER_PROCEDURE: Record<string, Values> = {
@@ -292,6 +297,17 @@ describe("isolation matrix", () => {
       "evals.compare": { baselineId: evalRun.id, otherIds: [evalRun.id] },
     });
     const versions = await owner.pipeline.versions({ workspaceId: workspaceA, pipelineId: pipeline.id });
+    // The entity graph's reads need a pipeline that builds one (synapsis), with an entity and a belief of it.
+    const graph = await createPipeline(db, workspaceA, { name: "zebra-graph", spec: templateSpec("synapsis") });
+    await importFile(db, { workspaceId: workspaceA, pipelineId: graph.pipeline.id, source: "sessions", path: path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json") });
+    await runPipeline(db, { workspaceId: workspaceA, pipelineId: graph.pipeline.id });
+    const entityRecord = await db.record.findFirstOrThrow({ where: { pipelineId: graph.pipeline.id, step: "entities" } });
+    const beliefRecord = await db.record.findFirstOrThrow({ where: { pipelineId: graph.pipeline.id, step: "relations" } });
+    const entityId = (entityRecord.metadata as { custom: { entity: { id: string } } }).custom.entity.id;
+    const beliefId = (beliefRecord.metadata as { custom: { belief: { id: string } } }).custom.belief.id;
+    for (const proc of ["graph.entities", "graph.entity", "graph.belief", "graph.beliefs", "graph.insights"]) {
+      PER_PROCEDURE[proc] = { pipelineId: graph.pipeline.id, scope: undefined, entityId, beliefId, ids: [beliefId] };
+    }
 
     Object.assign(A, {
       workspaceId: workspaceA,
@@ -319,7 +335,7 @@ describe("isolation matrix", () => {
       query: "door code",
       role: "viewer",
     });
-    secrets.push("Zebra Secret Workspace", a.workspace.slug, "zebra-memory", "zebra-7731", "zebra-branch", "zebra-key", "zebra-models.example.com", "sk-zebra-secret", "zebra-questions", "owner-a@matrix.test", pipeline.id, record.id, run.id, key.id, invite.id);
+    secrets.push("Zebra Secret Workspace", a.workspace.slug, "zebra-memory", "zebra-7731", "zebra-branch", "zebra-key", "zebra-models.example.com", "sk-zebra-secret", "zebra-questions", "owner-a@matrix.test", pipeline.id, record.id, run.id, key.id, invite.id, graph.pipeline.id, entityRecord.id, beliefRecord.id);
     fingerprintBefore = await fingerprint();
   }, 240_000);
 

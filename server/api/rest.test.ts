@@ -95,7 +95,7 @@ describe("REST /api/v1", () => {
   });
 
   it("answers every operation of the document for the owning workspace's key, and refuses another workspace's key", async () => {
-    const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId, source: "chats", sessionId: "live-1" };
+    const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId, source: "chats", sessionId: "live-1", entityId: "ent_none", beliefId: "bel_none" };
     const bodies: Record<string, unknown> = {
       "/pipelines/{pipelineId}/search": { query: "lighthouse key" },
       "/pipelines/{pipelineId}/ask": { question: "where is the lighthouse key?" },
@@ -123,6 +123,9 @@ describe("REST /api/v1", () => {
         } else if (["/records/{id}/history", "/records/{id}/restore", "/pipelines/{pipelineId}/memories/deleted"].includes(template)) {
           // chat-memory has no consolidate step: the call is allowed and says why there is no memory.
           expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/not a memory|not a consolidate step/) } } });
+        } else if (template.includes("/graph/")) {
+          // chat-memory has no entities step: the call is allowed and says why there is no graph.
+          expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/no entities step/) } } });
         } else {
           expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
         }

@@ -2,6 +2,7 @@ import { apiKeyRouter } from "./routers/api-key";
 import { auditRouter } from "./routers/audit";
 import { branchRouter } from "./routers/branch";
 import { evalsRouter } from "./routers/evals";
+import { graphRouter } from "./routers/graph";
 import { ingestRouter } from "./routers/ingest";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { pipelineRouter } from "./routers/pipeline";
@@ -24,6 +25,7 @@ export const appRouter = createTRPCRouter({
   run: runRouter,
   provider: providerRouter,
   search: searchRouter,
+  graph: graphRouter,
   record: recordRouter,
   ingest: ingestRouter,
   evals: evalsRouter,

@@ -8,6 +8,7 @@ import type { LeavesResult, LineageResult, LineageTree, RecordDetail, RecordSumm
 import type { SearchResult } from "../search/search";
 import type { WalkResult } from "../search/walk";
 import type { AnswerPacket } from "../services/ask";
+import type { BeliefDetail, EntityList, EntityNeighbourhood, GraphBelief, GraphEntity, GraphInsight, InsightList } from "../services/graph";
 import type { DeletedMemory, MemoryHistory } from "../services/memories";
 import type { ProjectionResult } from "../services/projections";
 import type { PurgeResult } from "../services/purge";
@@ -314,3 +315,110 @@ export const purgeResultSchema = z
     ingestMessages: z.number().int(),
   })
   .meta({ id: "PurgeResult" }) satisfies z.ZodType<PurgeResult>;
+
+// The entity graph (server/services/graph.ts) -------------------------------------------------
+
+const isoTime = z.string().nullable();
+
+export const graphEntitySchema = z
+  .object({
+    id: z.string().meta({ description: "Stable entity id (ent_…), unique per scope." }),
+    recordId: z.string().meta({ description: "The entities-step record that holds it (open its sources with /records/{id}/sources)." }),
+    step: z.string(),
+    scope: z.string(),
+    name: z.string().meta({ description: "Canonical name." }),
+    aliases: z.array(z.string()).meta({ description: "Other surface forms merged into it." }),
+    type: z.enum(["person", "place", "organization", "thing", "event", "other"]),
+    mentions: z.number(),
+    firstSeen: isoTime,
+    lastSeen: isoTime,
+    card: z.string().meta({ description: "The entity's one-line card (the record's content)." }),
+  })
+  .meta({ id: "GraphEntity" }) satisfies z.ZodType<GraphEntity>;
+
+export const graphBeliefSchema = z
+  .object({
+    id: z.string().meta({ description: "Belief id (bel_…)." }),
+    recordId: z.string().meta({ description: "The relations-step record that holds it." }),
+    step: z.string(),
+    scope: z.string(),
+    subject: z.string().meta({ description: "Entity id of the subject." }),
+    subjectName: z.string(),
+    predicate: z.string(),
+    object: z.string(),
+    objectEntity: z.string().nullable().meta({ description: "Entity id of the object when it is an entity (an edge between entities)." }),
+    polarity: z.enum(["positive", "negative"]),
+    validFrom: isoTime.meta({ description: "When it became true (valid time)." }),
+    validTo: isoTime.meta({ description: "When a later belief ended it; null while current." }),
+    learnedAt: isoTime.meta({ description: "When it was learned (transaction time)." }),
+    supersededBy: z.string().nullable(),
+    supersedes: z.string().nullable(),
+    status: z.enum(["current", "superseded"]),
+    sources: z.array(z.string()).meta({ description: "Record ids of the source turns or chunks." }),
+    evidence: z.string().nullable().meta({ description: "The sentence it was read from, when kept." }),
+    count: z.number().int().nullable().meta({ description: "Co-mentions: how many sources name both entities." }),
+    text: z.string().meta({ description: "The belief as a sentence." }),
+  })
+  .meta({ id: "GraphBelief" }) satisfies z.ZodType<GraphBelief>;
+
+const graphStepsSchema = z.object({ entities: z.array(z.string()), relations: z.array(z.string()), insights: z.array(z.string()) });
+
+export const entityListSchema = z
+  .object({ entities: z.array(graphEntitySchema), total: z.number().int(), steps: graphStepsSchema })
+  .meta({ id: "EntityList" }) satisfies z.ZodType<EntityList>;
+
+export const entityNeighbourhoodSchema = z
+  .object({
+    entity: graphEntitySchema,
+    hops: z.number().int(),
+    nodes: z.array(
+      z.object({
+        id: z.string().meta({ description: "An entity id, or value:<text> for a literal object." }),
+        kind: z.enum(["entity", "value"]),
+        label: z.string(),
+        depth: z.number().int(),
+        entity: graphEntitySchema.nullable(),
+      }),
+    ),
+    edges: z.array(
+      z.object({
+        id: z.string(),
+        source: z.string(),
+        target: z.string(),
+        predicate: z.string(),
+        count: z.number().int(),
+        current: z.number().int(),
+        weight: z.number().meta({ description: "Sources behind the edge (a co-mention edge counts the sources naming both)." }),
+        beliefIds: z.array(z.string()),
+      }),
+    ),
+    beliefs: z.array(graphBeliefSchema).meta({ description: "The beliefs the edges list." }),
+    truncated: z.boolean(),
+    timeline: z.array(graphBeliefSchema).meta({ description: "The entity's beliefs over time, oldest valid time first (co-mentions left out)." }),
+    timelineTotal: z.number().int(),
+  })
+  .meta({ id: "EntityNeighbourhood" }) satisfies z.ZodType<EntityNeighbourhood>;
+
+export const beliefDetailSchema = z
+  .object({ belief: graphBeliefSchema, sources: z.array(recordSummarySchema), supersedes: graphBeliefSchema.nullable(), supersededBy: graphBeliefSchema.nullable() })
+  .meta({ id: "BeliefDetail" }) satisfies z.ZodType<BeliefDetail>;
+
+export const graphInsightSchema = z
+  .object({
+    recordId: z.string(),
+    step: z.string(),
+    scope: z.string(),
+    kind: z.enum(["connection", "digest", "contradiction"]),
+    title: z.string(),
+    text: z.string(),
+    entities: z.array(z.string()),
+    entityRefs: z.array(z.object({ id: z.string(), name: z.string() })),
+    beliefs: z.array(z.string()),
+    period: z.string().nullable(),
+    detectedAt: isoTime,
+  })
+  .meta({ id: "GraphInsight" }) satisfies z.ZodType<GraphInsight>;
+
+export const insightListSchema = z
+  .object({ insights: z.array(graphInsightSchema), total: z.number().int(), steps: z.array(z.string()) })
+  .meta({ id: "InsightList" }) satisfies z.ZodType<InsightList>;
