@@ -176,9 +176,10 @@ describe.skipIf(!adminUrl)("two app servers on one PostgreSQL", () => {
     const done = await waitForRun(b!, run.id, 240_000);
     expect(done.status).toBe("completed");
     expect(done.stats.steps.find((s) => s.step === "summaries")).toMatchObject({ input: 30, output: 30 });
-    // Executed once: one summary per note, and the run ended with its lease released.
+    // Executed once: one summary per note, and the run ended with its lease released — after its
+    // after-run work (indexing, webhooks), which follows the status change: so polled, not read once.
     expect(await t.db.record.count({ where: { pipelineId: pipeline.id, step: "summaries" } })).toBe(30);
-    expect((await t.db.run.findUniqueOrThrow({ where: { id: run.id } })).leaseOwner).toBeNull();
+    await expect.poll(async () => (await t.db.run.findUniqueOrThrow({ where: { id: run.id } })).leaseOwner, { timeout: 60_000, interval: 500 }).toBeNull();
   });
 
   it("a server killed mid-run: the other resumes the run after the lease expires", { timeout: 600_000 }, async () => {
