@@ -8,32 +8,11 @@
  * with no time) are left standing side by side: that is a contradiction, for insights to raise.
  * Pure functions, no model.
  */
+import type { BeliefMeta } from "../core/graph-records";
 import { sha256 } from "../pipeline/hashing";
 import { extractMentions, turnsOf } from "./entity-extract";
 
-/** The structured data of a belief record (`metadata.custom.belief`, the Synapsis contract). */
-export interface BeliefMeta {
-  id: string;
-  subject: string;
-  subjectName: string;
-  predicate: string;
-  object: string;
-  objectEntity: string | null;
-  polarity: "positive" | "negative";
-  validFrom: string | null;
-  validTo: string | null;
-  learnedAt: string | null;
-  supersededBy: string | null;
-  supersedes: string | null;
-  status: "current" | "superseded";
-  sources: string[];
-  /** The sentence it was read from (the first source's). */
-  evidence: string | null;
-  /** The predicate holds one value at a time (a different later value supersedes). */
-  functional: boolean;
-  /** Co-mention edges: how many sources name both entities. */
-  count?: number;
-}
+export type { BeliefMeta };
 
 export const CO_MENTION = "mentioned with";
 

@@ -13,6 +13,7 @@
  * "before", "used to"), which want the history. Co-mention edges ("mentioned with") count less
  * than stated relations.
  */
+import type { BeliefMeta } from "../core/graph-records";
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import type { PipelineSpec } from "../pipeline/spec";
@@ -46,24 +47,14 @@ export interface GraphEntity {
   type: EntityType | string;
 }
 
-/** The structured part of a belief record (`metadata.custom.belief`). */
-export interface Belief {
+/** A belief record as graph retrieval reads it: the record's id beside the belief it holds. */
+export type Belief = Pick<
+  BeliefMeta,
+  "id" | "subject" | "subjectName" | "predicate" | "object" | "objectEntity" | "polarity" | "validFrom" | "validTo" | "status" | "sources" | "evidence"
+> & {
   /** The belief record's id (not the belief id). */
   recordId: string;
-  id: string;
-  subject: string;
-  subjectName: string;
-  predicate: string;
-  object: string;
-  objectEntity: string | null;
-  polarity: "positive" | "negative";
-  validFrom: string | null;
-  validTo: string | null;
-  status: "current" | "superseded";
-  sources: string[];
-  /** The sentence the belief was read from, when the relations step kept it. */
-  evidence: string | null;
-}
+};
 
 /** An entity of the question found in the graph. */
 export interface QuestionEntity {
