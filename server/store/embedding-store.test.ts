@@ -6,7 +6,7 @@ import type { Db } from "../core/db";
 import { upsertProvider } from "../services/providers";
 import { signUp } from "../services/users";
 import { getEmbedder } from "../llm/workspace-embedder";
-import { ensureVectorIndex, storeEmbeddings, toVectorLiteral, vectorIndexName } from "./embedding-store";
+import { ensureVectorIndex, indexBuildMemory, INDEX_BUILD_MEMORY, storeEmbeddings, toVectorLiteral, vectorIndexName } from "./embedding-store";
 import { createTestDb } from "./test-db";
 
 process.env.SYNTHEX_ENCRYPTION_KEY ??= "test-encryption-secret-for-embeddings";
@@ -71,6 +71,30 @@ describe("embedding store", () => {
     );
     expect(hits.map((h) => h.recordId)).toContain("r1");
     expect(hits.map((h) => h.recordId)).not.toContain("r2");
+  });
+
+  it("builds an index on a filled table with the configured maintenance memory, and leaves the session's own setting alone", async () => {
+    const before = await db.$queryRawUnsafe<Array<{ m: string }>>(`SELECT current_setting('maintenance_work_mem') AS m`);
+    const previous = process.env.SYNTHEX_INDEX_BUILD_MEMORY;
+    process.env.SYNTHEX_INDEX_BUILD_MEMORY = "96MB";
+    try {
+      const name = await ensureVectorIndex(db, "offline/hash-64", 64);
+      const [row] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = $1`, name);
+      expect(row!.n).toBe(1);
+    } finally {
+      if (previous === undefined) delete process.env.SYNTHEX_INDEX_BUILD_MEMORY;
+      else process.env.SYNTHEX_INDEX_BUILD_MEMORY = previous;
+    }
+    // SET LOCAL: the build's memory ends with its transaction.
+    expect(await db.$queryRawUnsafe(`SELECT current_setting('maintenance_work_mem') AS m`)).toEqual(before);
+  });
+
+  it("reads the build memory from SYNTHEX_INDEX_BUILD_MEMORY, with defaults per database and a clear error", () => {
+    expect(indexBuildMemory(false, {})).toBe(INDEX_BUILD_MEMORY.postgres);
+    expect(indexBuildMemory(true, {})).toBe(INDEX_BUILD_MEMORY.pglite);
+    expect(indexBuildMemory(false, { SYNTHEX_INDEX_BUILD_MEMORY: "4 GB" })).toBe("4GB");
+    expect(() => indexBuildMemory(false, { SYNTHEX_INDEX_BUILD_MEMORY: "lots" })).toThrow(/SYNTHEX_INDEX_BUILD_MEMORY must be a size such as 512MB or 4GB \(got "lots"\)/);
+    expect(() => indexBuildMemory(false, { SYNTHEX_INDEX_BUILD_MEMORY: "1GB; DROP TABLE x" })).toThrow(/must be a size/);
   });
 });
 

@@ -4,7 +4,7 @@
  * cosine expression index (`vector::vector(D)`, partial on the model), created on demand.
  */
 import { createHash } from "node:crypto";
-import type { DbTx } from "../core/db";
+import type { Db, DbTx } from "../core/db";
 
 /** What storing needs of an embedder (server/llm/embedder.ts implements it). */
 export interface EmbeddingModel {
@@ -33,15 +33,44 @@ export function vectorIndexName(model: string, dims: number): string {
 }
 
 /**
- * HNSW cosine index for one embedding model and dimension (idempotent). Search must filter
- * `model = '<model>'` and order by `vector::vector(D) <=> $1::vector(D)` to use it.
+ * Memory for one HNSW build (`maintenance_work_mem`, for that transaction only). pgvector builds
+ * the graph in memory while it fits and falls back to inserting page by page after, which is many
+ * times slower (at 1M vectors of 512 dimensions: the graph needs about 2.5 GB). Set
+ * SYNTHEX_INDEX_BUILD_MEMORY (e.g. "4GB") to what the database server can spare; the defaults
+ * suit a small managed Postgres and PGlite's 32-bit WebAssembly heap.
  */
-export async function ensureVectorIndex(db: DbTx, model: string, dims: number): Promise<string> {
+export const INDEX_BUILD_MEMORY = { postgres: "1GB", pglite: "256MB" } as const;
+
+export function indexBuildMemory(embedded: boolean, env: NodeJS.ProcessEnv = process.env): string {
+  const configured = env.SYNTHEX_INDEX_BUILD_MEMORY?.trim();
+  if (!configured) return embedded ? INDEX_BUILD_MEMORY.pglite : INDEX_BUILD_MEMORY.postgres;
+  if (!/^\d+\s*(kB|MB|GB|TB)$/.test(configured)) {
+    throw new Error(`SYNTHEX_INDEX_BUILD_MEMORY must be a size such as 512MB or 4GB (got "${configured}").`);
+  }
+  return configured.replace(/\s+/g, "");
+}
+
+/** A build can run for many minutes on a large table: far beyond Prisma's default transaction limit. */
+const INDEX_BUILD_TX = { timeout: 6 * 3600_000, maxWait: 60_000 };
+
+/**
+ * HNSW cosine index for one embedding model and dimension (idempotent). Search must filter
+ * `model = '<model>'` and order by `vector::vector(D) <=> $1::vector(D)` to use it. Built with
+ * `indexBuildMemory` of maintenance memory when it does not exist yet.
+ */
+export async function ensureVectorIndex(db: Db, model: string, dims: number): Promise<string> {
   if (!Number.isInteger(dims) || dims < 1 || dims > 16_000) throw new Error(`Invalid embedding dimension ${dims}.`);
   const name = vectorIndexName(model, dims);
-  await db.$executeRawUnsafe(
-    `CREATE INDEX IF NOT EXISTS "${name}" ON "Embedding" USING hnsw ((vector::vector(${dims})) vector_cosine_ops) WHERE model = ${sqlString(model)}`,
-  );
+  const [found] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_class WHERE relname = $1 AND relkind = 'i'`, name);
+  if (found?.n) return name;
+  const [server] = await db.$queryRawUnsafe<Array<{ v: string }>>(`SELECT version() AS v`);
+  const memory = indexBuildMemory(/PGlite/.test(server?.v ?? ""));
+  await db.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(`SET LOCAL maintenance_work_mem = '${memory}'`);
+    await tx.$executeRawUnsafe(
+      `CREATE INDEX IF NOT EXISTS "${name}" ON "Embedding" USING hnsw ((vector::vector(${dims})) vector_cosine_ops) WHERE model = ${sqlString(model)}`,
+    );
+  }, INDEX_BUILD_TX);
   return name;
 }
 

@@ -49,11 +49,12 @@ export async function nearestExact(
   const v = params.add(args.vector, `vector(${args.dims})`);
   const where = recordConditions(params, args, args.filters);
   // LATERAL: one primary-key probe per candidate (a plain join let the planner hash every
-  // embedding of the model, not knowing the candidate set is small).
+  // embedding of the model, not knowing the candidate set is small). OFFSET 0 keeps the subquery
+  // from being pulled up into that same hash join over a sequential scan of the embeddings.
   const sql = `WITH cand AS MATERIALIZED (
        SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1})
      SELECT c.id, c.step, c.t, (e.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
-     FROM cand c CROSS JOIN LATERAL (SELECT x.vector FROM "Embedding" x WHERE x."recordId" = c.id AND x.model = ${sqlString(args.model)}) e
+     FROM cand c CROSS JOIN LATERAL (SELECT x.vector FROM "Embedding" x WHERE x."recordId" = c.id AND x.model = ${sqlString(args.model)} OFFSET 0) e
      WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates}
      ORDER BY dist, c.id LIMIT ${params.add(args.n, "int")}`;
   const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; dist: number }>>(trace("semantic-exact", sql, params.values), ...params.values);
