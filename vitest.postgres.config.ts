@@ -33,6 +33,7 @@ export const databaseTests = [
   "server/llm/providers.test.ts",
   "server/search/graph-search.test.ts",
   "server/search/neighbourhood.test.ts",
+  "server/search/lexical.test.ts",
   "server/search/ranking.test.ts",
   "server/search/search.test.ts",
   "server/services/ask.test.ts",

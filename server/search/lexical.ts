@@ -28,6 +28,12 @@ export const PHRASE_BOOST = 0.5;
 /** Lexemes in more than this share of a step's records (and in more than COMMON_MIN_DF) do not select candidates alone. */
 export const COMMON_SHARE = 0.25;
 export const COMMON_MIN_DF = 1000;
+/**
+ * Unfiltered search: a term is read only down to its best max(TRUNCATE_MIN, rescore) postings by
+ * impact when it has more than TRUNCATE_FACTOR times that many (below that, reading all is as cheap).
+ */
+export const TRUNCATE_MIN = 500;
+export const TRUNCATE_FACTOR = 2;
 /** Steps the index does not cover: at most this many candidates are scored from their tsvectors. */
 const MAX_SCORED = 5000;
 /** Posting path: phrase bonuses and the caller's final checks apply to this many of the best by term score (at least). */
@@ -125,17 +131,25 @@ export async function bm25Candidates(
 ): Promise<LexicalHit[]> {
   const { terms, stats } = args;
   if (terms.lexemes.length === 0) return [];
+  const rescore = Math.max(RESCORE_MIN, args.n * 3);
+  // Over the whole branch (no scope, time or metadata filter) a term's best postings by impact are
+  // its best records: a frequent term is read only that far. Under a filter its best records may
+  // all be filtered out, so every posting in the scope is read and common terms only add.
+  const filtered = Boolean(normalizeScope(args.filters.scope)) || filterConditions(new Params(), { ...args.filters, scope: undefined }).length > 0;
+  const perTerm = Math.max(TRUNCATE_MIN, rescore);
   const weights: TermWeight[] = [];
   for (const step of args.steps) {
     const info = stats.get(step);
     for (const lexeme of terms.lexemes) {
       if (!info) {
-        weights.push({ step, lexeme, idf: 1, avg: 0, selects: true });
+        weights.push({ step, lexeme, idf: 1, avg: 0, selects: true, lim: null });
         continue;
       }
       const df = info.df.get(lexeme) ?? 0;
       if (df === 0) continue;
-      weights.push({ step, lexeme, idf: idf(info.docs, df), avg: info.avg, selects: df <= Math.max(COMMON_MIN_DF, info.docs * COMMON_SHARE) });
+      const weight = { step, lexeme, idf: idf(info.docs, df), avg: info.avg };
+      if (filtered) weights.push({ ...weight, selects: df <= Math.max(COMMON_MIN_DF, info.docs * COMMON_SHARE), lim: null });
+      else weights.push({ ...weight, selects: true, lim: df > TRUNCATE_FACTOR * perTerm ? perTerm : null });
     }
   }
   if (weights.length === 0) return [];
@@ -174,7 +188,7 @@ export async function bm25Candidates(
         phrases: phrases.filter((p) => stats.has(p.step)),
         bm25,
         n: args.n,
-        rescore: Math.max(RESCORE_MIN, args.n * 3),
+        rescore,
         scope: scope ? { exact: scope, like: `${likeEscape(scope)}:%` } : undefined,
         recordFilters: filterConditions(params, { ...args.filters, scope: undefined }),
         where: [`r."workspaceId" = ${params.add(args.workspaceId)}`, onBranch(params, args.branchId, indexed)],
@@ -218,6 +232,6 @@ export async function bm25Candidates(
  */
 export async function refreshLexicalStats(db: Db, workspaceId: string, branchId: string, steps: string[]): Promise<string[]> {
   const refreshed: string[] = [];
-  for (const step of steps) if (await syncLexicalIndex(db, workspaceId, branchId, step)) refreshed.push(step);
+  for (const step of steps) if (await syncLexicalIndex(db, workspaceId, branchId, step, { k1: BM25_K1, b: BM25_B })) refreshed.push(step);
   return refreshed;
 }

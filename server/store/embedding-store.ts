@@ -41,7 +41,7 @@ export function vectorIndexName(model: string, dims: number): string {
  */
 export const INDEX_BUILD_MEMORY = { postgres: "1GB", pglite: "256MB" } as const;
 
-export function indexBuildMemory(embedded: boolean, env: NodeJS.ProcessEnv = process.env): string {
+export function indexBuildMemory(embedded: boolean, env: Record<string, string | undefined> = process.env): string {
   const configured = env.SYNTHEX_INDEX_BUILD_MEMORY?.trim();
   if (!configured) return embedded ? INDEX_BUILD_MEMORY.pglite : INDEX_BUILD_MEMORY.postgres;
   if (!/^\d+\s*(kB|MB|GB|TB)$/.test(configured)) {

@@ -42,10 +42,11 @@ export async function termStatRows(db: Db, branchId: string, steps: string[], le
 /**
  * Brings the postings and statistics of `step` on the branch in line with its pointers, when the
  * step's record set changed since the last time (signature: count and a hash of the record ids).
- * Only records that left or joined the step are touched. One transaction: a search never sees
- * postings without their statistics. Returns whether anything was recomputed.
+ * Only records that left or joined the step are touched, and document frequencies change by what
+ * they remove and add (a +1% run does not recount every posting of the step). One transaction: a
+ * search never sees postings without their statistics. Returns whether anything was recomputed.
  */
-export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: string, step: string): Promise<boolean> {
+export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: string, step: string, bm25: Bm25Params): Promise<boolean> {
   const [sig] = await db.$queryRawUnsafe<Array<{ n: number; h: string | null }>>(
     `SELECT count(*)::int AS n, md5(string_agg(p."recordId", ',' ORDER BY p."recordId")) AS h
      FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
@@ -64,22 +65,36 @@ export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: st
     `EXISTS (SELECT 1 FROM "BranchPointer" bp WHERE bp."branchId" = $1 AND bp.step = $2 AND bp."recordId" = ${alias}."recordId")`;
   const joined = `(SELECT DISTINCT p."recordId" FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2
       AND NOT EXISTS (SELECT 1 FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND d."recordId" = p."recordId"))`;
+  const { k1, b } = bm25;
   const statements: Array<[string, unknown[]]> = [
-    // Records that left the step on this branch.
-    [`DELETE FROM "SearchPosting" p USING "SearchDoc" d
-     WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}
-       AND p."branchId" = $1 AND p.step = $2 AND p."recordId" = d."recordId"`, [branchId, step]],
+    // Records that left the step on this branch: their postings go, and each term's df drops by them.
+    [`WITH gone AS (
+       DELETE FROM "SearchPosting" p USING "SearchDoc" d
+       WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}
+         AND p."branchId" = $1 AND p.step = $2 AND p."recordId" = d."recordId"
+       RETURNING p.term)
+     UPDATE "SearchTermStat" t SET df = t.df - g.n
+     FROM (SELECT term, count(*)::int AS n FROM gone GROUP BY term) g
+     WHERE t."branchId" = $1 AND t.step = $2 AND t.term = g.term`, [branchId, step]],
+    [`DELETE FROM "SearchTermStat" WHERE "branchId" = $1 AND step = $2 AND df <= 0`, [branchId, step]],
     [`DELETE FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}`, [branchId, step]],
-    // Records that joined it (postings first: "joined" is read from SearchDoc).
-    [`INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope)
-     SELECT $3, $1, $2, u.lexeme, r.id, GREATEST(1, COALESCE(cardinality(u.positions), 1)), length(r."searchVector"), r.scope
-     FROM ${joined} n JOIN "Record" r ON r.id = n."recordId", unnest(r."searchVector") u`, [branchId, step, workspaceId]],
+    // Records that joined it (postings first: "joined" is read from SearchDoc). Impacts are
+    // weighted against the step's mean length with them; each term's df grows by them.
+    [`WITH n AS MATERIALIZED (
+       SELECT r.id, r.scope, r."searchVector" AS sv, length(r."searchVector") AS len FROM ${joined} j JOIN "Record" r ON r.id = j."recordId"),
+     mean AS MATERIALIZED (
+       SELECT GREATEST(1, (COALESCE((SELECT sum(len) FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2), 0) + COALESCE((SELECT sum(len) FROM n), 0))::float8
+         / GREATEST(1, (SELECT count(*) FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2) + (SELECT count(*) FROM n))) AS avg),
+     ins AS (
+       INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope, impact)
+       SELECT $3, $1, $2, u.lexeme, n.id, f.tf, n.len, n.scope, f.tf * ${k1 + 1} / (f.tf + ${k1} * (${1 - b} + ${b} * n.len / (SELECT avg FROM mean)))
+       FROM n, unnest(n.sv) u, LATERAL (SELECT GREATEST(1, COALESCE(cardinality(u.positions), 1)) AS tf) f
+       RETURNING term)
+     INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
+     SELECT $3, $1, $2, term, count(*)::int FROM ins GROUP BY term
+     ON CONFLICT ("branchId", step, term) DO UPDATE SET df = "SearchTermStat".df + EXCLUDED.df`, [branchId, step, workspaceId]],
     [`INSERT INTO "SearchDoc" ("workspaceId", "branchId", step, "recordId", len)
      SELECT $3, $1, $2, r.id, length(r."searchVector") FROM ${joined} n JOIN "Record" r ON r.id = n."recordId"`, [branchId, step, workspaceId]],
-    // Statistics from the postings.
-    [`DELETE FROM "SearchTermStat" WHERE "branchId" = $1 AND step = $2`, [branchId, step]],
-    [`INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
-     SELECT $3, $1, $2, term, count(*)::int FROM "SearchPosting" WHERE "branchId" = $1 AND step = $2 GROUP BY term`, [branchId, step, workspaceId]],
     [`INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
      SELECT $3, $1, $2, count(*)::int, COALESCE(avg(len), 0)::float8, $4, now() FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2
      ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
@@ -94,13 +109,18 @@ export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: st
 /** Indexing a large step is a few big statements: far beyond Prisma's default 5 s transaction limit on a busy machine. */
 const INDEX_TX = { timeout: 600_000, maxWait: 60_000 };
 
-/** One query term's weight in one step. `selects`: its postings nominate candidates (false for very common terms). */
+/**
+ * One query term's weight in one step. `selects`: its postings nominate candidates (false for very
+ * common terms, which only add to candidates through probes). `lim`: read only its `lim` postings
+ * of highest impact (null: all of them); the records it holds beyond those get its weight by probe.
+ */
 export interface TermWeight {
   step: string;
   lexeme: string;
   idf: number;
   avg: number;
   selects: boolean;
+  lim: number | null;
 }
 
 /** A phrase (adjacent query lexemes, as a tsquery) and what matching it adds in a step. */
@@ -125,11 +145,18 @@ export interface ScoredRecord {
 }
 
 /**
- * BM25 from the posting table. Candidates are the records holding a selecting term (`where`
- * conditions on `r` that are not scope — time, metadata — are checked on them before ranking);
- * common terms add to those candidates' scores through primary-key probes; the best `rescore`
- * by term score get their phrase bonuses, the branch check (an index refreshed at run end may
- * be behind the pointers) and the caller's conditions, and the best `n` are returned.
+ * BM25 from the posting table. Candidates are the records holding a selecting term — all its
+ * postings (in the scope, through SearchPosting_scope_idx), or for a term with `lim` only its
+ * best by impact (SearchPosting_impact_idx) — checked against the `where` conditions on `r` that
+ * are not scope (time, metadata) before ranking. Terms a candidate was not found under (common
+ * terms, truncated terms) add to its score through primary-key probes, for candidates that can
+ * still reach the top. The best `rescore` by term score get their phrase bonuses, the branch check
+ * (an index refreshed at run end may be behind the pointers) and the caller's conditions, and the
+ * best `n` are returned.
+ *
+ * With truncated terms the result is exact for every record any list reached; a record reached by
+ * none (no rare term, and below the top `lim` of every common one) is missed, which only matters
+ * when fewer than `n` records score above what such a record can score.
  */
 export async function postingScores(
   db: Db,
@@ -154,32 +181,47 @@ export async function postingScores(
   const weights = params.add(JSON.stringify(args.weights), "jsonb");
   const phrases = params.add(JSON.stringify(args.phrases), "jsonb");
   const rescore = params.add(args.rescore, "int");
-  const termScore = `sum(q.idf * p.tf * ${bm25.k1 + 1} / (p.tf + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * p.len / GREATEST(q.avg, 1))))::float8`;
-  const scopeSql = args.scope ? `AND (p.scope = ${params.add(args.scope.exact)} OR p.scope LIKE ${params.add(args.scope.like)})` : "";
+  const termScore = (w: string, p: string) =>
+    `sum(${w}.idf * ${p}.tf * ${bm25.k1 + 1} / (${p}.tf + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * ${p}.len / GREATEST(${w}.avg, 1))))::float8`;
+  const scopeSql = args.scope ? `AND (x.scope = ${params.add(args.scope.exact)} OR x.scope LIKE ${params.add(args.scope.like)})` : "";
   const filterSql = args.recordFilters.length
-    ? `AND EXISTS (SELECT 1 FROM "Record" r WHERE r.id = p."recordId" AND ${args.recordFilters.join(" AND ")})`
+    ? `WHERE EXISTS (SELECT 1 FROM "Record" r WHERE r.id = p."recordId" AND ${args.recordFilters.join(" AND ")})`
     : "";
   const sql = `WITH q AS MATERIALIZED (
-       SELECT x.step, x.lexeme, x.idf, x.avg, x.selects FROM jsonb_to_recordset(${weights}) AS x(step text, lexeme text, idf float8, avg float8, selects boolean)),
+       SELECT x.step, x.lexeme, x.idf, x.avg, x.selects, x.lim
+       FROM jsonb_to_recordset(${weights}) AS x(step text, lexeme text, idf float8, avg float8, selects boolean, lim int)),
      -- One index probe per query lexeme (LATERAL, OFFSET 0 keeps it from being flattened): with
      -- stale statistics the planner otherwise reads every posting of the branch and hashes them.
      sel AS MATERIALIZED (
-       SELECT p."recordId" AS id, p.step, ${termScore} AS s, array_agg(q.lexeme) AS terms
-       FROM q CROSS JOIN LATERAL (
-         SELECT x."recordId", x.step, x.tf, x.len, x.scope FROM "SearchPosting" x
-         WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme OFFSET 0) p
-       WHERE q.selects ${scopeSql} ${filterSql}
+       SELECT p."recordId" AS id, p.step, ${termScore("p", "p")} AS s, array_agg(p.lexeme) AS terms
+       FROM (
+         SELECT q.lexeme, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
+           SELECT x."recordId", x.step, x.tf, x.len FROM "SearchPosting" x
+           WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme ${scopeSql} OFFSET 0) x
+         WHERE q.selects AND q.lim IS NULL
+         UNION ALL
+         SELECT q.lexeme, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
+           SELECT x."recordId", x.step, x.tf, x.len FROM "SearchPosting" x
+           WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme ${scopeSql} ORDER BY x.impact DESC LIMIT q.lim) x
+         WHERE q.selects AND q.lim IS NOT NULL) p
+       ${filterSql}
        GROUP BY p."recordId", p.step),
-     -- A common term adds at most idf × (k1 + 1): a candidate below the rescore-th best selecting
-     -- score by more than the sum of those can never reach the top, so it is not probed (exact).
+     -- What a term can still add to a record it was not found under: a common term at most
+     -- idf × (k1 + 1); a truncated one at most idf × the impact where its read stopped.
+     bound AS MATERIALIZED (
+       SELECT q.step, sum(GREATEST(q.idf, 0) * CASE WHEN NOT q.selects THEN ${bm25.k1 + 1}
+         ELSE COALESCE((SELECT x.impact FROM "SearchPosting" x WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme
+                        ORDER BY x.impact DESC OFFSET q.lim - 1 LIMIT 1), 0) END) AS b
+       FROM q WHERE NOT q.selects OR q.lim IS NOT NULL GROUP BY q.step),
+     -- A candidate below the rescore-th best selecting score by more than that can never reach the
+     -- top, so it is not probed (exact).
      cut AS MATERIALIZED (
-       SELECT COALESCE((SELECT s FROM sel ORDER BY s DESC OFFSET ${rescore} - 1 LIMIT 1), 0)
-            - COALESCE((SELECT max(b) FROM (SELECT sum(GREATEST(idf, 0)) * ${bm25.k1 + 1} AS b FROM q WHERE NOT selects GROUP BY step) z), 0) AS floor),
+       SELECT COALESCE((SELECT s FROM sel ORDER BY s DESC OFFSET ${rescore} - 1 LIMIT 1), 0) - COALESCE((SELECT max(b) FROM bound), 0) AS floor),
      com AS MATERIALIZED (
-       SELECT c.id, ${termScore} AS s, array_agg(q.lexeme) AS terms
-       FROM sel c JOIN q ON q.step = c.step AND NOT q.selects
-       -- One primary-key probe per (candidate, common lexeme): joined plainly, the planner probes by
-       -- (branch, step, term) only and filters every posting of the common term on the record.
+       SELECT c.id, ${termScore("q", "p")} AS s, array_agg(q.lexeme) AS terms
+       FROM sel c JOIN q ON q.step = c.step AND (NOT q.selects OR (q.lim IS NOT NULL AND NOT c.terms @> ARRAY[q.lexeme]))
+       -- One primary-key probe per (candidate, lexeme): joined plainly, the planner probes by
+       -- (branch, step, term) only and filters every posting of the term on the record.
        CROSS JOIN LATERAL (
          SELECT x.tf, x.len FROM "SearchPosting" x
          WHERE x."branchId" = ${branch} AND x.step = c.step AND x.term = q.lexeme AND x."recordId" = c.id OFFSET 0) p

@@ -1,0 +1,150 @@
+/**
+ * The BM25 posting index kept incrementally (document frequencies moved by what joins and leaves,
+ * impacts stored per posting) and frequent terms read only down to their best postings by impact.
+ * Real PGlite, the real engine and indexing; no model.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Pipeline } from "../pipeline/sdk";
+import type { Db } from "../core/db";
+import { appendSourceRecords, createPipeline } from "../services/pipelines";
+import { runPipeline } from "../services/runs";
+import { signUp } from "../services/users";
+import { postingScores, type TermWeight } from "../store/lexical-index";
+import { onBranch, Params } from "../store/record-sql";
+import { TIME_EXPR } from "../store/search-reads";
+import { createTestDb } from "../store/test-db";
+import { resolveBranch } from "./context";
+import { indexPipeline } from "./indexing";
+import { BM25_B, BM25_K1, idf, loadTermStats, refreshLexicalStats } from "./lexical";
+
+let db: Db;
+let close: () => Promise<void>;
+let workspaceId: string;
+let pipelineId: string;
+
+const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
+/** 30 notes about the garden (the frequent term, more often and in shorter notes first), 3 about tomatoes. */
+const NOTES = [
+  ...Array.from({ length: 30 }, (_, i) => ({ externalId: `g${i}`, content: `${"garden ".repeat(1 + (i % 3))}${filler(2 + i)}` })),
+  { externalId: "t-short", content: "tomato seedlings" },
+  { externalId: "t-garden", content: `tomato ${filler(60)} garden` },
+  { externalId: "t-long", content: `tomato ${filler(80)}` },
+];
+
+beforeAll(async () => {
+  ({ db, close } = await createTestDb());
+  ({ workspace: { id: workspaceId } } = await signUp(db, { email: "lexical@example.com", password: "lexical-password-1" }));
+  const spec = new Pipeline("notes").source("notes", { format: "jsonl" }).transform("clean", { from: "notes", operator: { kind: "identity" } }).output("search", { from: "clean", surface: "search" });
+  ({ pipeline: { id: pipelineId } } = await createPipeline(db, workspaceId, { name: "notes", spec: spec.toSpec() }));
+  await appendSourceRecords(db, pipelineId, "notes", NOTES);
+  expect((await runPipeline(db, { workspaceId, pipelineId })).status).toBe("completed");
+  await indexPipeline(db, pipelineId);
+}, 120_000);
+afterAll(async () => close());
+
+/** Document frequencies as stored, and as a recount of the postings would give them. */
+async function frequencies(branchId: string) {
+  const stored = await db.$queryRawUnsafe<Array<{ term: string; df: number }>>(
+    `SELECT term, df FROM "SearchTermStat" WHERE "branchId" = $1 AND step = 'clean' ORDER BY term`,
+    branchId,
+  );
+  const counted = await db.$queryRawUnsafe<Array<{ term: string; df: number }>>(
+    `SELECT term, count(*)::int AS df FROM "SearchPosting" WHERE "branchId" = $1 AND step = 'clean' GROUP BY term ORDER BY term`,
+    branchId,
+  );
+  return { stored, counted };
+}
+
+describe("the posting index, kept incrementally", () => {
+  it("moves document frequencies by the records that join and leave, equal to a recount", async () => {
+    const ctx = await resolveBranch(db, workspaceId, pipelineId);
+    const before = await frequencies(ctx.branchId);
+    expect(before.stored).toEqual(before.counted);
+    expect(before.stored.find((t) => t.term === "tomato")?.df).toBe(3);
+
+    // Two records join (a run over new sources), then two leave the branch.
+    await appendSourceRecords(db, pipelineId, "notes", [
+      { externalId: "t-new", content: "tomato sauce recipe" },
+      { externalId: "g-new", content: "garden party" },
+    ]);
+    expect((await runPipeline(db, { workspaceId, pipelineId })).status).toBe("completed");
+    await indexPipeline(db, pipelineId);
+    const joined = await frequencies(ctx.branchId);
+    expect(joined.stored).toEqual(joined.counted);
+    expect(joined.stored.find((t) => t.term === "tomato")?.df).toBe(4);
+    expect(joined.stored.find((t) => t.term === "sauc")?.df).toBe(1);
+
+    await db.$executeRawUnsafe(
+      `DELETE FROM "BranchPointer" p USING "Record" r WHERE p."branchId" = $1 AND p.step = 'clean' AND r.id = p."recordId" AND r.content IN ('tomato sauce recipe', 'tomato seedlings')`,
+      ctx.branchId,
+    );
+    expect(await refreshLexicalStats(db, workspaceId, ctx.branchId, ["clean"])).toEqual(["clean"]);
+    const left = await frequencies(ctx.branchId);
+    expect(left.stored).toEqual(left.counted);
+    expect(left.stored.find((t) => t.term === "tomato")?.df).toBe(2);
+    // A term no record holds any more has no statistic left.
+    expect(left.stored.find((t) => t.term === "sauc")).toBeUndefined();
+    expect(left.stored.find((t) => t.term === "seedl")).toBeUndefined();
+    // Nothing changed since: nothing is recomputed.
+    expect(await refreshLexicalStats(db, workspaceId, ctx.branchId, ["clean"])).toEqual([]);
+  });
+
+  it("stores each posting's impact: more occurrences and a shorter record weigh more", async () => {
+    const ctx = await resolveBranch(db, workspaceId, pipelineId);
+    const rows = await db.$queryRawUnsafe<Array<{ tf: number; len: number; impact: number }>>(
+      `SELECT tf, len, impact FROM "SearchPosting" WHERE "branchId" = $1 AND step = 'clean' AND term = 'garden' ORDER BY impact DESC`,
+      ctx.branchId,
+    );
+    expect(rows.length).toBeGreaterThan(30);
+    for (const r of rows) expect(r.impact).toBeGreaterThan(0);
+    for (const r of rows) expect(r.impact).toBeLessThan(BM25_K1 + 1);
+    const best = rows[0]!;
+    const worst = rows.at(-1)!;
+    expect(best.tf).toBeGreaterThanOrEqual(worst.tf);
+    expect(best.len).toBeLessThan(worst.len);
+  });
+});
+
+describe("frequent terms read down to their best postings", () => {
+  async function rank(query: string[], lim: number | null, n = 5) {
+    const ctx = await resolveBranch(db, workspaceId, pipelineId);
+    const stats = (await loadTermStats(db, ctx.branchId, ["clean"], query)).get("clean")!;
+    const weights: TermWeight[] = query
+      .filter((t) => stats.df.has(t))
+      .map((t) => ({ step: "clean", lexeme: t, idf: idf(stats.docs, stats.df.get(t)!), avg: stats.avg, selects: true, lim: t === "garden" ? lim : null }));
+    const params = new Params();
+    return postingScores(db, {
+      branchId: ctx.branchId,
+      weights,
+      phrases: [],
+      bm25: { k1: BM25_K1, b: BM25_B },
+      n,
+      rescore: n,
+      recordFilters: [],
+      where: [`r."workspaceId" = ${params.add(workspaceId)}`, onBranch(params, ctx.branchId, ["clean"])],
+      params,
+      timeExpr: TIME_EXPR,
+    });
+  }
+
+  it("gives the exact ranking, and a record found by a rare term still gets the frequent term's weight", async () => {
+    // lim ≥ n, as search always asks (TRUNCATE_MIN ≥ rescore ≥ n): the lists hold n records at least.
+    const exact = await rank(["tomato", "garden"], null, 3);
+    const truncated = await rank(["tomato", "garden"], 3, 3);
+    expect(truncated.map((h) => h.id)).toEqual(exact.map((h) => h.id));
+    for (let i = 0; i < exact.length; i++) expect(truncated[i]!.score).toBeCloseTo(exact[i]!.score, 9);
+    // "tomato … garden" holds both terms: first, with garden's weight added by probe (garden's
+    // best three postings are short garden notes, not this long one).
+    const both = await db.record.findFirst({ where: { pipelineId, step: "clean", content: { startsWith: "tomato word0" }, NOT: { content: { endsWith: "word79" } } } });
+    expect(truncated[0]!.id).toBe(both!.id);
+    const tomatoOnly = await rank(["tomato"], null, 10);
+    expect(truncated[0]!.score).toBeGreaterThan(tomatoOnly.find((h) => h.id === both!.id)!.score);
+  });
+
+  it("reads a frequent term alone only down to its best records, best first", async () => {
+    const exact = await rank(["garden"], null, 2);
+    const truncated = await rank(["garden"], 2, 2);
+    expect(truncated.map((h) => h.id)).toEqual(exact.map((h) => h.id));
+    expect(truncated).toHaveLength(2);
+  });
+});
