@@ -323,14 +323,13 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const graph = mode === "graph" ? await graphRetrieve(db, ctx, { question: query, steps, filters: input, n }) : null;
   const terms = await queryTerms(db, query);
   const stats = await loadTermStats(db, ctx.branchId, steps, terms.lexemes);
-  const fts = mode !== "semantic" && terms.lexemes.length ? await ftsCandidates(db, ctx, steps, terms, stats, input, n) : [];
   const lexemes = terms.lexemes.length > 0;
   let notice: string | undefined;
   if (mode === "fts" && !lexemes) {
     return { mode, query, steps, hits: [], notice: "The query has only stop words or punctuation: nothing to match in full text." };
   }
   if (fusing && !lexemes) notice = `The query has only stop words or punctuation: results come from semantic${mode === "graph" ? " and graph" : ""} search alone.`;
-  let sem: Candidate[] = [];
+  let semantic: Promise<Candidate[]> = Promise.resolve([]);
   if (mode !== "fts") {
     // One embedding model per query: the one the (first) covering search output names.
     const models = [...new Set(steps.map((s) => indexed.get(s)).filter((m): m is string => !!m))];
@@ -339,9 +338,14 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
       notice = `Step(s) ${steps.join(", ")} are not in a search output (no embeddings): full-text results only.`;
     } else {
       const embedSteps = steps.filter((s) => indexed.get(s) === models[0]);
-      sem = (await semanticCandidates(db, ctx, embedSteps, query, input, n, models[0]!, wordWeights(terms, stats))).candidates;
+      semantic = semanticCandidates(db, ctx, embedSteps, query, input, n, models[0]!, wordWeights(terms, stats)).then((r) => r.candidates);
     }
   }
+  // The two lists are independent reads: on a server with a connection pool they run at once.
+  const [fts, sem] = await Promise.all([
+    mode !== "semantic" && lexemes ? ftsCandidates(db, ctx, steps, terms, stats, input, n) : Promise.resolve([] as Candidate[]),
+    semantic,
+  ]);
 
   // Fuse.
   const fusion = { ...FUSION_DEFAULTS, ...input.fusion };

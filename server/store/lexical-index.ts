@@ -209,24 +209,28 @@ export async function postingScores(
      -- What a term can still add to a record it was not found under: a common term at most
      -- idf × (k1 + 1); a truncated one at most idf × the impact where its read stopped.
      bound AS MATERIALIZED (
-       SELECT q.step, sum(GREATEST(q.idf, 0) * CASE WHEN NOT q.selects THEN ${bm25.k1 + 1}
+       SELECT q.step, q.lexeme, GREATEST(q.idf, 0) * CASE WHEN NOT q.selects THEN ${bm25.k1 + 1}
          ELSE COALESCE((SELECT x.impact FROM "SearchPosting" x WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme
-                        ORDER BY x.impact DESC OFFSET q.lim - 1 LIMIT 1), 0) END) AS b
-       FROM q WHERE NOT q.selects OR q.lim IS NOT NULL GROUP BY q.step),
-     -- A candidate below the rescore-th best selecting score by more than that can never reach the
-     -- top, so it is not probed (exact).
+                        ORDER BY x.impact DESC OFFSET q.lim - 1 LIMIT 1), 0) END AS b
+       FROM q WHERE NOT q.selects OR q.lim IS NOT NULL),
+     -- Each candidate's missing terms and the most they can add. A candidate whose score plus that
+     -- stays below the rescore-th best score already known can never reach the top: not probed (exact).
+     missing AS MATERIALIZED (
+       SELECT c.id, c.step, c.s, array_agg(b.lexeme) AS lexemes, sum(b.b) AS upto
+       FROM sel c JOIN bound b ON b.step = c.step AND NOT c.terms @> ARRAY[b.lexeme]
+       GROUP BY c.id, c.step, c.s),
      cut AS MATERIALIZED (
-       SELECT COALESCE((SELECT s FROM sel ORDER BY s DESC OFFSET ${rescore} - 1 LIMIT 1), 0) - COALESCE((SELECT max(b) FROM bound), 0) AS floor),
+       SELECT COALESCE((SELECT s FROM sel ORDER BY s DESC OFFSET ${rescore} - 1 LIMIT 1), 0) AS floor),
      com AS MATERIALIZED (
-       SELECT c.id, ${termScore("q", "p")} AS s, array_agg(q.lexeme) AS terms
-       FROM sel c JOIN q ON q.step = c.step AND (NOT q.selects OR (q.lim IS NOT NULL AND NOT c.terms @> ARRAY[q.lexeme]))
+       SELECT m.id, ${termScore("q", "p")} AS s, array_agg(q.lexeme) AS terms
+       FROM missing m CROSS JOIN LATERAL unnest(m.lexemes) AS l(lexeme) JOIN q ON q.step = m.step AND q.lexeme = l.lexeme
        -- One primary-key probe per (candidate, lexeme): joined plainly, the planner probes by
        -- (branch, step, term) only and filters every posting of the term on the record.
        CROSS JOIN LATERAL (
          SELECT x.tf, x.len FROM "SearchPosting" x
-         WHERE x."branchId" = ${branch} AND x.step = c.step AND x.term = q.lexeme AND x."recordId" = c.id OFFSET 0) p
-       WHERE c.s >= (SELECT floor FROM cut)
-       GROUP BY c.id),
+         WHERE x."branchId" = ${branch} AND x.step = m.step AND x.term = q.lexeme AND x."recordId" = m.id OFFSET 0) p
+       WHERE m.s + m.upto >= (SELECT floor FROM cut)
+       GROUP BY m.id),
      top AS MATERIALIZED (
        SELECT c.id, c.step, c.s + COALESCE(m.s, 0) AS s, c.terms || COALESCE(m.terms, '{}') AS terms FROM sel c LEFT JOIN com m ON m.id = c.id
        ORDER BY 3 DESC, 1 LIMIT ${rescore}),
