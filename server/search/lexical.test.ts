@@ -6,7 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Pipeline } from "../pipeline/sdk";
 import type { Db } from "../core/db";
+import { createBranch } from "../services/branches";
 import { appendSourceRecords, createPipeline } from "../services/pipelines";
+import { purgeRecord } from "../services/purge";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { postingScores, type TermWeight } from "../store/lexical-index";
@@ -89,6 +91,21 @@ describe("the posting index, kept incrementally", () => {
     expect(await refreshLexicalStats(db, workspaceId, ctx.branchId, ["clean"])).toEqual([]);
   });
 
+  it("keeps document frequencies equal to a recount when a record is purged from every branch", async () => {
+    const ctx = await resolveBranch(db, workspaceId, pipelineId);
+    const source = await db.record.findFirstOrThrow({ where: { pipelineId, step: "notes", content: { startsWith: "tomato word0" }, NOT: { content: { endsWith: "garden" } } } });
+    const before = await frequencies(ctx.branchId);
+    const tomato = before.stored.find((t) => t.term === "tomato")!.df;
+    await purgeRecord(db, { workspaceId, actor: "user:test", dryRun: false }, source.id);
+    const after = await frequencies(ctx.branchId);
+    expect(after.stored).toEqual(after.counted);
+    expect(after.stored.find((t) => t.term === "tomato")?.df).toBe(tomato - 1);
+    // The next index refresh sees the pointer change and leaves the frequencies as they are.
+    await indexPipeline(db, pipelineId);
+    const refreshed = await frequencies(ctx.branchId);
+    expect(refreshed.stored).toEqual(after.stored);
+  });
+
   it("stores each posting's impact: more occurrences and a shorter record weigh more", async () => {
     const ctx = await resolveBranch(db, workspaceId, pipelineId);
     const rows = await db.$queryRawUnsafe<Array<{ tf: number; len: number; impact: number }>>(
@@ -102,6 +119,16 @@ describe("the posting index, kept incrementally", () => {
     const worst = rows.at(-1)!;
     expect(best.tf).toBeGreaterThanOrEqual(worst.tf);
     expect(best.len).toBeLessThan(worst.len);
+    // A new branch starts with its origin's index, impacts included.
+    const { branch } = await createBranch(db, pipelineId, { name: "impacts" });
+    const copied = await db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM "SearchPosting" a JOIN "SearchPosting" b ON b."branchId" = $2 AND b.step = a.step AND b.term = a.term AND b."recordId" = a."recordId"
+       WHERE a."branchId" = $1 AND a.impact = b.impact AND b.impact > 0`,
+      ctx.branchId,
+      branch.id,
+    );
+    const all = await db.searchPosting.count({ where: { branchId: ctx.branchId } });
+    expect(copied[0]!.n).toBe(all);
   });
 });
 

@@ -4,6 +4,7 @@
  * Records are never copied or changed here; only pointers move.
  */
 import type { DbTx } from "../core/db";
+import { removeFromSearchIndex } from "./lexical-index";
 
 export interface StepPointerCounts {
   step: string;
@@ -134,8 +135,8 @@ export async function copyBranchSearchIndex(db: DbTx, fromBranchId: string, toBr
     toBranchId,
   );
   await db.$executeRawUnsafe(
-    `INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope)
-     SELECT "workspaceId", $2, step, term, "recordId", tf, len, scope FROM "SearchPosting" WHERE "branchId" = $1`,
+    `INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope, impact)
+     SELECT "workspaceId", $2, step, term, "recordId", tf, len, scope, impact FROM "SearchPosting" WHERE "branchId" = $1`,
     fromBranchId,
     toBranchId,
   );
@@ -186,8 +187,7 @@ export async function deleteRecords(db: DbTx, ids: string[]) {
     const chunk = ids.slice(i, i + 5000);
     await db.$executeRawUnsafe(`DELETE FROM "RecordEdge" WHERE "childId" = ANY($1::text[]) OR "parentId" = ANY($1::text[])`, chunk);
     await db.$executeRawUnsafe(`DELETE FROM "Embedding" WHERE "recordId" = ANY($1::text[])`, chunk);
-    await db.$executeRawUnsafe(`DELETE FROM "SearchPosting" WHERE "recordId" = ANY($1::text[])`, chunk);
-    await db.$executeRawUnsafe(`DELETE FROM "SearchDoc" WHERE "recordId" = ANY($1::text[])`, chunk);
+    await removeFromSearchIndex(db, chunk);
     deleted += await db.$executeRawUnsafe(`DELETE FROM "Record" WHERE id = ANY($1::text[])`, chunk);
   }
   return deleted;

@@ -8,7 +8,7 @@
  * A query now reads only the postings of its own terms, through the primary key
  * (branchId, step, term, recordId), and needs no pointer probe per candidate.
  */
-import type { Db } from "../core/db";
+import type { Db, DbTx } from "../core/db";
 import { Params, trace } from "./record-sql";
 
 export interface TermStatRow {
@@ -104,6 +104,28 @@ export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: st
     for (const [sql, params] of statements) await tx.$executeRawUnsafe(sql, ...params);
   }, INDEX_TX);
   return true;
+}
+
+/**
+ * Takes records out of every branch's BM25 index at once (purge, garbage collection): their
+ * postings and documents go, and each term's document frequency drops by them, so statistics stay
+ * equal to a recount without one.
+ */
+export async function removeFromSearchIndex(db: DbTx, recordIds: string[]): Promise<void> {
+  if (recordIds.length === 0) return;
+  const touched = await db.$queryRawUnsafe<Array<{ branchId: string }>>(
+    `WITH gone AS (DELETE FROM "SearchPosting" WHERE "recordId" = ANY($1::text[]) RETURNING "branchId", step, term),
+     counts AS (SELECT "branchId", step, term, count(*)::int AS n FROM gone GROUP BY 1, 2, 3),
+     updated AS (
+       UPDATE "SearchTermStat" t SET df = t.df - c.n FROM counts c
+       WHERE t."branchId" = c."branchId" AND t.step = c.step AND t.term = c.term RETURNING t."branchId")
+     SELECT DISTINCT "branchId" FROM updated`,
+    recordIds,
+  );
+  if (touched.length) {
+    await db.$executeRawUnsafe(`DELETE FROM "SearchTermStat" WHERE "branchId" = ANY($1::text[]) AND df <= 0`, touched.map((t) => t.branchId));
+  }
+  await db.$executeRawUnsafe(`DELETE FROM "SearchDoc" WHERE "recordId" = ANY($1::text[])`, recordIds);
 }
 
 /** Indexing a large step is a few big statements: far beyond Prisma's default 5 s transaction limit on a busy machine. */

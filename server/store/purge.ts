@@ -7,6 +7,7 @@
  */
 import type { DbTx } from "../core/db";
 import { likeEscape, normalizeScope } from "./record-sql";
+import { removeFromSearchIndex } from "./lexical-index";
 
 export interface PurgeCascade {
   roots: string[];
@@ -115,8 +116,7 @@ export async function deleteCascade(db: DbTx, workspaceId: string, pipelineId: s
   await db.$executeRawUnsafe(`DELETE FROM "IngestSession" s WHERE ${sessionCondition(scope)}`, ...sessionParams(workspaceId, ids, pipelineId, scope));
   await db.$executeRawUnsafe(`DELETE FROM "RecordEdge" WHERE "childId" = ANY($1::text[]) OR "parentId" = ANY($1::text[])`, ids);
   await db.$executeRawUnsafe(`DELETE FROM "Embedding" WHERE "recordId" = ANY($1::text[])`, ids);
-  await db.$executeRawUnsafe(`DELETE FROM "SearchPosting" WHERE "recordId" = ANY($1::text[])`, ids);
-  await db.$executeRawUnsafe(`DELETE FROM "SearchDoc" WHERE "recordId" = ANY($1::text[])`, ids);
+  await removeFromSearchIndex(db, ids);
   await db.$executeRawUnsafe(`DELETE FROM "Record" WHERE id = ANY($1::text[]) AND "workspaceId" = $2`, ids, workspaceId);
   return [...new Set(branches.map((b) => b.branchId))];
 }
