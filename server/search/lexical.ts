@@ -17,7 +17,7 @@
  * select candidates on their own, which keeps the candidate set small at 100k records.
  */
 import type { Db } from "../core/db";
-import { parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type TermWeight } from "../store/lexical-index";
+import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type TermWeight } from "../store/lexical-index";
 import { filterConditions, likeEscape, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
@@ -233,5 +233,6 @@ export async function bm25Candidates(
 export async function refreshLexicalStats(db: Db, workspaceId: string, branchId: string, steps: string[]): Promise<string[]> {
   const refreshed: string[] = [];
   for (const step of steps) if (await syncLexicalIndex(db, workspaceId, branchId, step, { k1: BM25_K1, b: BM25_B })) refreshed.push(step);
+  if (refreshed.length) await analyzeSearchIndex(db);
   return refreshed;
 }

@@ -107,6 +107,15 @@ export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: st
 }
 
 /**
+ * Fresh planner statistics for the index tables after they changed. PGlite has no autovacuum, and
+ * with none the planner guesses a term's postings are a handful: it then probes one record's
+ * posting through an index that does not lead with the record and reads every posting of the term.
+ */
+export async function analyzeSearchIndex(db: Db): Promise<void> {
+  await db.$executeRawUnsafe(`ANALYZE "SearchPosting", "SearchTermStat", "SearchDoc"`);
+}
+
+/**
  * Takes records out of every branch's BM25 index at once (purge, garbage collection): their
  * postings and documents go, and each term's document frequency drops by them, so statistics stay
  * equal to a recount without one.

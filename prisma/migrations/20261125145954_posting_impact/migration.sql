@@ -10,6 +10,8 @@ WHERE s."branchId" = p."branchId" AND s.step = p.step;
 -- synthex:manual begin
 -- A term's postings best first (reads of very common terms stop after their top records).
 CREATE INDEX "SearchPosting_impact_idx" ON "SearchPosting" ("branchId", step, term, impact DESC);
--- A term's postings in one scope and the scopes under it (scope = 'a:b' or LIKE 'a:b:%', a range with text_pattern_ops).
-CREATE INDEX "SearchPosting_scope_idx" ON "SearchPosting" ("branchId", step, term, scope text_pattern_ops);
+-- A term's postings in one scope (scope = 'a:b'; the scopes under it, LIKE 'a:b:%', are a range with
+-- text_pattern_ops). Scope before term: a probe for one record's posting (branch, step, term,
+-- record) can only be served well by the primary key, whatever the statistics say.
+CREATE INDEX "SearchPosting_scope_idx" ON "SearchPosting" ("branchId", step, scope text_pattern_ops, term);
 -- synthex:manual end
