@@ -69,7 +69,7 @@ async function main() {
   const { search } = await import("../server/search/search");
   const { leaves } = await import("../server/search/provenance");
   const { sqlTrace } = await import("../server/search/context");
-  const { ensureVectorIndex, vectorIndexName } = await import("../server/store/embedding-store");
+  const { ensureVectorIndex } = await import("../server/store/embedding-store");
 
   const t0 = performance.now();
   const db = await getDb();
@@ -169,15 +169,7 @@ async function main() {
     );
     {
       const t = performance.now();
-      await db.$transaction(
-        async (tx) => {
-          await tx.$executeRawUnsafe(`SET LOCAL maintenance_work_mem = '256MB'`);
-          await tx.$executeRawUnsafe(
-            `CREATE INDEX IF NOT EXISTS "${vectorIndexName(MODEL, DIMS)}" ON "Embedding" USING hnsw ((vector::vector(${DIMS})) vector_cosine_ops) WHERE model = '${MODEL}'`,
-          );
-        },
-        { timeout: 1_800_000, maxWait: 60_000 },
-      );
+      // Built the way indexing builds it: SYNTHEX_INDEX_BUILD_MEMORY of maintenance memory (PGlite default 256MB).
       await ensureVectorIndex(db, MODEL, DIMS);
       console.log(`  HNSW index: ${((performance.now() - t) / 1000).toFixed(1)} s`);
     }

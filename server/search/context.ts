@@ -12,6 +12,7 @@ export { resolveBranch, type BranchContext } from "../store/pipelines";
 export {
   filterConditions,
   likeEscape,
+  narrowsRecords,
   normalizeScope,
   onBranch,
   Params,

@@ -87,6 +87,11 @@ describe("the posting index, kept incrementally", () => {
     // A term no record holds any more has no statistic left.
     expect(left.stored.find((t) => t.term === "sauc")).toBeUndefined();
     expect(left.stored.find((t) => t.term === "seedl")).toBeUndefined();
+    // The refresh left fresh planner statistics (PGlite has no autovacuum to do it).
+    const [analyzed] = await db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM pg_stat_user_tables WHERE relname IN ('SearchPosting', 'SearchTermStat', 'SearchDoc') AND last_analyze IS NOT NULL`,
+    );
+    expect(analyzed!.n).toBe(3);
     // Nothing changed since: nothing is recomputed.
     expect(await refreshLexicalStats(db, workspaceId, ctx.branchId, ["clean"])).toEqual([]);
   });

@@ -7,18 +7,20 @@
  * - Lexemes are Postgres' english stems with its stop words removed; names and numbers stay
  *   lexemes (`2023`, `carolin`).
  * - idf comes from the indexed step on the branch: `SearchTermStat` holds each lexeme's document
- *   frequency and `SearchStepStat` the record count and mean length, refreshed after every run
- *   (`refreshLexicalStats`) from `ts_stat`. A step without statistics (not in a search output)
- *   ranks with idf 1, still length-normalised.
+ *   frequency and `SearchStepStat` the record count and mean length, brought up to date after
+ *   every run (`refreshLexicalStats`) by the postings that joined and left. A step without
+ *   statistics (not in a search output) ranks with idf 1, still length-normalised.
  * - tf is the lexeme's position count in the record; length is its number of distinct lexemes.
  * - Phrase boost: each adjacent pair of query words that also appears adjacent in the record
  *   (`'a' <-> 'b'`) adds PHRASE_BOOST × the pair's mean idf.
- * Very common lexemes (in more than COMMON_SHARE of a step's records) still score but do not
- * select candidates on their own, which keeps the candidate set small at 100k records.
+ * Keeping the candidate set small at scale: over the whole branch, a frequent lexeme is read only
+ * down to its best postings by impact (TRUNCATE_MIN, TRUNCATE_FACTOR); under a scope, time or
+ * metadata filter, a very common lexeme (in more than COMMON_SHARE of a step's records) still
+ * scores but does not select candidates on its own.
  */
 import type { Db } from "../core/db";
 import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type TermWeight } from "../store/lexical-index";
-import { filterConditions, likeEscape, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
+import { filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -135,7 +137,7 @@ export async function bm25Candidates(
   // Over the whole branch (no scope, time or metadata filter) a term's best postings by impact are
   // its best records: a frequent term is read only that far. Under a filter its best records may
   // all be filtered out, so every posting in the scope is read and common terms only add.
-  const filtered = Boolean(normalizeScope(args.filters.scope)) || filterConditions(new Params(), { ...args.filters, scope: undefined }).length > 0;
+  const filtered = narrowsRecords(args.filters);
   const perTerm = Math.max(TRUNCATE_MIN, rescore);
   const weights: TermWeight[] = [];
   for (const step of args.steps) {

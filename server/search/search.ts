@@ -24,7 +24,7 @@ import { badRequest } from "../core/errors";
 import { isQueryEmbedder } from "../llm/embedder";
 import { inRange, parseDateRange, type DateRange } from "./dates";
 import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
-import { altitudes, indexedSteps, parseJson, requireSteps, resolveBranch, sourceSteps, type BranchContext, type RecordFilters } from "./context";
+import { altitudes, indexedSteps, narrowsRecords, parseJson, requireSteps, resolveBranch, sourceSteps, type BranchContext, type RecordFilters } from "./context";
 import { graphRetrieve, type EvidencePath, type QuestionEntity } from "./graph-retrieval";
 
 /**
@@ -207,8 +207,7 @@ async function semanticCandidates(
   let rows: Neighbour[] = [];
   let plan: "exact" | "hnsw" = "exact";
   // Without any filter but the step, the candidate set is the whole step: go straight to HNSW.
-  const selective = Boolean(filters.scope || filters.from || filters.to || filters.period || filters.conversationId || Object.keys(filters.metadata ?? {}).length);
-  if (selective) rows = await nearestExact(db, { ...knn, maxCandidates: EXACT_KNN_THRESHOLD });
+  if (narrowsRecords(filters)) rows = await nearestExact(db, { ...knn, maxCandidates: EXACT_KNN_THRESHOLD });
   if (rows.length === 0) {
     plan = "hnsw";
     rows = await nearestHnsw(db, knn);

@@ -89,6 +89,17 @@ describe("embedding store", () => {
     expect(await db.$queryRawUnsafe(`SELECT current_setting('maintenance_work_mem') AS m`)).toEqual(before);
   });
 
+  it("keeps a 512-dimension vector in its row (no TOAST), as the migration sets the table", async () => {
+    const [table] = await db.$queryRawUnsafe<Array<{ options: string[] | null }>>(`SELECT reloptions AS options FROM pg_class WHERE relname = 'Embedding'`);
+    expect(table!.options).toContain("toast_tuple_target=8160");
+    const wide = new OfflineHashEmbedder(512, 2);
+    await storeEmbeddings(db, workspaceId, wide, [{ id: "r1", content: "watering tomatoes in the garden" }]);
+    const [row] = await db.$queryRawUnsafe<Array<{ toast: number }>>(
+      `SELECT pg_relation_size(reltoastrelid)::int AS toast FROM pg_class WHERE relname = 'Embedding'`,
+    );
+    expect(row!.toast).toBe(0);
+  });
+
   it("reads the build memory from SYNTHEX_INDEX_BUILD_MEMORY, with defaults per database and a clear error", () => {
     expect(indexBuildMemory(false, {})).toBe(INDEX_BUILD_MEMORY.postgres);
     expect(indexBuildMemory(true, {})).toBe(INDEX_BUILD_MEMORY.pglite);

@@ -77,6 +77,11 @@ export function filterConditions(params: Params, f: RecordFilters, r = "r"): str
   return c;
 }
 
+/** Whether the filters narrow the records at all (scope, time, period, conversation, metadata). */
+export function narrowsRecords(f: RecordFilters): boolean {
+  return filterConditions(new Params(), f).length > 0;
+}
+
 /**
  * The record is pointed at by the branch (a pointer's step is its record's step). Written as a
  * LIMIT 1 scalar subquery so it stays a per-candidate probe of the (branchId, step, recordId)
