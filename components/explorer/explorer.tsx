@@ -39,16 +39,23 @@ export function indexedSteps(spec: Pick<Spec, "sources" | "steps" | "outputs"> |
  * it is at that moment (`window.location`), not as of the last render, so two quick changes
  * (Altitude, then Mode) both land; the native history API updates `useSearchParams` without a
  * server round trip, and back/forward restore every control.
+ *
+ * Next applies a history write to `useSearchParams` in a transition, after the event: a controlled
+ * checkbox rendered from it would be reset by React until then (and a click would not show). So
+ * the params just written are shown at once, until the router's own params move on.
  */
 export function useUrlState() {
   const pathname = usePathname();
-  const params = useSearchParams();
+  const routerParams = useSearchParams();
+  const [written, setWritten] = useState<{ over: string; params: URLSearchParams } | null>(null);
+  const params = written && written.over === routerParams.toString() ? written.params : routerParams;
   const set = (patch: Record<string, string | null | undefined>, replace = false) => {
     const next = new URLSearchParams(window.location.search);
     for (const [k, v] of Object.entries(patch)) {
       if (v == null || v === "") next.delete(k);
       else next.set(k, v);
     }
+    setWritten({ over: routerParams.toString(), params: next });
     const url = `${pathname}?${next.toString()}`;
     if (replace) window.history.replaceState(null, "", url);
     else window.history.pushState(null, "", url);
