@@ -108,8 +108,8 @@ async function measure(kind: "postgres" | "pglite", records: number, iterations:
   const { getEmbedder } = await import("../server/llm/workspace-embedder");
   const embedder = await getEmbedder(db, workspace.id);
   await db.$executeRawUnsafe(
-    `INSERT INTO "Embedding" ("workspaceId", "recordId", model, dimensions, vector)
-     SELECT r."workspaceId", r.id, $2, ${embedder.dimensions}, v.vec::vector
+    `INSERT INTO "Embedding" ("workspaceId", "recordId", "pipelineId", step, scope, model, dimensions, vector)
+     SELECT r."workspaceId", r.id, r."pipelineId", r.step, r.scope, $2, ${embedder.dimensions}, v.vec::vector
      FROM "Record" r, LATERAL (SELECT array_agg(random()::real - 0.5) AS vec FROM generate_series(1, ${embedder.dimensions}) g WHERE r.id IS NOT NULL) v
      WHERE r."pipelineId" = $1`,
     pipeline.id,

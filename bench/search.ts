@@ -160,8 +160,8 @@ async function main() {
     // Random unit-free vectors (cosine): the latency of KNN does not depend on what they mean.
     await load(
       "embeddings",
-      `INSERT INTO "Embedding" ("workspaceId", "recordId", model, dimensions, vector)
-       SELECT r."workspaceId", r.id, $2, ${DIMS}, v.vec::vector
+      `INSERT INTO "Embedding" ("workspaceId", "recordId", "pipelineId", step, scope, model, dimensions, vector)
+       SELECT r."workspaceId", r.id, r."pipelineId", r.step, r.scope, $2, ${DIMS}, v.vec::vector
        FROM "Record" r, LATERAL (SELECT array_agg(random()::real - 0.5) AS vec FROM generate_series(1, ${DIMS}) g WHERE r.id IS NOT NULL) v
        WHERE r."pipelineId" = $1 AND r.step <> 'chats'`,
       pid,

@@ -18,6 +18,7 @@ import { createTestDb } from "../store/test-db";
 import { afterRun } from "../services/after-run";
 import { indexPipeline } from "./indexing";
 import { getRecord, leaves, lineage, listByStep, sources } from "./provenance";
+import { sqlTrace } from "./context";
 import { search, type SearchInput, type SearchMode } from "./search";
 
 /**
@@ -247,6 +248,39 @@ describe("scope isolation", () => {
       for (const bad of ["acme:eng%", "acme:eng_", "acme_eng", "%", "_", "acme:eng:%"]) {
         expect((await q("rust borrow checker", { ...m, scope: bad })).hits).toHaveLength(0);
       }
+    }
+  });
+
+  it("a scope alone is searched from the embeddings' own scope: the same ranking as through the records, and only records the branch shows", async () => {
+    const labels: string[] = [];
+    sqlTrace.fn = (label) => labels.push(label);
+    const byScope = await q("rust borrow checker", { mode: "semantic", step: "transcripts", scope: "acme:eng", limit: 20, dedupe: false });
+    // A time bound that excludes nothing takes the general path (records, then their embeddings).
+    const byRecords = await q("rust borrow checker", { mode: "semantic", step: "transcripts", scope: "acme:eng", from: "2000-01-01", limit: 20, dedupe: false });
+    sqlTrace.fn = null;
+    expect(labels).toContain("semantic-scope");
+    expect(labels).toContain("semantic-exact");
+    expect(byScope.hits.length).toBeGreaterThan(2);
+    expect(byScope.hits.map((h) => h.id)).toEqual(byRecords.hits.map((h) => h.id));
+
+    // A record of the pipeline in that scope that no branch points at (as a superseded version
+    // is), with the top hit's very vector: never a hit.
+    const top = byScope.hits[0]!;
+    const stray = await db.record.create({
+      data: { id: "stray-transcript", workspaceId, pipelineId, step: "transcripts", stepVersionHash: "old", workKey: "stray", materializationKey: "stray", contentFingerprint: "stray", content: "rust borrow checker", scope: top.scope },
+    });
+    try {
+      await db.$executeRawUnsafe(
+        `INSERT INTO "Embedding" ("workspaceId", "recordId", "pipelineId", step, scope, model, dimensions, vector)
+         SELECT "workspaceId", $2, "pipelineId", step, scope, model, dimensions, vector FROM "Embedding" WHERE "recordId" = $1`,
+        top.id,
+        stray.id,
+      );
+      const again = await q("rust borrow checker", { mode: "semantic", step: "transcripts", scope: "acme:eng", limit: 20, dedupe: false });
+      expect(again.hits.map((h) => h.id)).toEqual(byScope.hits.map((h) => h.id));
+    } finally {
+      await db.$executeRawUnsafe(`DELETE FROM "Embedding" WHERE "recordId" = $1`, stray.id);
+      await db.record.delete({ where: { id: stray.id } });
     }
   });
 

@@ -203,7 +203,7 @@ async function semanticCandidates(
   const [vector] = weightOf && isQueryEmbedder(embedder) ? [embedder.embedQuery(query, weightOf)] : await embedder.embed([query]);
   const dims = embedder.dimensions;
   const where = { workspaceId: ctx.workspaceId, branchId: ctx.branchId, steps };
-  const knn = { ...where, filters, vector: toVectorLiteral(vector!), dims, model: embedder.id, n };
+  const knn = { ...where, pipelineId: ctx.pipelineId, filters, vector: toVectorLiteral(vector!), dims, model: embedder.id, n };
   let rows: Neighbour[] = [];
   let plan: "exact" | "hnsw" = "exact";
   // Without any filter but the step, the candidate set is the whole step: go straight to HNSW.

@@ -27,10 +27,11 @@ afterAll(async () => {
 });
 
 // Embedding rows reference records only by id (no foreign key), so plain ids are enough here.
+const at = { pipelineId: "p1", step: "notes", scope: "user:ana" };
 const records = [
-  { id: "r1", content: "The user waters the tomatoes every Tuesday." },
-  { id: "r2", content: "A trip to Lisbon is planned for May." },
-  { id: "r3", content: "Tomato plants need water twice a week in summer." },
+  { id: "r1", content: "The user waters the tomatoes every Tuesday.", ...at },
+  { id: "r2", content: "A trip to Lisbon is planned for May.", ...at },
+  { id: "r3", content: "Tomato plants need water twice a week in summer.", ...at },
 ];
 
 describe("embedding store", () => {
@@ -49,6 +50,11 @@ describe("embedding store", () => {
       { model: "offline/hash-384", n: 3 },
       { model: "offline/hash-64", n: 3 },
     ]);
+    // Each row carries where its record lives (scoped KNN reads it without visiting "Record").
+    const placed = await db.$queryRawUnsafe<Array<{ pipelineId: string; step: string; scope: string }>>(
+      `SELECT DISTINCT "pipelineId", step, scope FROM "Embedding" WHERE "recordId" = 'r2'`,
+    );
+    expect(placed).toEqual([at]);
   });
 
   it("creates one HNSW cosine index per model/dimension, idempotently, usable by KNN", async () => {
@@ -93,7 +99,7 @@ describe("embedding store", () => {
     const [table] = await db.$queryRawUnsafe<Array<{ options: string[] | null }>>(`SELECT reloptions AS options FROM pg_class WHERE relname = 'Embedding'`);
     expect(table!.options).toContain("toast_tuple_target=8160");
     const wide = new OfflineHashEmbedder(512, 2);
-    await storeEmbeddings(db, workspaceId, wide, [{ id: "r1", content: "watering tomatoes in the garden" }]);
+    await storeEmbeddings(db, workspaceId, wide, [{ id: "r1", content: "watering tomatoes in the garden", ...at }]);
     const [row] = await db.$queryRawUnsafe<Array<{ toast: number }>>(
       `SELECT pg_relation_size(reltoastrelid)::int AS toast FROM pg_class WHERE relname = 'Embedding'`,
     );

@@ -74,6 +74,15 @@ export async function ensureVectorIndex(db: Db, model: string, dims: number): Pr
   return name;
 }
 
+/** A record to embed: its text, and where it lives (copied into its embedding row). */
+export interface RecordToEmbed {
+  id: string;
+  content: string;
+  pipelineId: string;
+  step: string;
+  scope: string;
+}
+
 /**
  * Embed and store records that have no embedding for `embedder.id` yet (records already embedded
  * are skipped without calling the embedder). Batched INSERT … ON CONFLICT DO NOTHING.
@@ -82,7 +91,7 @@ export async function storeEmbeddings(
   db: DbTx,
   workspaceId: string,
   embedder: EmbeddingModel,
-  records: Array<{ id: string; content: string }>,
+  records: RecordToEmbed[],
 ): Promise<{ stored: number; skipped: number }> {
   if (records.length === 0) return { stored: 0, skipped: 0 };
   const unique = [...new Map(records.map((r) => [r.id, r])).values()];
@@ -104,12 +113,13 @@ export async function storeEmbeddings(
       const values = rows.map((r, k) => {
         const v = vectors[j + k]!;
         if (v.length !== embedder.dimensions) throw new Error(`${embedder.id} returned ${v.length} dimensions, expected ${embedder.dimensions}.`);
-        params.push(r.id, toVectorLiteral(v));
+        params.push(r.id, r.pipelineId, r.step, r.scope, toVectorLiteral(v));
         const n = params.length;
-        return `($1, $${n - 1}, $2, $3, $${n}::vector)`;
+        return `($1, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, $2, $3, $${n}::vector)`;
       });
       stored += await db.$executeRawUnsafe(
-        `INSERT INTO "Embedding" ("workspaceId", "recordId", model, dimensions, vector) VALUES ${values.join(", ")} ON CONFLICT DO NOTHING`,
+        `INSERT INTO "Embedding" ("workspaceId", "recordId", "pipelineId", step, scope, model, dimensions, vector)
+         VALUES ${values.join(", ")} ON CONFLICT DO NOTHING`,
         ...params,
       );
     }
@@ -124,9 +134,9 @@ export async function storeEmbeddings(
 export async function recordsMissingEmbedding(
   db: DbTx,
   args: { branchId: string; steps: string[]; model: string; after: string; limit: number },
-): Promise<Array<{ id: string; content: string }>> {
+): Promise<RecordToEmbed[]> {
   return db.$queryRawUnsafe(
-    `SELECT r.id, r.content FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+    `SELECT r.id, r.content, r."pipelineId", r.step, r.scope FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
      WHERE p."branchId" = $1 AND p.step = ANY($2::text[]) AND p."recordId" > $3
        AND NOT EXISTS (SELECT 1 FROM "Embedding" e WHERE e."recordId" = p."recordId" AND e.model = $4)
      ORDER BY p."recordId" LIMIT $5`,

@@ -5,7 +5,7 @@
  * final rows with snippets. Every read is workspace-filtered and branch-aware.
  */
 import type { Db } from "../core/db";
-import { filterConditions, onBranch, Params, trace, type RecordFilters } from "./record-sql";
+import { filterConditions, narrowsRecords, normalizeScope, onBranch, Params, trace, type RecordFilters } from "./record-sql";
 
 /** A record's time for ranking and filters: its metadata time, else when it was stored. */
 export const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
@@ -43,8 +43,9 @@ export interface Neighbour {
  */
 export async function nearestExact(
   db: Db,
-  args: BranchSteps & { filters: RecordFilters; vector: string; dims: number; model: string; n: number; maxCandidates: number },
+  args: BranchSteps & { pipelineId: string; filters: RecordFilters; vector: string; dims: number; model: string; n: number; maxCandidates: number },
 ): Promise<Neighbour[]> {
+  if (onlyScope(args.filters)) return nearestInScope(db, args);
   const params = new Params();
   const v = params.add(args.vector, `vector(${args.dims})`);
   const where = recordConditions(params, args, args.filters);
@@ -58,6 +59,42 @@ export async function nearestExact(
      WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates}
      ORDER BY dist, c.id LIMIT ${params.add(args.n, "int")}`;
   const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; dist: number }>>(trace("semantic-exact", sql, params.values), ...params.values);
+  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, dist: Number(r.dist) }));
+}
+
+/** The filters narrow by scope and by nothing else (the common case: one user's or one team's memory). */
+function onlyScope(f: RecordFilters): boolean {
+  return !!normalizeScope(f.scope) && !narrowsRecords({ ...f, scope: undefined });
+}
+
+/**
+ * Exact KNN over one scope, from the embeddings alone: each embedding row carries its record's
+ * pipeline, step and scope, so the scope's vectors come through Embedding_scope_idx in one pass
+ * (no per-candidate probe of "Record" and "BranchPointer"). Rows of the pipeline that the branch
+ * does not show (other branches, superseded step versions) are skipped as the sorted list is read,
+ * so the branch is probed for about `n` records, not for every candidate.
+ */
+async function nearestInScope(
+  db: Db,
+  args: BranchSteps & { pipelineId: string; filters: RecordFilters; vector: string; dims: number; model: string; n: number; maxCandidates: number },
+): Promise<Neighbour[]> {
+  const params = new Params();
+  const v = params.add(args.vector, `vector(${args.dims})`);
+  const where = [
+    `x."pipelineId" = ${params.add(args.pipelineId)}`,
+    `x.model = ${sqlString(args.model)}`,
+    `x.step = ANY(${params.add(args.steps, "text[]")})`,
+    `x."workspaceId" = ${params.add(args.workspaceId)}`,
+    ...filterConditions(params, { scope: args.filters.scope }, "x"),
+  ];
+  const sql = `WITH cand AS MATERIALIZED (
+       SELECT x."recordId" AS id, x.step, (x.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
+       FROM "Embedding" x WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1})
+     SELECT c.id, c.step, (SELECT ${TIME_EXPR} FROM "Record" r WHERE r.id = c.id) AS t, c.dist
+     FROM (SELECT * FROM cand ORDER BY dist, id OFFSET 0) c
+     WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates} AND ${onBranch(params, args.branchId, args.steps, "c")}
+     LIMIT ${params.add(args.n, "int")}`;
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; dist: number }>>(trace("semantic-scope", sql, params.values), ...params.values);
   return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, dist: Number(r.dist) }));
 }
 
