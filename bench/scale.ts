@@ -34,6 +34,8 @@ interface Figures {
   noopS: number;
   incrementalS: number;
   search: Record<string, { p50: number; p95: number }>;
+  /** The server's memory settings: the figures depend on them (README, "Sizing the database"). */
+  memory?: string;
   explain?: { name: string; plan: string[] };
 }
 
@@ -190,8 +192,12 @@ async function measureSearches(
     explain = { name: slowest![0], plan };
   }
   const [{ n }] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM "Record" WHERE "pipelineId" = $1`, base.pipelineId);
+  const [settings] = await db.$queryRawUnsafe<Array<{ sb: string; ecs: string }>>(
+    `SELECT current_setting('shared_buffers') AS sb, current_setting('effective_cache_size') AS ecs`,
+  );
+  const memory = `${settings!.sb} / ${settings!.ecs}`;
   await closeDb();
-  return { db: kind, records: Number.isFinite(figures.loadS) ? records : n, ...figures, search: searchFigures, explain };
+  return { db: kind, records: Number.isFinite(figures.loadS) ? records : n, ...figures, search: searchFigures, memory, explain };
 }
 
 // ------------------------------------------------------------------------------ orchestration
@@ -267,6 +273,7 @@ const fixed = (v: number, digits: number) => (Number.isFinite(v) ? v.toFixed(dig
 function printTable(results: Figures[]) {
   const cols = results.map((r) => `${r.db} ${r.records.toLocaleString("en-US")}`);
   const rows: Array<[string, (r: Figures) => string]> = [
+    ["shared_buffers / effective_cache_size", (r) => r.memory ?? "-"],
     ["load sources (s)", (r) => fixed(r.loadS, 0)],
     ["full run (s)", (r) => fixed(r.fullRunS, 0)],
     ["vectors (bulk) + HNSW + BM25 stats (s)", (r) => fixed(r.indexS, 0)],
