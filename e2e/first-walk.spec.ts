@@ -226,10 +226,14 @@ test("explorer: quick Altitude then Mode changes both stick; the URL holds the s
   // Selecting a result is a history entry: back returns to the list state.
   await shown("search-result").first().click();
   await expect(page).toHaveURL(/trail=/);
+  await expect(shown("source-item").first()).toBeVisible();
   await page.goBack();
   await expect(page).not.toHaveURL(/trail=/);
   await expect(shown("search-step")).toHaveValue("transcripts");
   await expect(shown("search-mode")).toHaveValue("fts");
+  // …and shows it: no record selected, no sources listed (the URL the result's click was written
+  // over is back, and the explorer must show it, not what that click wrote).
+  await expect(shown("source-item")).toHaveCount(0);
 });
 
 /** A ChatGPT export of `n` one-message conversations, all in May 2024. */

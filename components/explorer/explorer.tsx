@@ -48,14 +48,18 @@ export function useUrlState() {
   const pathname = usePathname();
   const routerParams = useSearchParams();
   const [written, setWritten] = useState<{ over: string; params: URLSearchParams } | null>(null);
-  const params = written && written.over === routerParams.toString() ? written.params : routerParams;
+  const current = routerParams.toString();
+  // Once the router has moved on (caught up, or back/forward), the write is history: forget it, so
+  // that returning to the URL it was written over shows that URL.
+  if (written && written.over !== current) setWritten(null);
+  const params = written && written.over === current ? written.params : routerParams;
   const set = (patch: Record<string, string | null | undefined>, replace = false) => {
     const next = new URLSearchParams(window.location.search);
     for (const [k, v] of Object.entries(patch)) {
       if (v == null || v === "") next.delete(k);
       else next.set(k, v);
     }
-    setWritten({ over: routerParams.toString(), params: next });
+    setWritten({ over: current, params: next });
     const url = `${pathname}?${next.toString()}`;
     if (replace) window.history.replaceState(null, "", url);
     else window.history.pushState(null, "", url);
