@@ -108,6 +108,34 @@ describe("committed migrations", () => {
     expect(rows[0]).toEqual({ t: null, n: 0 });
   });
 
+  it("embedding_scope copies each record's pipeline, step and scope into its embeddings, and drops the vector indexes first", async () => {
+    const scopeMigration = "20261125182442_embedding_scope";
+    const before = path.join(tmp, "before-embedding-scope");
+    mkdirSync(before);
+    for (const m of migrations.filter((x) => x.name < scopeMigration)) cpSync(path.join(MIGRATIONS, m.name), path.join(before, m.name), { recursive: true });
+    const db = await openVectorPGlite();
+    try {
+      await applyMigrations(db, before);
+      await db.exec(`
+        INSERT INTO "Record" (id, "workspaceId", "pipelineId", step, "stepVersionHash", "workKey", "materializationKey", "contentFingerprint", content, scope)
+        VALUES ('r1', 'w1', 'p1', 'notes', 'h', 'k1', 'k1', 'f1', 'one', 'user:ana'), ('r2', 'w1', 'p1', 'summaries', 'h', 'k2', 'k2', 'f2', 'two', '');
+        INSERT INTO "Embedding" ("workspaceId", "recordId", model, dimensions, vector)
+        VALUES ('w1', 'r1', 'm', 3, '[1,0,0]'), ('w1', 'r2', 'm', 3, '[0,1,0]');
+        CREATE INDEX "Embedding_hnsw_m_3_test" ON "Embedding" USING hnsw ((vector::vector(3)) vector_cosine_ops) WHERE model = 'm';`);
+      const result = await applyMigrations(db, MIGRATIONS);
+      expect(result.applied).toContain(scopeMigration);
+      const { rows } = await db.query(`SELECT "recordId", "pipelineId", step, scope FROM "Embedding" ORDER BY "recordId"`);
+      expect(rows).toEqual([
+        { recordId: "r1", pipelineId: "p1", step: "notes", scope: "user:ana" },
+        { recordId: "r2", pipelineId: "p1", step: "summaries", scope: "" },
+      ]);
+      const indexes = await db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'Embedding' ORDER BY 1`);
+      expect(indexes.rows.map((r) => r.indexname)).toEqual(["Embedding_pkey", "Embedding_scope_idx", "Embedding_workspaceId_model_idx"]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it("hand-written SQL in manual blocks (HNSW, generated tsvector) is kept out of generated diffs", async () => {
     const dir = path.join(tmp, "manual");
     cpSync(MIGRATIONS, dir, { recursive: true });
