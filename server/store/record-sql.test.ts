@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { filterConditions, narrowsRecords, Params } from "./record-sql";
+import { narrowsRecords } from "./record-sql";
 
 describe("narrowsRecords", () => {
   it("is true exactly when the filters add a condition on the records", () => {
@@ -14,7 +14,6 @@ describe("narrowsRecords", () => {
     expect(narrowsRecords({ conversationId: "c1" })).toBe(true);
     expect(narrowsRecords({ metadata: {} })).toBe(false);
     expect(narrowsRecords({ metadata: { "custom.topic": "rust" } })).toBe(true);
-    for (const f of [{}, { scope: "a:b" }, { metadata: { x: 1 } }]) expect(narrowsRecords(f)).toBe(filterConditions(new Params(), f).length > 0);
   });
 
   it("refuses a bad date as filterConditions does", () => {
