@@ -23,6 +23,20 @@ class SlowModel implements ModelProvider {
   }
 }
 
+/** The offline model, holding every call until `open()`: the build lasts as long as the test needs. */
+class GatedModel implements ModelProvider {
+  private readonly inner = new OfflineModel();
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.opened = r));
+  open() {
+    this.opened();
+  }
+  async complete(request: ModelRequest) {
+    await this.gate;
+    return this.inner.complete(request);
+  }
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let w: EvalWorkspace;
@@ -43,11 +57,14 @@ async function statusOf(id: string) {
 describe("eval recovery", () => {
   it("keeps a live eval's lease alive with heartbeats: a sweep during a long build leaves it running", async () => {
     const run = await createEvalRun(db, { workspaceId, template: "chat-memory", datasetId });
-    const done = executeEvalRun(db, run.id, { model: new SlowModel(150), lease: { owner: "live-server", ttlMs: 600 } });
+    // The build waits on the model until the checks are done: a fast machine cannot finish it first.
+    const model = new GatedModel();
+    const done = executeEvalRun(db, run.id, { model, lease: { owner: "live-server", ttlMs: 600 } });
     while ((await statusOf(run.id)) === "queued") await sleep(20);
     await sleep(1500); // well past one lease length: only heartbeats keep it
     expect(await statusOf(run.id)).toBe("running");
     expect(await endStalledEvalRuns(db, 600)).toEqual([]);
+    model.open();
     const ended = await done;
     expect(ended.status).toBe("completed");
     expect(ended.leaseOwner).toBeNull();

@@ -22,8 +22,11 @@ async function emptyDatabase(): Promise<TestDatabase> {
   return d;
 }
 
+/** Connections here end by DROP DATABASE … WITH (FORCE) at the latest: an error event then is expected, not a test failure. */
+const quiet = <T extends { on(event: "error", listener: () => void): unknown }>(c: T): T => (c.on("error", () => {}), c);
+
 async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
+  const c = quiet(new pg.Client({ connectionString: url }));
   await c.connect();
   try {
     return await fn(c);
@@ -102,9 +105,9 @@ describe.skipIf(!adminUrl)("migrations run by two servers at once", () => {
     const d = await emptyDatabase();
     const dir = resolveMigrationsDir();
     const total = readMigrations(dir).length;
-    const holder = new pg.Client({ connectionString: d.url });
+    const holder = quiet(new pg.Client({ connectionString: d.url }));
     await holder.connect();
-    const pools = [new pg.Pool({ connectionString: d.url, max: 1 }), new pg.Pool({ connectionString: d.url, max: 1 })];
+    const pools = [quiet(new pg.Pool({ connectionString: d.url, max: 1 })), quiet(new pg.Pool({ connectionString: d.url, max: 1 }))];
     try {
       // Hold Prisma's migration lock so both migrators are queued behind it before either starts.
       await holder.query(`SELECT pg_advisory_lock(72707369)`);

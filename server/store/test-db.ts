@@ -104,6 +104,7 @@ function quoteIdent(name: string): string {
 
 async function withAdmin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
+  client.on("error", () => {});
   await client.connect();
   try {
     return await fn(client);
@@ -130,6 +131,8 @@ async function ensureTemplate(adminUrl: string): Promise<string> {
       await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(building)} WITH (FORCE)`);
       await admin.query(`CREATE DATABASE ${quoteIdent(building)}`);
       const pool = new pg.Pool({ connectionString: withDatabase(adminUrl, building), max: 1 });
+      // An idle connection ended by the server must not become an uncaught error of the test run.
+      pool.on("error", () => {});
       try {
         await applyMigrations(pool, dir);
       } finally {
