@@ -17,7 +17,7 @@ import { TIME_EXPR } from "../store/search-reads";
 import { createTestDb } from "../store/test-db";
 import { resolveBranch } from "./context";
 import { indexPipeline } from "./indexing";
-import { BM25_B, BM25_K1, idf, loadTermStats, refreshLexicalStats } from "./lexical";
+import { BM25_B, BM25_K1, idf, loadTermStats, refreshLexicalStats, withoutNegligible } from "./lexical";
 
 let db: Db;
 let close: () => Promise<void>;
@@ -178,5 +178,23 @@ describe("frequent terms read down to their best postings", () => {
     const truncated = await rank(["garden"], 2, 2);
     expect(truncated.map((h) => h.id)).toEqual(exact.map((h) => h.id));
     expect(truncated).toHaveLength(2);
+  });
+});
+
+describe("terms in nearly every record", () => {
+  it("leave scoring when they weigh under a thousandth of the query, step by step; a term alone stays", () => {
+    const docs = 300_000;
+    const w = (step: string, df: number) => ({ step, idf: idf(docs, df), df });
+    // "assistant" in every transcript: idf ≈ 1.7e-6, against "kayak"'s ≈ 3.
+    const everywhere = w("transcripts", docs);
+    const half = w("transcripts", docs / 2);
+    const kayak = w("transcripts", 15_000);
+    expect(withoutNegligible([everywhere, half, kayak])).toEqual([half, kayak]);
+    // In another step the same word is rare: kept there.
+    const rareThere = w("summaries", 10);
+    expect(withoutNegligible([everywhere, kayak, rareThere])).toEqual([kayak, rareThere]);
+    // A query of that word alone still matches on it.
+    expect(withoutNegligible([everywhere])).toEqual([everywhere]);
+    expect(withoutNegligible([everywhere, w("transcripts", docs - 1)])).toHaveLength(2);
   });
 });

@@ -36,6 +36,13 @@ export const COMMON_MIN_DF = 1000;
  */
 export const TRUNCATE_MIN = 500;
 export const TRUNCATE_FACTOR = 2;
+/**
+ * A term whose greatest possible contribution in a step is below this share of the query's
+ * greatest possible score there is left out of scoring. Its idf is then near 0: it is in nearly
+ * every record (`user` and `assistant` in a chat transcript), so it only reorders records whose
+ * scores differ by less than this share, yet checking it cost one probe per candidate.
+ */
+export const NEGLIGIBLE_SHARE = 0.001;
 /** Steps the index does not cover: at most this many candidates are scored from their tsvectors. */
 const MAX_SCORED = 5000;
 /** Posting path: phrase bonuses and the caller's final checks apply to this many of the best by term score (at least). */
@@ -115,6 +122,13 @@ function tsq(lexeme: string): string {
   return `'${lexeme.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
 }
 
+/** The terms whose weight is at least NEGLIGIBLE_SHARE of their step's best score (a term alone always stays). */
+export function withoutNegligible<W extends { step: string; idf: number }>(weights: W[]): W[] {
+  const best = new Map<string, number>();
+  for (const w of weights) best.set(w.step, (best.get(w.step) ?? 0) + Math.max(w.idf, 0));
+  return weights.filter((w) => Math.max(w.idf, 0) >= NEGLIGIBLE_SHARE * best.get(w.step)!);
+}
+
 export interface LexicalHit {
   id: string;
   step: string;
@@ -139,7 +153,7 @@ export async function bm25Candidates(
   // all be filtered out, so every posting in the scope is read and common terms only add.
   const filtered = narrowsRecords(args.filters);
   const perTerm = Math.max(TRUNCATE_MIN, rescore);
-  const weights: TermWeight[] = [];
+  let weights: TermWeight[] = [];
   for (const step of args.steps) {
     const info = stats.get(step);
     for (const lexeme of terms.lexemes) {
@@ -154,6 +168,7 @@ export async function bm25Candidates(
       else weights.push({ ...weight, selects: true, lim: df > TRUNCATE_FACTOR * perTerm ? perTerm : null });
     }
   }
+  weights = withoutNegligible(weights);
   if (weights.length === 0) return [];
   // Only common lexemes in a step: let them select (the query is all common words).
   for (const step of args.steps) {
