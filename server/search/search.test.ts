@@ -119,6 +119,20 @@ describe("indexing", () => {
   it("is incremental: a second pass embeds nothing", async () => {
     expect((await indexPipeline(db, pipelineId)).embedded).toBe(0);
   });
+
+  it("finds what is missing in pages and embeds it in batches, each record once", async () => {
+    const stored = async () =>
+      db.$queryRawUnsafe<Array<{ recordId: string; model: string; step: string; scope: string }>>(
+        `SELECT "recordId", model, step, scope FROM "Embedding" WHERE "pipelineId" = $1 ORDER BY "recordId", model`,
+        pipelineId,
+      );
+    const before = await stored();
+    expect(before).toHaveLength(24 * 2 + SCOPES.length * 2);
+    await db.$executeRawUnsafe(`DELETE FROM "Embedding" WHERE "pipelineId" = $1`, pipelineId);
+    // Pages of 7 ids, batches of 3: many pages, a short last batch and a short last page.
+    expect((await indexPipeline(db, pipelineId, "main", { pageSize: 7, batchSize: 3 })).embedded).toBe(before.length);
+    expect(await stored()).toEqual(before);
+  });
 });
 
 describe("altitude", () => {

@@ -128,15 +128,17 @@ export async function storeEmbeddings(
 }
 
 /**
- * The next page (by record id, after `after`) of records a branch shows for these steps that have
- * no embedding by `model` yet: what indexing still has to embed.
+ * Ids (ascending, after `after`) of records a branch shows for these steps that have no embedding
+ * by `model` yet: what indexing still has to embed. Ask in large pages: the planner then takes one
+ * hash anti-join over the branch's pointers and the model's embeddings (half a second at 1M
+ * records) instead of one embedding probe per pointer (5 s at 1M, for a page of a few hundred).
  */
-export async function recordsMissingEmbedding(
+export async function missingEmbeddingIds(
   db: DbTx,
   args: { branchId: string; steps: string[]; model: string; after: string; limit: number },
-): Promise<RecordToEmbed[]> {
-  return db.$queryRawUnsafe(
-    `SELECT r.id, r.content, r."pipelineId", r.step, r.scope FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
+): Promise<string[]> {
+  const rows = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `SELECT p."recordId" AS id FROM "BranchPointer" p
      WHERE p."branchId" = $1 AND p.step = ANY($2::text[]) AND p."recordId" > $3
        AND NOT EXISTS (SELECT 1 FROM "Embedding" e WHERE e."recordId" = p."recordId" AND e.model = $4)
      ORDER BY p."recordId" LIMIT $5`,
@@ -146,4 +148,10 @@ export async function recordsMissingEmbedding(
     args.model,
     args.limit,
   );
+  return rows.map((r) => r.id);
+}
+
+/** The records to embed, by id (what `storeEmbeddings` needs of each). */
+export async function recordsToEmbed(db: DbTx, ids: string[]): Promise<RecordToEmbed[]> {
+  return db.$queryRawUnsafe(`SELECT id, content, "pipelineId", step, scope FROM "Record" WHERE id = ANY($1::text[]) ORDER BY id`, ids);
 }

@@ -60,28 +60,36 @@ export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: st
     step,
   );
   if (current?.signature === signature) return false;
-  // $1 branch, $2 step, $3 workspace, $4 signature.
-  const onBranch = (alias: string) =>
-    `EXISTS (SELECT 1 FROM "BranchPointer" bp WHERE bp."branchId" = $1 AND bp.step = $2 AND bp."recordId" = ${alias}."recordId")`;
-  const joined = `(SELECT DISTINCT p."recordId" FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2
-      AND NOT EXISTS (SELECT 1 FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND d."recordId" = p."recordId"))`;
   const { k1, b } = bm25;
   const statements: Array<[string, unknown[]]> = [
-    // Records that left the step on this branch: their postings go, and each term's df drops by them.
+    // The step's change, found once in one pass over both sorted lists: records the branch shows
+    // that the index lacks (joined) and indexed records it no longer shows (gone). Every statement
+    // below reads this small table instead of probing all the step's records again.
+    [`CREATE TEMP TABLE lexical_diff ON COMMIT DROP AS
+     SELECT COALESCE(p."recordId", d."recordId") AS "recordId", p."recordId" IS NOT NULL AS joined
+     FROM (SELECT "recordId" FROM "BranchPointer" WHERE "branchId" = $1 AND step = $2) p
+     FULL JOIN (SELECT "recordId" FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2) d ON d."recordId" = p."recordId"
+     WHERE p."recordId" IS NULL OR d."recordId" IS NULL`, [branchId, step]],
+    [`ANALYZE lexical_diff`, []],
+    // Records that left: their postings go (found by primary key through each record's own
+    // lexemes; records are immutable and leave the index before they are deleted), and each
+    // term's df drops by them.
     [`WITH gone AS (
-       DELETE FROM "SearchPosting" p USING "SearchDoc" d
-       WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}
-         AND p."branchId" = $1 AND p.step = $2 AND p."recordId" = d."recordId"
+       DELETE FROM "SearchPosting" p
+       USING (SELECT x."recordId", u.lexeme FROM lexical_diff x JOIN "Record" r ON r.id = x."recordId",
+                unnest(tsvector_to_array(r."searchVector")) AS u(lexeme) WHERE NOT x.joined) g
+       WHERE p."branchId" = $1 AND p.step = $2 AND p.term = g.lexeme AND p."recordId" = g."recordId"
        RETURNING p.term)
      UPDATE "SearchTermStat" t SET df = t.df - g.n
      FROM (SELECT term, count(*)::int AS n FROM gone GROUP BY term) g
      WHERE t."branchId" = $1 AND t.step = $2 AND t.term = g.term`, [branchId, step]],
     [`DELETE FROM "SearchTermStat" WHERE "branchId" = $1 AND step = $2 AND df <= 0`, [branchId, step]],
-    [`DELETE FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND NOT ${onBranch("d")}`, [branchId, step]],
-    // Records that joined it (postings first: "joined" is read from SearchDoc). Impacts are
-    // weighted against the step's mean length with them; each term's df grows by them.
+    [`DELETE FROM "SearchDoc" d USING lexical_diff x
+     WHERE NOT x.joined AND d."branchId" = $1 AND d.step = $2 AND d."recordId" = x."recordId"`, [branchId, step]],
+    // Records that joined. Impacts are weighted against the step's mean length with them; each
+    // term's df grows by them.
     [`WITH n AS MATERIALIZED (
-       SELECT r.id, r.scope, r."searchVector" AS sv, length(r."searchVector") AS len FROM ${joined} j JOIN "Record" r ON r.id = j."recordId"),
+       SELECT r.id, r.scope, r."searchVector" AS sv, length(r."searchVector") AS len FROM lexical_diff x JOIN "Record" r ON r.id = x."recordId" WHERE x.joined),
      mean AS MATERIALIZED (
        SELECT GREATEST(1, (COALESCE((SELECT sum(len) FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2), 0) + COALESCE((SELECT sum(len) FROM n), 0))::float8
          / GREATEST(1, (SELECT count(*) FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2) + (SELECT count(*) FROM n))) AS avg),
@@ -94,7 +102,7 @@ export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: st
      SELECT $3, $1, $2, term, count(*)::int FROM ins GROUP BY term
      ON CONFLICT ("branchId", step, term) DO UPDATE SET df = "SearchTermStat".df + EXCLUDED.df`, [branchId, step, workspaceId]],
     [`INSERT INTO "SearchDoc" ("workspaceId", "branchId", step, "recordId", len)
-     SELECT $3, $1, $2, r.id, length(r."searchVector") FROM ${joined} n JOIN "Record" r ON r.id = n."recordId"`, [branchId, step, workspaceId]],
+     SELECT $3, $1, $2, r.id, length(r."searchVector") FROM lexical_diff x JOIN "Record" r ON r.id = x."recordId" WHERE x.joined`, [branchId, step, workspaceId]],
     [`INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
      SELECT $3, $1, $2, count(*)::int, COALESCE(avg(len), 0)::float8, $4, now() FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2
      ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
