@@ -160,7 +160,7 @@ describe("frequent terms read down to their best postings", () => {
   }
 
   it("gives the exact ranking, and a record found by a rare term still gets the frequent term's weight", async () => {
-    // lim ≥ n, as search always asks (TRUNCATE_MIN ≥ rescore ≥ n): the lists hold n records at least.
+    // lim ≥ n, as search always asks (a list is read to rescore ≥ n at least): the lists hold n records at least.
     const exact = await rank(["tomato", "garden"], null, 3);
     const truncated = await rank(["tomato", "garden"], 3, 3);
     expect(truncated.map((h) => h.id)).toEqual(exact.map((h) => h.id));

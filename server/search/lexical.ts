@@ -14,7 +14,7 @@
  * - Phrase boost: each adjacent pair of query words that also appears adjacent in the record
  *   (`'a' <-> 'b'`) adds PHRASE_BOOST × the pair's mean idf.
  * Keeping the candidate set small at scale: over the whole branch, a frequent lexeme is read only
- * down to its best postings by impact (TRUNCATE_MIN, TRUNCATE_FACTOR); under a scope, time or
+ * down to its best postings by impact (CANDIDATE_BUDGET, TRUNCATE_FACTOR); under a scope, time or
  * metadata filter, a very common lexeme (in more than COMMON_SHARE of a step's records) still
  * scores but does not select candidates on its own.
  */
@@ -31,10 +31,13 @@ export const PHRASE_BOOST = 0.5;
 export const COMMON_SHARE = 0.25;
 export const COMMON_MIN_DF = 1000;
 /**
- * Unfiltered search: a term is read only down to its best max(TRUNCATE_MIN, rescore) postings by
- * impact when it has more than TRUNCATE_FACTOR times that many (below that, reading all is as cheap).
+ * Unfiltered search reads about this many postings in all: each of the query's (term, step) lists
+ * is read only down to its best max(CANDIDATE_BUDGET / lists, rescore) postings by impact, when it
+ * has more than TRUNCATE_FACTOR times that many (below that, reading all is as cheap). A one-word
+ * query reads deep; a long one over several steps reads each list less far, so the candidates (and
+ * the probes each costs) stay bounded.
  */
-export const TRUNCATE_MIN = 500;
+export const CANDIDATE_BUDGET = 2000;
 export const TRUNCATE_FACTOR = 2;
 /**
  * A term whose greatest possible contribution in a step is below this share of the query's
@@ -152,24 +155,26 @@ export async function bm25Candidates(
   // its best records: a frequent term is read only that far. Under a filter its best records may
   // all be filtered out, so every posting in the scope is read and common terms only add.
   const filtered = narrowsRecords(args.filters);
-  const perTerm = Math.max(TRUNCATE_MIN, rescore);
-  let weights: TermWeight[] = [];
+  let weights: Array<TermWeight & { df: number }> = [];
   for (const step of args.steps) {
     const info = stats.get(step);
     for (const lexeme of terms.lexemes) {
       if (!info) {
-        weights.push({ step, lexeme, idf: 1, avg: 0, selects: true, lim: null });
+        weights.push({ step, lexeme, idf: 1, avg: 0, selects: true, lim: null, df: 0 });
         continue;
       }
       const df = info.df.get(lexeme) ?? 0;
       if (df === 0) continue;
-      const weight = { step, lexeme, idf: idf(info.docs, df), avg: info.avg };
-      if (filtered) weights.push({ ...weight, selects: df <= Math.max(COMMON_MIN_DF, info.docs * COMMON_SHARE), lim: null });
-      else weights.push({ ...weight, selects: true, lim: df > TRUNCATE_FACTOR * perTerm ? perTerm : null });
+      const weight = { step, lexeme, idf: idf(info.docs, df), avg: info.avg, lim: null, df };
+      weights.push({ ...weight, selects: !filtered || df <= Math.max(COMMON_MIN_DF, info.docs * COMMON_SHARE) });
     }
   }
   weights = withoutNegligible(weights);
   if (weights.length === 0) return [];
+  if (!filtered) {
+    const perTerm = Math.max(Math.floor(CANDIDATE_BUDGET / weights.length), rescore);
+    for (const w of weights) if (w.df > TRUNCATE_FACTOR * perTerm) w.lim = perTerm;
+  }
   // Only common lexemes in a step: let them select (the query is all common words).
   for (const step of args.steps) {
     const own = weights.filter((w) => w.step === step);
