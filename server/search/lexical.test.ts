@@ -17,7 +17,7 @@ import { TIME_EXPR } from "../store/search-reads";
 import { createTestDb } from "../store/test-db";
 import { resolveBranch } from "./context";
 import { indexPipeline } from "./indexing";
-import { BM25_B, BM25_K1, idf, loadTermStats, refreshLexicalStats, withoutNegligible } from "./lexical";
+import { BM25_B, BM25_K1, CANDIDATE_BUDGET, idf, loadTermStats, refreshLexicalStats, withListDepths, withoutNegligible } from "./lexical";
 
 let db: Db;
 let close: () => Promise<void>;
@@ -196,5 +196,18 @@ describe("terms in nearly every record", () => {
     // A query of that word alone still matches on it.
     expect(withoutNegligible([everywhere])).toEqual([everywhere]);
     expect(withoutNegligible([everywhere, w("transcripts", docs - 1)])).toHaveLength(2);
+  });
+});
+
+describe("how deep each list is read over the whole branch", () => {
+  it("splits the candidate budget over the query's lists, never below rescore, and reads short lists whole", () => {
+    const list = (df: number) => ({ df, lim: null as number | null });
+    expect(withListDepths([list(55_000)], 200)[0]!.lim).toBe(CANDIDATE_BUDGET);
+    // Three words over three steps: nine lists, each read to a ninth of the budget.
+    expect(withListDepths(Array.from({ length: 9 }, () => list(55_000)), 200).map((w) => w.lim)).toEqual(Array(9).fill(Math.floor(CANDIDATE_BUDGET / 9)));
+    // Never below what the rescoring needs.
+    expect(withListDepths(Array.from({ length: 40 }, () => list(55_000)), 200)[0]!.lim).toBe(200);
+    // A list up to twice its depth is read whole: as cheap as stopping early.
+    expect(withListDepths([list(55_000), list(1000)], 200).map((w) => w.lim)).toEqual([1000, null]);
   });
 });

@@ -132,6 +132,12 @@ export function withoutNegligible<W extends { step: string; idf: number }>(weigh
   return weights.filter((w) => Math.max(w.idf, 0) >= NEGLIGIBLE_SHARE * best.get(w.step)!);
 }
 
+/** Unfiltered search: each list's depth (`lim`) from the CANDIDATE_BUDGET, at least `rescore`; a short list is read whole. */
+export function withListDepths<W extends { df: number; lim: number | null }>(weights: W[], rescore: number): W[] {
+  const perList = Math.max(Math.floor(CANDIDATE_BUDGET / Math.max(weights.length, 1)), rescore);
+  return weights.map((w) => ({ ...w, lim: w.df > TRUNCATE_FACTOR * perList ? perList : null }));
+}
+
 export interface LexicalHit {
   id: string;
   step: string;
@@ -171,10 +177,7 @@ export async function bm25Candidates(
   }
   weights = withoutNegligible(weights);
   if (weights.length === 0) return [];
-  if (!filtered) {
-    const perTerm = Math.max(Math.floor(CANDIDATE_BUDGET / weights.length), rescore);
-    for (const w of weights) if (w.df > TRUNCATE_FACTOR * perTerm) w.lim = perTerm;
-  }
+  if (!filtered) weights = withListDepths(weights, rescore);
   // Only common lexemes in a step: let them select (the query is all common words).
   for (const step of args.steps) {
     const own = weights.filter((w) => w.step === step);
