@@ -4,7 +4,8 @@
  * and the standalone `node server.js`.
  *
  * - a session signed in on one server is valid on the other; an API key works on both;
- * - a run started on one executes once and is seen finished from the other;
+ * - a run started on one executes once and is seen finished from the other; its memory, indexed
+ *   after the run, is searched within a scope over REST on both (full text and semantic);
  * - a server SIGKILLed mid-run: the other resumes the run once the lease expires;
  * - with DATABASE_URL and no NEXTAUTH_SECRET a server refuses to start, saying what to set.
  */
@@ -168,9 +169,16 @@ describe.skipIf(!adminUrl)("two app servers on one PostgreSQL", () => {
     const spec = new Pipeline("notes", { agent: "ops" })
       .source("notes", { format: "jsonl" })
       .transform("summaries", { from: "notes", prompt: "Summarize: {{ record.content }}", model: "offline/extractive" })
+      .output("search", { from: "summaries", surface: "search" })
       .toSpec();
     const { pipeline } = await createPipeline(t.db, workspaceId, { name: "notes", spec });
-    await appendSourceRecords(t.db, pipeline.id, "notes", Array.from({ length: 30 }, (_, i) => ({ externalId: `n${i}`, content: `Note ${i} about the quarterly budget review.`, metadata: {} })));
+    const team = (i: number) => (i % 3 === 0 ? "acme:ops" : "acme:sales");
+    await appendSourceRecords(
+      t.db,
+      pipeline.id,
+      "notes",
+      Array.from({ length: 30 }, (_, i) => ({ externalId: `n${i}`, content: `Note ${i} about the quarterly budget review.`, scope: team(i), metadata: {} })),
+    );
     const [a, b] = await Promise.all(ports.map((p) => connectRemote(`http://127.0.0.1:${p}`, apiKey)));
     const run = await a!.api.run.start.mutate({ workspaceId, pipelineId: pipeline.id, options: {} });
     const done = await waitForRun(b!, run.id, 240_000);
@@ -180,6 +188,22 @@ describe.skipIf(!adminUrl)("two app servers on one PostgreSQL", () => {
     // after-run work (indexing, webhooks), which follows the status change: so polled, not read once.
     expect(await t.db.record.count({ where: { pipelineId: pipeline.id, step: "summaries" } })).toBe(30);
     await expect.poll(async () => (await t.db.run.findUniqueOrThrow({ where: { id: run.id } })).leaseOwner, { timeout: 60_000, interval: 500 }).toBeNull();
+
+    // Its memory over REST, within one team's scope, the same from either server.
+    for (const mode of ["fts", "semantic"]) {
+      const answers: string[][] = [];
+      for (const port of ports) {
+        const res = await fetch(`http://127.0.0.1:${port}/api/v1/pipelines/${pipeline.id}/search?query=quarterly%20budget&mode=${mode}&scope=acme:ops&limit=50`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
+        expect(res.status).toBe(200);
+        const { hits } = (await res.json()) as { hits: Array<{ id: string; scope: string; step: string }> };
+        expect(hits.map((h) => h.scope)).toEqual(Array(10).fill("acme:ops"));
+        expect(new Set(hits.map((h) => h.step))).toEqual(new Set(["summaries"]));
+        answers.push(hits.map((h) => h.id).sort());
+      }
+      expect(answers[1]).toEqual(answers[0]);
+    }
   });
 
   it("a server killed mid-run: the other resumes the run after the lease expires", { timeout: 600_000 }, async () => {
