@@ -112,6 +112,22 @@ describe("embedding store", () => {
     expect(indexBuildMemory(false, { SYNTHEX_INDEX_BUILD_MEMORY: "4 GB" })).toBe("4GB");
     expect(() => indexBuildMemory(false, { SYNTHEX_INDEX_BUILD_MEMORY: "lots" })).toThrow(/SYNTHEX_INDEX_BUILD_MEMORY must be a size such as 512MB or 4GB \(got "lots"\)/);
     expect(() => indexBuildMemory(false, { SYNTHEX_INDEX_BUILD_MEMORY: "1GB; DROP TABLE x" })).toThrow(/must be a size/);
+    // Capped at the server's own maximum (kB), as pg_settings gives it.
+    expect(indexBuildMemory(true, { SYNTHEX_INDEX_BUILD_MEMORY: "8GB" }, 2097151)).toBe("2097151kB");
+    expect(indexBuildMemory(false, { SYNTHEX_INDEX_BUILD_MEMORY: "8GB" }, 2147483647)).toBe("8GB");
+  });
+
+  it("builds with a build memory above the server's maximum, capped to it (8GB on PGlite's 32-bit build)", async () => {
+    const previous = process.env.SYNTHEX_INDEX_BUILD_MEMORY;
+    process.env.SYNTHEX_INDEX_BUILD_MEMORY = "8GB";
+    try {
+      const name = await ensureVectorIndex(db, "offline/hash-48", 48);
+      const [row] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = $1`, name);
+      expect(row!.n).toBe(1);
+    } finally {
+      if (previous === undefined) delete process.env.SYNTHEX_INDEX_BUILD_MEMORY;
+      else process.env.SYNTHEX_INDEX_BUILD_MEMORY = previous;
+    }
   });
 });
 

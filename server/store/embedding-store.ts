@@ -41,13 +41,17 @@ export function vectorIndexName(model: string, dims: number): string {
  */
 export const INDEX_BUILD_MEMORY = { postgres: "1GB", pglite: "256MB" } as const;
 
-export function indexBuildMemory(embedded: boolean, env: Record<string, string | undefined> = process.env): string {
+export function indexBuildMemory(embedded: boolean, env: Record<string, string | undefined> = process.env, serverMaxKb = Infinity): string {
   const configured = env.SYNTHEX_INDEX_BUILD_MEMORY?.trim();
   if (!configured) return embedded ? INDEX_BUILD_MEMORY.pglite : INDEX_BUILD_MEMORY.postgres;
-  if (!/^\d+\s*(kB|MB|GB|TB)$/.test(configured)) {
+  const size = /^(\d+)\s*(kB|MB|GB|TB)$/.exec(configured);
+  if (!size) {
     throw new Error(`SYNTHEX_INDEX_BUILD_MEMORY must be a size such as 512MB or 4GB (got "${configured}").`);
   }
-  return configured.replace(/\s+/g, "");
+  // Never above what the server accepts (PGlite's 32-bit build stops at 2 GB): one setting can
+  // then serve a big server and the embedded database alike.
+  const kb = Number(size[1]) * { kB: 1, MB: 1024, GB: 1024 ** 2, TB: 1024 ** 3 }[size[2] as "kB"];
+  return kb > serverMaxKb ? `${serverMaxKb}kB` : `${size[1]}${size[2]}`;
 }
 
 /** A build can run for many minutes on a large table: far beyond Prisma's default transaction limit. */
@@ -63,8 +67,10 @@ export async function ensureVectorIndex(db: Db, model: string, dims: number): Pr
   const name = vectorIndexName(model, dims);
   const [found] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_class WHERE relname = $1 AND relkind = 'i'`, name);
   if (found?.n) return name;
-  const [server] = await db.$queryRawUnsafe<Array<{ v: string }>>(`SELECT version() AS v`);
-  const memory = indexBuildMemory(/PGlite/.test(server?.v ?? ""));
+  const [server] = await db.$queryRawUnsafe<Array<{ v: string; max: string }>>(
+    `SELECT version() AS v, (SELECT max_val FROM pg_settings WHERE name = 'maintenance_work_mem') AS max`,
+  );
+  const memory = indexBuildMemory(/PGlite/.test(server?.v ?? ""), process.env, Number(server?.max ?? Infinity));
   await db.$transaction(async (tx) => {
     await tx.$executeRawUnsafe(`SET LOCAL maintenance_work_mem = '${memory}'`);
     await tx.$executeRawUnsafe(
