@@ -222,7 +222,16 @@ export async function postingScores(
   const rescore = params.add(args.rescore, "int");
   const termScore = (w: string, p: string) =>
     `sum(${w}.idf * ${p}.tf * ${bm25.k1 + 1} / (${p}.tf + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * ${p}.len / GREATEST(${w}.avg, 1))))::float8`;
-  const scopeSql = args.scope ? `AND (x.scope = ${params.add(args.scope.exact)} OR x.scope LIKE ${params.add(args.scope.like)})` : "";
+  // A term's postings, in the scope and the scopes under it when there is one: two index-only
+  // reads of SearchPosting_scope_idx (which carries record, tf and len), one for 'a:b' and one for
+  // the range 'a:b:…'. Written as one "= OR LIKE" the planner took a bitmap OR and visited the
+  // heap for every posting.
+  const exact = args.scope ? params.add(args.scope.exact) : "";
+  const like = args.scope ? params.add(args.scope.like) : "";
+  const postings = (columns: string) => {
+    const of = `SELECT ${columns} FROM "SearchPosting" x WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme`;
+    return args.scope ? `${of} AND x.scope = ${exact} UNION ALL ${of} AND x.scope LIKE ${like}` : of;
+  };
   const filterSql = args.recordFilters.length
     ? `WHERE EXISTS (SELECT 1 FROM "Record" r WHERE r.id = p."recordId" AND ${args.recordFilters.join(" AND ")})`
     : "";
@@ -235,13 +244,12 @@ export async function postingScores(
        SELECT p."recordId" AS id, p.step, ${termScore("p", "p")} AS s, array_agg(p.lexeme) AS terms
        FROM (
          SELECT q.lexeme, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
-           SELECT x."recordId", x.step, x.tf, x.len FROM "SearchPosting" x
-           WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme ${scopeSql} OFFSET 0) x
+           SELECT * FROM (${postings(`x."recordId", x.step, x.tf, x.len`)}) x OFFSET 0) x
          WHERE q.selects AND q.lim IS NULL
          UNION ALL
          SELECT q.lexeme, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
-           SELECT x."recordId", x.step, x.tf, x.len FROM "SearchPosting" x
-           WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme ${scopeSql} ORDER BY x.impact DESC LIMIT q.lim) x
+           SELECT x."recordId", x.step, x.tf, x.len FROM (${postings(`x."recordId", x.step, x.tf, x.len, x.impact`)}) x
+           ORDER BY x.impact DESC LIMIT q.lim) x
          WHERE q.selects AND q.lim IS NOT NULL) p
        ${filterSql}
        GROUP BY p."recordId", p.step),
