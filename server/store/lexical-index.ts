@@ -126,12 +126,21 @@ export async function analyzeSearchIndex(db: Db): Promise<void> {
 /**
  * Takes records out of every branch's BM25 index at once (purge, garbage collection): their
  * postings and documents go, and each term's document frequency drops by them, so statistics stay
- * equal to a recount without one.
+ * equal to a recount without one. Call it before the records are deleted: their postings are found
+ * by primary key through each record's own lexemes, in every (branch, step) that indexed it (no
+ * index leads with the record, so a delete by record id alone read every posting).
  */
 export async function removeFromSearchIndex(db: DbTx, recordIds: string[]): Promise<void> {
   if (recordIds.length === 0) return;
   const touched = await db.$queryRawUnsafe<Array<{ branchId: string }>>(
-    `WITH gone AS (DELETE FROM "SearchPosting" WHERE "recordId" = ANY($1::text[]) RETURNING "branchId", step, term),
+    `WITH postings AS (
+       SELECT d."branchId", d.step, d."recordId", u.lexeme FROM "SearchDoc" d JOIN "Record" r ON r.id = d."recordId",
+         unnest(tsvector_to_array(r."searchVector")) AS u(lexeme)
+       WHERE d."recordId" = ANY($1::text[])),
+     gone AS (
+       DELETE FROM "SearchPosting" p USING postings g
+       WHERE p."branchId" = g."branchId" AND p.step = g.step AND p.term = g.lexeme AND p."recordId" = g."recordId"
+       RETURNING p."branchId", p.step, p.term),
      counts AS (SELECT "branchId", step, term, count(*)::int AS n FROM gone GROUP BY 1, 2, 3),
      updated AS (
        UPDATE "SearchTermStat" t SET df = t.df - c.n FROM counts c
