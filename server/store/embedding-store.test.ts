@@ -34,6 +34,20 @@ const records = [
   { id: "r3", content: "Tomato plants need water twice a week in summer.", ...at },
 ];
 
+/** Ensures a model's HNSW index with SYNTHEX_INDEX_BUILD_MEMORY set to `memory`: how many indexes of that name exist after. */
+async function indexesBuiltWith(memory: string, model: string, dims: number): Promise<number> {
+  const previous = process.env.SYNTHEX_INDEX_BUILD_MEMORY;
+  process.env.SYNTHEX_INDEX_BUILD_MEMORY = memory;
+  try {
+    const name = await ensureVectorIndex(db, model, dims);
+    const [row] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = $1`, name);
+    return row!.n;
+  } finally {
+    if (previous === undefined) delete process.env.SYNTHEX_INDEX_BUILD_MEMORY;
+    else process.env.SYNTHEX_INDEX_BUILD_MEMORY = previous;
+  }
+}
+
 describe("embedding store", () => {
   it("stores embeddings per (record, model), skipping ones already stored", async () => {
     const embedder = new OfflineHashEmbedder(384, 1);
@@ -81,16 +95,7 @@ describe("embedding store", () => {
 
   it("builds an index on a filled table with the configured maintenance memory, and leaves the session's own setting alone", async () => {
     const before = await db.$queryRawUnsafe<Array<{ m: string }>>(`SELECT current_setting('maintenance_work_mem') AS m`);
-    const previous = process.env.SYNTHEX_INDEX_BUILD_MEMORY;
-    process.env.SYNTHEX_INDEX_BUILD_MEMORY = "96MB";
-    try {
-      const name = await ensureVectorIndex(db, "offline/hash-64", 64);
-      const [row] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = $1`, name);
-      expect(row!.n).toBe(1);
-    } finally {
-      if (previous === undefined) delete process.env.SYNTHEX_INDEX_BUILD_MEMORY;
-      else process.env.SYNTHEX_INDEX_BUILD_MEMORY = previous;
-    }
+    expect(await indexesBuiltWith("96MB", "offline/hash-64", 64)).toBe(1);
     // SET LOCAL: the build's memory ends with its transaction.
     expect(await db.$queryRawUnsafe(`SELECT current_setting('maintenance_work_mem') AS m`)).toEqual(before);
   });
@@ -118,16 +123,7 @@ describe("embedding store", () => {
   });
 
   it("builds with a build memory above the server's maximum, capped to it (8GB on PGlite's 32-bit build)", async () => {
-    const previous = process.env.SYNTHEX_INDEX_BUILD_MEMORY;
-    process.env.SYNTHEX_INDEX_BUILD_MEMORY = "8GB";
-    try {
-      const name = await ensureVectorIndex(db, "offline/hash-48", 48);
-      const [row] = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = $1`, name);
-      expect(row!.n).toBe(1);
-    } finally {
-      if (previous === undefined) delete process.env.SYNTHEX_INDEX_BUILD_MEMORY;
-      else process.env.SYNTHEX_INDEX_BUILD_MEMORY = previous;
-    }
+    expect(await indexesBuiltWith("8GB", "offline/hash-48", 48)).toBe(1);
   });
 });
 
