@@ -41,6 +41,8 @@ export function vectorIndexName(model: string, dims: number): string {
  */
 export const INDEX_BUILD_MEMORY = { postgres: "1GB", pglite: "256MB" } as const;
 
+const KB_PER_UNIT = { kB: 1, MB: 1024, GB: 1024 ** 2, TB: 1024 ** 3 };
+
 export function indexBuildMemory(embedded: boolean, env: Record<string, string | undefined> = process.env, serverMaxKb = Infinity): string {
   const configured = env.SYNTHEX_INDEX_BUILD_MEMORY?.trim();
   if (!configured) return embedded ? INDEX_BUILD_MEMORY.pglite : INDEX_BUILD_MEMORY.postgres;
@@ -50,7 +52,7 @@ export function indexBuildMemory(embedded: boolean, env: Record<string, string |
   }
   // Never above what the server accepts (PGlite's 32-bit build stops at 2 GB): one setting can
   // then serve a big server and the embedded database alike.
-  const kb = Number(size[1]) * { kB: 1, MB: 1024, GB: 1024 ** 2, TB: 1024 ** 3 }[size[2] as "kB"];
+  const kb = Number(size[1]) * KB_PER_UNIT[size[2] as keyof typeof KB_PER_UNIT];
   return kb > serverMaxKb ? `${serverMaxKb}kB` : `${size[1]}${size[2]}`;
 }
 

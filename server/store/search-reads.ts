@@ -16,6 +16,11 @@ export interface BranchSteps {
   steps: string[];
 }
 
+/** A nearest-neighbour read: the query vector (pgvector text) of a model, and how many to return. */
+type Knn = BranchSteps & { filters: RecordFilters; vector: string; dims: number; model: string; n: number };
+/** An exact read also names the pipeline (embeddings carry it) and gives up over `maxCandidates`. */
+type ExactKnn = Knn & { pipelineId: string; maxCandidates: number };
+
 /** Conditions on `r`: in the workspace, one of the steps, on the branch, and the filters. */
 export function recordConditions(params: Params, where: BranchSteps, filters: RecordFilters): string[] {
   return [
@@ -43,7 +48,7 @@ export interface Neighbour {
  */
 export async function nearestExact(
   db: Db,
-  args: BranchSteps & { pipelineId: string; filters: RecordFilters; vector: string; dims: number; model: string; n: number; maxCandidates: number },
+  args: ExactKnn,
 ): Promise<Neighbour[]> {
   if (onlyScope(args.filters)) return nearestInScope(db, args);
   const params = new Params();
@@ -76,7 +81,7 @@ function onlyScope(f: RecordFilters): boolean {
  */
 async function nearestInScope(
   db: Db,
-  args: BranchSteps & { pipelineId: string; filters: RecordFilters; vector: string; dims: number; model: string; n: number; maxCandidates: number },
+  args: ExactKnn,
 ): Promise<Neighbour[]> {
   const params = new Params();
   const v = params.add(args.vector, `vector(${args.dims})`);
@@ -99,7 +104,7 @@ async function nearestInScope(
 }
 
 /** Nearest neighbours through the model's HNSW index, filters applied as the index streams (iterative scan). */
-export async function nearestHnsw(db: Db, args: BranchSteps & { filters: RecordFilters; vector: string; dims: number; model: string; n: number }): Promise<Neighbour[]> {
+export async function nearestHnsw(db: Db, args: Knn): Promise<Neighbour[]> {
   const params = new Params();
   const v = params.add(args.vector, `vector(${args.dims})`);
   const where = recordConditions(params, args, args.filters);
