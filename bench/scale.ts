@@ -24,6 +24,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
+import { randomEmbeddingsSql } from "./random-embeddings";
 
 interface Figures {
   db: "postgres" | "pglite";
@@ -109,14 +110,7 @@ async function measure(kind: "postgres" | "pglite", records: number, iterations:
   t = performance.now();
   const { getEmbedder } = await import("../server/llm/workspace-embedder");
   const embedder = await getEmbedder(db, workspace.id);
-  await db.$executeRawUnsafe(
-    `INSERT INTO "Embedding" ("workspaceId", "recordId", "pipelineId", step, scope, model, dimensions, vector)
-     SELECT r."workspaceId", r.id, r."pipelineId", r.step, r.scope, $2, ${embedder.dimensions}, v.vec::vector
-     FROM "Record" r, LATERAL (SELECT array_agg(random()::real - 0.5) AS vec FROM generate_series(1, ${embedder.dimensions}) g WHERE r.id IS NOT NULL) v
-     WHERE r."pipelineId" = $1`,
-    pipeline.id,
-    embedder.id,
-  );
+  await db.$executeRawUnsafe(randomEmbeddingsSql(embedder.dimensions), pipeline.id, embedder.id);
   const vectorsS = seconds(t);
   const indexed = await indexPipeline(db, pipeline.id);
   await db.$executeRawUnsafe(`VACUUM ANALYZE`);

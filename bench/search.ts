@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { randomEmbeddingsSql } from "./random-embeddings";
 
 const conversations = Number(process.argv[2] ?? 33_200);
 const iterations = Number(process.argv[3] ?? 60);
@@ -157,16 +158,7 @@ async function main() {
       pid,
       branch.id,
     );
-    // Random unit-free vectors (cosine): the latency of KNN does not depend on what they mean.
-    await load(
-      "embeddings",
-      `INSERT INTO "Embedding" ("workspaceId", "recordId", "pipelineId", step, scope, model, dimensions, vector)
-       SELECT r."workspaceId", r.id, r."pipelineId", r.step, r.scope, $2, ${DIMS}, v.vec::vector
-       FROM "Record" r, LATERAL (SELECT array_agg(random()::real - 0.5) AS vec FROM generate_series(1, ${DIMS}) g WHERE r.id IS NOT NULL) v
-       WHERE r."pipelineId" = $1 AND r.step <> 'chats'`,
-      pid,
-      MODEL,
-    );
+    await load("embeddings", randomEmbeddingsSql(DIMS, `r.step <> 'chats'`), pid, MODEL);
     {
       const t = performance.now();
       // Built the way indexing builds it: SYNTHEX_INDEX_BUILD_MEMORY of maintenance memory (PGlite default 256MB).
