@@ -1,5 +1,5 @@
 import { expect, test, type Page, type TestInfo } from "@playwright/test";
-import { createInvite, editSummariesInCanvas, FIXTURE, newPipeline, signUp, waitForRun } from "./helpers";
+import { createInvite, editSummariesInCanvas, FIXTURE, newPipeline, signUp, uploadToSource, waitForRun } from "./helpers";
 
 /**
  * Issue 18 in the browser: create a branch from the overview, change the summaries prompt on it in
@@ -25,8 +25,7 @@ test("branches: create, edit in the canvas, plan with the cost ratio, run, diff 
   const page = await (await browser.newContext()).newPage();
   const slug = await signUp(page, owner);
   const overview = await newPipeline(page, slug, "branchy");
-  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
-  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await uploadToSource(page, "chats", FIXTURE, "5 added");
   await page.getByTestId("run-button").click();
   await waitForRun(page);
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
-import { FIXTURE, newPipeline, signUp, trpc, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
+import { FIXTURE, newPipeline, signUp, trpc, uploadToSource, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * Evals in a real browser: a pipeline with two branches, a LoCoMo-shaped file uploaded on the
@@ -115,8 +115,7 @@ test("add to question set from the explorer, then score the pipeline on it from 
   const slug = await signUp(page, { email: `qs-${stamp}@example.com`, password: user.password });
   // A pipeline with its own memory: the chat-memory template, a ChatGPT export uploaded, one run.
   const overview = await newPipeline(page, slug, "own-memory");
-  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
-  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await uploadToSource(page, "chats", FIXTURE, "5 added");
   await page.getByTestId("run-button").click();
   await waitForRun(page);
 

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { FIXTURE, newPipeline, signUp as signUpAs, trpc, waitForRun, workspaceId } from "./helpers";
+import { FIXTURE, newPipeline, signUp as signUpAs, trpc, waitForRun, uploadToSource, workspaceId } from "./helpers";
 
 /**
  * What a first-time user trips on (issue 14), each in the real browser: canvas renames and
@@ -197,8 +197,7 @@ test("a model with no provider: the canvas and the plan say so, the run refuses;
 test("explorer: quick Altitude then Mode changes both stick; the URL holds the state and every control reads it", async ({ page }) => {
   const slug = await signUp(page, "explore");
   const overview = await newPipeline(page, slug, "explore-walk");
-  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
-  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await uploadToSource(page, "chats", FIXTURE, "5 added");
   await page.getByTestId("run-button").click();
   await waitForRun(page);
 
@@ -251,11 +250,8 @@ test("lineage: a 1,000-source record opens on its neighbourhood grouped by step 
   test.setTimeout(600_000);
   const slug = await signUp(page, "lineage");
   const overview = await newPipeline(page, slug, "lineage-walk");
-  await page
-    .getByTestId("upload-chats")
-    .locator('input[type="file"]')
-    .setInputFiles({ name: "conversations.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(bigExport(1000))) });
-  await expect(page.getByTestId("upload-report-chats")).toContainText("1000 added", { timeout: 120_000 });
+  const bigFile = { name: "conversations.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(bigExport(1000))) };
+  await uploadToSource(page, "chats", bigFile, "1000 added", 120_000);
   await page.getByTestId("run-button").click();
   await expect(page).toHaveURL(/\/runs\/[^/?]+/);
   await expect(page.getByTestId("run-status")).toHaveAttribute("data-status", "completed", { timeout: 480_000 });

@@ -1,6 +1,6 @@
 /** Steps the browser tests share: sign up, a new pipeline through the UI, waiting for a run, setup calls. */
 import path from "node:path";
-import { expect, type Page } from "@playwright/test";
+import { expect, type Locator, type Page } from "@playwright/test";
 
 export const FIXTURE = path.join(import.meta.dirname, "fixtures", "chatgpt-export.json");
 
@@ -32,6 +32,17 @@ export async function newPipeline(page: Page, slug: string, name: string) {
   await page.getByTestId("create-pipeline-submit").click();
   await expect(page).toHaveURL(/\/pipelines\/(?!new)[^/?]+(\?.*)?$/);
   return new URL(page.url()).pathname;
+}
+
+/**
+ * Uploads files to a source through its drop zone and waits until the report says `added` and the
+ * plan has caught up (the Run button offers pending work). Clicking Run before that races the plan's
+ * refresh: the "Nothing to run yet" notice leaves, the card shrinks and the button moves under the click.
+ */
+export async function uploadToSource(page: Page, source: string, files: Parameters<Locator["setInputFiles"]>[0], added: string, timeout = 15_000) {
+  await page.getByTestId(`upload-${source}`).locator('input[type="file"]').setInputFiles(files);
+  await expect(page.getByTestId(`upload-report-${source}`).first()).toContainText(added, { timeout });
+  await expect(page.getByTestId("run-button")).toHaveText(/^Run$/, { timeout });
 }
 
 /** On a run's page: waits until it ends, and expects `status`. */

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { FIXTURE, newPipeline, signUp, waitForRun } from "./helpers";
+import { FIXTURE, newPipeline, signUp, uploadToSource, waitForRun } from "./helpers";
 
 /**
  * Issue 22, item 2: hostile record content, titles and metadata render as text everywhere. A
@@ -60,8 +60,7 @@ test("hostile content, titles and metadata render as text in every view, and not
   const shot = (name: string) => page.screenshot({ path: info.outputPath(name), fullPage: true });
   const slug = await signUp(page, { email: `hostile-${stamp}@example.com`, password: "hostile-password-1" });
   const overview = await newPipeline(page, slug, "hostile");
-  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(hostileExport(info.outputPath("input")));
-  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await uploadToSource(page, "chats", hostileExport(info.outputPath("input")), "5 added");
   await page.getByTestId("run-button").click();
   await waitForRun(page);
   await expectInert(page, dialogs, "run page");

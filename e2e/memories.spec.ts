@@ -1,6 +1,6 @@
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { signUp, waitForRun } from "./helpers";
+import { signUp, uploadToSource, waitForRun } from "./helpers";
 
 /**
  * A person's path through Memex memories: a pipeline from the Memex template, an export where a
@@ -21,8 +21,7 @@ test("memex: a deleted memory shows its history and is restored from the record 
   await page.getByTestId("create-pipeline-submit").click();
   await expect(page).toHaveURL(/\/pipelines\/(?!new)[^/?]+(\?.*)?$/);
 
-  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
-  await expect(page.getByTestId("upload-report-chats")).toContainText("2 added");
+  await uploadToSource(page, "chats", FIXTURE, "2 added");
   await page.getByTestId("run-button").click();
   await waitForRun(page);
 

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { FIXTURE, signUp, waitForRun } from "./helpers";
+import { FIXTURE, signUp, uploadToSource, waitForRun } from "./helpers";
 
 /**
  * Purge (GDPR) in the browser: an owner finds the conversation that holds a phrase (exact search
@@ -20,8 +20,7 @@ test("purge a conversation from its record page: dry run first, typed confirmati
   await page.getByLabel("Name").fill("purge-e2e");
   await page.getByTestId("create-pipeline-submit").click();
   await expect(page).toHaveURL(/\/pipelines\/(?!new)[^/?]+(\?.*)?$/);
-  await page.getByTestId("upload-chats").locator('input[type="file"]').setInputFiles(FIXTURE);
-  await expect(page.getByTestId("upload-report-chats")).toContainText("5 added");
+  await uploadToSource(page, "chats", FIXTURE, "5 added");
   await page.getByTestId("run-button").click();
   await waitForRun(page);
 

@@ -52,6 +52,7 @@ test("the entity graph and belief timeline of a LoCoMo speaker, each belief open
   await page.getByTestId("upload-sessions").locator('input[type="file"]').setInputFiles(files);
   await expect(page.getByTestId("upload-report-sessions")).toHaveCount(19, { timeout: 120_000 });
   await expect(page.getByTestId("upload-added")).toHaveText(Array(19).fill("1"));
+  await expect(page.getByTestId("run-button")).toHaveText(/^Run$/);
   await page.getByTestId("run-button").click();
   await waitForRun(page);
 

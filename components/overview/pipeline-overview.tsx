@@ -193,6 +193,9 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
   const estCost = planCost.data?.totals.estimatedCostUsd ?? 0;
   const sourceRecords = spec.sources.reduce((a, s) => a + (statusBy.get(s.name)?.records ?? 0), 0);
   const missingProviders = planCost.data?.providerProblems ?? [];
+  // The Run button waits for a current plan: the cost confirmation below reads it, and a stale
+  // estimate (before an upload's refresh lands) would start an expensive run without asking.
+  const planSettling = (!planRows && !planBasic.isError) || planCost.isFetching;
   const doRun = () => start.mutate(ref);
   const onRunClick = () => (estCost > RUN_CONFIRM_THRESHOLD_USD ? setConfirm(true) : doRun());
 
@@ -380,7 +383,7 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
                 <Button
                   data-testid="run-button"
                   onClick={onRunClick}
-                  disabled={start.isPending || active || missingProviders.length > 0}
+                  disabled={start.isPending || active || missingProviders.length > 0 || planSettling}
                   title={missingProviders.length ? missingProviders[0]!.message : undefined}
                 >
                   {start.isPending || active ? <Loader2 className="animate-spin" /> : <Play />}
