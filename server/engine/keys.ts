@@ -24,8 +24,9 @@ export const foldKey = (step: string, stepVersionHash: string, scope: string, se
 export const mergeKey = (step: string, stepVersionHash: string, dedupeKey: string, chosenRecordId: string) =>
   key(["merge", step, stepVersionHash, dedupeKey, chosenRecordId]);
 
-export const sourceKey = (source: string, stepVersionHash: string, externalId: string, contentFingerprint: string) =>
-  key(["source", source, stepVersionHash, externalId, contentFingerprint]);
+/** `ownScope`: the item's scope when it is not the source's own (one file or API call may hold many users). */
+export const sourceKey = (source: string, stepVersionHash: string, externalId: string, contentFingerprint: string, ownScope?: string) =>
+  key(["source", source, stepVersionHash, externalId, contentFingerprint, ...(ownScope === undefined ? [] : [ownScope])]);
 
 /** Fingerprint of an ordered sequence (fold) or a sorted set (aggregate) of content fingerprints. */
 export const sequenceFingerprint = (fingerprints: string[]) => sha256(fingerprints.join("\n"));

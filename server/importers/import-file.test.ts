@@ -117,4 +117,19 @@ describe("importFile", () => {
     expect(bad).toBeInstanceOf(ImportFailedError);
     expect((bad as Error).message).toMatch(/transcript\.md is not a JSON array of conversations/);
   });
+
+  it("stores each JSONL line in its own scope, the source's scope where a line names none; a re-import moves a changed scope", async () => {
+    const pipelineId = await newPipeline("jsonl", "acme:shared");
+    const file = path.join(tmp, "many-users.jsonl");
+    const line = (id: string, scope?: string) => JSON.stringify({ id, ...(scope ? { scope } : {}), messages: [{ role: "user", content: `note ${id}` }] });
+    await writeFile(file, [line("u1", "acme:user-1"), line("u2", "acme:user-2"), line("team")].join("\n"));
+    expect(await importFile(db, { workspaceId, pipelineId, source: "chats", path: file })).toMatchObject({ format: "jsonl", added: 3, warnings: [] });
+    const scopeOf = async () => Object.fromEntries((await pointed(pipelineId)).map((r) => [(r.metadata as { chat: { conversation_id: string } }).chat.conversation_id, r.scope]));
+    expect(await scopeOf()).toEqual({ u1: "acme:user-1", u2: "acme:user-2", team: "acme:shared" });
+
+    // The same conversation filed under another user: the new scope replaces the old one, no copy stays behind.
+    await writeFile(file, [line("u1", "acme:user-3"), line("u2", "acme:user-2"), line("team")].join("\n"));
+    expect(await importFile(db, { workspaceId, pipelineId, source: "chats", path: file })).toMatchObject({ added: 1, unchanged: 2 });
+    expect(await scopeOf()).toEqual({ u1: "acme:user-3", u2: "acme:user-2", team: "acme:shared" });
+  });
 });

@@ -325,6 +325,33 @@ describe("jsonl, markdown, text, folder", () => {
     expect(error!.message).toMatch(/transcript\.md is not JSONL/);
   });
 
+  it("takes a line's own scope (top level or metadata), and skips a line whose scope is not a usable string", async () => {
+    const file = path.join(tmp, "scoped.jsonl");
+    const line = (id: string, extra: Record<string, unknown>) => JSON.stringify({ id, messages: [{ role: "user", content: `hello from ${id}` }], ...extra });
+    await writeFile(
+      file,
+      [
+        line("a", { scope: " acme:user-1 " }),
+        line("b", { metadata: { scope: "acme:user-2" } }),
+        line("c", {}),
+        line("d", { scope: "" }),
+        line("e", { scope: 42 }),
+        line("f", { scope: "x".repeat(257) }),
+      ].join("\n"),
+    );
+    const { items, warnings } = await collect(file, "jsonl");
+    expect(items.map((i) => [i.externalId, i.scope])).toEqual([
+      ["a", "acme:user-1"],
+      ["b", "acme:user-2"],
+      ["c", undefined],
+      ["d", undefined],
+    ]);
+    expect(warnings).toEqual([
+      { conversation: "scoped.jsonl:5", reason: 'its "scope" is number, not a string; skipped', skipped: true },
+      { conversation: "scoped.jsonl:6", reason: 'its "scope" is 257 characters, over the 256 limit; skipped', skipped: true },
+    ]);
+  });
+
   it("splits a Markdown transcript at speaker labels, never inside a code fence", async () => {
     const { items } = await collect(fx("transcript.md"), "markdown");
     expect(items).toHaveLength(1);

@@ -94,6 +94,22 @@ export function chatTurns(obj: Obj): Array<{ role: string; text: string }> | nul
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
+/** Longest scope a line may name (the API's limit). */
+const MAX_SCOPE_CHARS = 256;
+
+/**
+ * A JSONL line's own scope (`"scope"` or `metadata.scope`, e.g. "acme:user-42"): one file can hold
+ * many users' conversations, as a Mem0 export does. Absent or blank: the source's scope applies.
+ */
+function lineScope(value: unknown): { value?: string; error?: string } {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "string") return { error: `its "scope" is ${Array.isArray(value) ? "an array" : typeof value}, not a string` };
+  const scope = value.trim();
+  if (scope.length > MAX_SCOPE_CHARS) return { error: `its "scope" is ${scope.length} characters, over the ${MAX_SCOPE_CHARS} limit` };
+  return scope ? { value: scope } : {};
+}
+
+/** OpenAI-style chat JSONL, one conversation per line; a line may carry its own `scope`. */
 export async function* importJsonl(file: string, opts: ImporterOptions = {}): AsyncGenerator<ImportEvent> {
   const st = await stat(file).catch(() => null);
   if (!st?.isFile()) throw new ImportError(`${file} does not exist or is not a file.`, file);
@@ -145,6 +161,12 @@ export async function* importJsonl(file: string, opts: ImporterOptions = {}): As
       }
       const o = obj as Obj;
       const meta = isObject(o.metadata) ? o.metadata : {};
+      const scope = lineScope(o.scope ?? meta.scope);
+      if (scope.error) {
+        // A line meant for one user's scope must not land in the source's default scope instead.
+        yield { warning: { conversation: where, reason: `${scope.error}; skipped` } };
+        continue;
+      }
       const ownId = str(o.id) ?? str(o.conversation_id) ?? str(meta.id) ?? str(meta.conversation_id);
       const rendered = turns.map((t) => {
         const c = capMessage(t.text, max);
@@ -158,6 +180,7 @@ export async function* importJsonl(file: string, opts: ImporterOptions = {}): As
       const item: SourceItem = {
         externalId,
         content,
+        ...(scope.value ? { scope: scope.value } : {}),
         metadata: {
           ...(createdAt ? { time: { created_at: createdAt } } : {}),
           chat: { conversation_id: externalId, title, author: [...new Set(turns.map((t) => t.role))].join(", "), roles: [...new Set(turns.map((t) => t.role))], message_count: turns.length },

@@ -143,7 +143,10 @@ export async function appendSourceRecords(db: Db, pipelineId: string, source: st
     const chunk = items.slice(i, i + 500);
     const records: NewRecord[] = chunk.map((item) => {
       const fp = contentFingerprint(item.content);
-      const key = sourceKey(source, svh, item.externalId, fp);
+      const scope = item.scope ?? def.scope ?? "";
+      // An item filed under a scope other than the source's is keyed by it too, so the same
+      // conversation moved to another scope replaces its record instead of staying where it was.
+      const key = sourceKey(source, svh, item.externalId, fp, scope === (def.scope ?? "") ? undefined : scope);
       return {
         id: randomUUID(),
         step: source,
@@ -152,7 +155,7 @@ export async function appendSourceRecords(db: Db, pipelineId: string, source: st
         materializationKey: key,
         content: item.content,
         contentFingerprint: fp,
-        scope: item.scope ?? def.scope ?? "",
+        scope,
         metadata: { ...item.metadata, source: { type: def.format, ...(item.metadata?.source as object) } },
         audit: null,
         sources: [],
