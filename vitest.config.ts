@@ -4,7 +4,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
-    include: ["server/**/*.test.ts", "inngest/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts", "client/**/*.test.ts"],
+    include: ["server/**/*.test.ts", "inngest/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts", "client/**/*.test.ts", "bench/**/*.test.ts"],
     // Tests that need a real PostgreSQL server run only in the second pass (vitest.postgres.config.ts).
     exclude: [...configDefaults.exclude, "**/*.postgres.test.ts"],
     environment: "node",

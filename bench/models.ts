@@ -23,6 +23,10 @@ const latencyMs = Number(arg("latency", "200"));
 const limit = Number(arg("limit", "32"));
 const levels = arg("levels", "1,4,16,64").split(",").map(Number).filter(Boolean);
 process.env.SYNTHEX_ENCRYPTION_KEY ??= "bench-encryption-secret";
+// The mock provider listens on 127.0.0.1 over http: allowed here, as an operator would for a
+// development server (server/http/outbound.ts refuses plain http and loopback otherwise).
+process.env.SYNTHEX_ALLOW_HTTP_HOSTS ??= "127.0.0.1,localhost";
+process.env.SYNTHEX_ALLOW_PRIVATE_NETWORKS ??= "127.0.0.1/32";
 
 function items(prefix: string, count: number): SourceItem[] {
   return Array.from({ length: count }, (_, i) => ({

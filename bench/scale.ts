@@ -259,6 +259,12 @@ async function main() {
     if (r) results.push(r);
   }
   printTable(results);
+  // A size whose child failed is missing from the table: say so in the exit code too.
+  const failedSizes = pgliteSizes.length + pgSizes.length - results.length;
+  if (failedSizes > 0) {
+    console.error(`${failedSizes} of ${pgliteSizes.length + pgSizes.length} sizes failed (see above)`);
+    process.exitCode = 1;
+  }
 }
 
 /** A reused database has no load, run or index figures: "-". */

@@ -1,7 +1,8 @@
 /**
- * `npm test`: Vitest (unit + integration on PGlite), then — when `TEST_DATABASE_URL` names a
- * PostgreSQL with pgvector — the database-backed Vitest files again on it
- * (`vitest.postgres.config.ts`), a production build, then Playwright in Debian's Chromium.
+ * `npm test`: a production build (first: the bench smoke tests start `npm start`, which would
+ * otherwise build in the middle of the Vitest pass), Vitest (unit + integration on PGlite), then —
+ * when `TEST_DATABASE_URL` names a PostgreSQL with pgvector — the database-backed Vitest files again
+ * on it (`vitest.postgres.config.ts`), then Playwright in Debian's Chromium.
  * Ends with one line `N passed, N failed` totalling every pass.
  */
 import { spawnSync } from "node:child_process";
@@ -58,6 +59,20 @@ function vitestPass(label: string, report: string, args: string[], env: NodeJS.P
   passes.push(`${label}: ${p} passed, ${f} failed`);
 }
 
+const skipE2e = process.env.SKIP_E2E === "1";
+let built = false;
+if (!skipE2e) {
+  const build = runCaptured("npx", ["next", "build"]);
+  // A build that traces the whole project (dynamic filesystem access on the request path) is a failure too.
+  const tracing = build.output.match(/causes tracing of the whole project/g)?.length ?? 0;
+  if (tracing > 0) {
+    console.log(`next build: ${tracing} whole-project tracing warning(s) — counted as a failure`);
+    failed += 1;
+  }
+  if (build.status !== 0) failed += 1;
+  else built = true;
+}
+
 const postgresUrl = process.env.TEST_DATABASE_URL?.trim();
 // The first pass and Playwright run on the embedded database whatever the environment says.
 const embeddedEnv: NodeJS.ProcessEnv = { ...process.env };
@@ -70,32 +85,20 @@ if (postgresUrl) {
   });
 }
 
-const skipE2e = process.env.SKIP_E2E === "1";
-if (!skipE2e) {
-  const build = runCaptured("npx", ["next", "build"]);
-  // A build that traces the whole project (dynamic filesystem access on the request path) is a failure too.
-  const tracing = build.output.match(/causes tracing of the whole project/g)?.length ?? 0;
-  if (tracing > 0) {
-    console.log(`next build: ${tracing} whole-project tracing warning(s) — counted as a failure`);
-    failed += 1;
-  }
-  if (build.status !== 0) {
-    failed += 1;
-  } else {
-    rmSync(".synthex-e2e", { recursive: true, force: true });
-    const pwStatus = run("npx", ["playwright", "test"], { ...embeddedEnv, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" });
-    const pw = readJson("test-results/playwright.json", playwrightReport);
-    let p = 0;
-    let f = 0;
-    if (pw) {
-      p = pw.stats.expected + (pw.stats.flaky ?? 0);
-      f = pw.stats.unexpected;
-      if (pwStatus !== 0 && f === 0) f = 1;
-    } else f = 1;
-    passed += p;
-    failed += f;
-    passes.push(`playwright: ${p} passed, ${f} failed`);
-  }
+if (built) {
+  rmSync(".synthex-e2e", { recursive: true, force: true });
+  const pwStatus = run("npx", ["playwright", "test"], { ...embeddedEnv, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" });
+  const pw = readJson("test-results/playwright.json", playwrightReport);
+  let p = 0;
+  let f = 0;
+  if (pw) {
+    p = pw.stats.expected + (pw.stats.flaky ?? 0);
+    f = pw.stats.unexpected;
+    if (pwStatus !== 0 && f === 0) f = 1;
+  } else f = 1;
+  passed += p;
+  failed += f;
+  passes.push(`playwright: ${p} passed, ${f} failed`);
 }
 
 for (const line of passes) console.log(line);
