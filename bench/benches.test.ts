@@ -11,23 +11,23 @@
  * are left out: `--pg 0`, `--targets embedded`), and none of the outbound allowances this config
  * sets for the tests.
  *
- * The LoCoMo benches read ../shared/data/locomo-dev/locomo-dev.json (CC BY-NC, never in the
- * repository; CI has it): a missing file fails those tests with a message, it does not skip them.
- * bench:eval and bench:graph-search take the whole file, so they get a subset written to the
- * test's temp directory (one conversation, a few questions per category), removed afterwards.
+ * The LoCoMo benches read the project's LoCoMo test file (server/eval/testing/locomo-fixture.ts:
+ * two conversations with every anomaly of the real file), written to the test's temp directory; the
+ * counts they must print come from the eval's own loader. The dev split is not needed here.
  *
- * bench:load starts `npm start`, which runs `next build` first when there is no `.next/BUILD_ID`
- * (a clean clone): that test has a long timeout for it.
+ * bench:load starts `npm start`, which builds first when there is no `.next/BUILD_ID`: `npm test`
+ * builds before Vitest, but this file run alone on a clean clone builds, hence that test's timeout.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { freePort } from "../server/http/testing/free-port";
+import { parseLocomo } from "../server/eval/locomo";
+import { locomoFixture } from "../server/eval/testing/locomo-fixture";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const LOCOMO = path.resolve(ROOT, "../shared/data/locomo-dev/locomo-dev.json");
 const NUM = String.raw`\d+(?:\.\d+)?`;
 
 interface BenchResult {
@@ -110,47 +110,14 @@ function expectLatencyLine(out: string, name: string) {
   expect(out).toMatch(new RegExp(`${escape(name)}\\s+p50\\s+${NUM} ms\\s+p95\\s+${NUM} ms`));
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface LocomoSample {
-  sample_id: string;
-  conversation: Record<string, unknown>;
-  qa: Array<{ category: number; evidence: string[] }>;
-}
-
-function locomoDev(): LocomoSample[] {
-  if (!existsSync(LOCOMO)) {
-    throw new Error(
-      `the LoCoMo dev split is missing: ${LOCOMO} does not exist. It is not in the repository (CC BY-NC); ` +
-        `CI and the development machines have it in ../shared/data/locomo-dev/. The LoCoMo benches cannot be tested without it.`,
-    );
-  }
-  return JSON.parse(readFileSync(LOCOMO, "utf8")) as LocomoSample[];
-}
-
-/** conv-30 (the smallest conversation) with its first `perCategory` questions of each category, written to the test's temp dir. */
-function locomoSubset(perCategory: number) {
-  const sample = locomoDev().find((s) => s.sample_id === "conv-30");
-  if (!sample) throw new Error(`${LOCOMO} has no conv-30`);
-  const taken = new Map<number, number>();
-  const qa = sample.qa.filter((q) => {
-    const n = taken.get(q.category) ?? 0;
-    taken.set(q.category, n + 1);
-    return n < perCategory;
-  });
-  const file = path.join(tmp, "locomo-conv-30.json");
-  writeFileSync(file, JSON.stringify([{ ...sample, qa }]));
-  // Answerable: categories 1-4 (5 is adversarial, scored apart).
-  return { file, questions: qa.length, answerable: qa.filter((q) => q.category >= 1 && q.category <= 4).length };
+/** The LoCoMo test file in the test's temp dir, and the questions the eval loader keeps from it (all, per sample, scored). */
+function locomoFile() {
+  const file = path.join(tmp, "locomo-fixture.json");
+  const text = JSON.stringify(locomoFixture());
+  writeFileSync(file, text);
+  const { questions } = parseLocomo(text, file).dataset;
+  const scored = questions.filter((q) => !q.apart);
+  return { file, questions: questions.length, scored: scored.length, scoredIn: (sample: string) => scored.filter((q) => q.sample === sample).length };
 }
 
 describe("the README's benchmark commands", () => {
@@ -244,10 +211,9 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(/^\s+summaries\s+0 calls\s+0 made\s+20 reused$/m);
   });
 
-  it("bench:locomo-search -- <file> --only conv-30 — retrieval quality per mode and category", { timeout: 120_000 }, async () => {
-    const sample = locomoDev().find((s) => s.sample_id === "conv-30")!;
-    const answerable = sample.qa.filter((q) => q.category >= 1 && q.category <= 4).length;
-    const r = await runBench("bench:locomo-search", [LOCOMO, "--only", "conv-30", "--modes", "fts,hybrid", "--limit", "20"]);
+  it("bench:locomo-search -- <file> --only conv-a — retrieval quality per mode and category", { timeout: 120_000 }, async () => {
+    const locomo = locomoFile();
+    const r = await runBench("bench:locomo-search", [locomo.file, "--only", "conv-a", "--modes", "fts,hybrid", "--limit", "20"]);
     expectSuccess(r);
     expect(r.stdout).toMatch(new RegExp(`imported and ran 1 conversations in ${NUM} s`));
     expect(r.stdout).toContain("questions per mode: categories 1-4 with evidence; unscoped search over the default chat-memory pipeline");
@@ -263,38 +229,38 @@ describe("the README's benchmark commands", () => {
       expect(recall).toBeGreaterThanOrEqual(0);
       expect(recall).toBeLessThanOrEqual(1);
       expect(Number(m![4])).toBeGreaterThan(0);
-      expect(Number(m![4])).toBeLessThanOrEqual(answerable);
+      expect(Number(m![4])).toBeLessThanOrEqual(locomo.scoredIn("conv-a"));
     }
     expect(r.stdout).toMatch(new RegExp(`^  cat [1-4]\\s+hit@1 ${NUM}\\s+hit@5 ${NUM}`, "m"));
   });
 
   it("bench:graph-search -- [file] [--repeat n] — synapsis eval in hybrid and graph mode, per-question latency", { timeout: 120_000 }, async () => {
-    const subset = locomoSubset(6);
-    const r = await runBench("bench:graph-search", [subset.file, "--repeat", "1"]);
+    const locomo = locomoFile();
+    const r = await runBench("bench:graph-search", [locomo.file, "--repeat", "1"]);
     expectSuccess(r);
-    expect(r.stdout).toMatch(new RegExp(`dataset locomo-conv-30\\.json: 1 conversations, ${subset.questions} questions \\(imported ${NUM} s\\)`));
+    expect(r.stdout).toMatch(new RegExp(`dataset locomo-fixture\\.json: 2 conversations, ${locomo.questions} questions \\(imported ${NUM} s\\)`));
     for (const mode of ["hybrid", "graph"]) {
       expect(r.stdout).toMatch(
         new RegExp(
-          `eval synapsis --mode ${mode}\\s+completed in ${NUM} s · ${subset.answerable} questions · hit@1 ${NUM} hit@5 ${NUM} recall@2k ${NUM} mrr ${NUM} · eval search p50 ${NUM} ms p95 ${NUM} ms`,
+          `eval synapsis --mode ${mode}\\s+completed in ${NUM} s · ${locomo.scored} questions · hit@1 ${NUM} hit@5 ${NUM} recall@2k ${NUM} mrr ${NUM} · eval search p50 ${NUM} ms p95 ${NUM} ms`,
         ),
       );
     }
-    expect(r.stdout).toMatch(new RegExp(`${subset.questions} questions × 1: \\d+ name an entity of the graph; graph hits with an evidence path \\d+ \\(of ${subset.questions * 10} max\\)`));
+    expect(r.stdout).toMatch(new RegExp(`${locomo.questions} questions × 1: \\d+ name an entity of the graph; graph hits with an evidence path \\d+ \\(of ${locomo.questions * 10} max\\)`));
     for (const name of ["hybrid", "graph", "graph retrieval alone"]) {
-      expect(r.stdout).toMatch(new RegExp(`^${escape(name)}\\s+p50 ${NUM} ms\\s+p95 ${NUM} ms\\s+max ${NUM} ms\\s+\\(n=${subset.questions}\\)$`, "m"));
+      expect(r.stdout).toMatch(new RegExp(`^${escape(name)}\\s+p50 ${NUM} ms\\s+p95 ${NUM} ms\\s+max ${NUM} ms\\s+\\(n=${locomo.questions}\\)$`, "m"));
     }
     expect(r.stdout).toMatch(new RegExp(`total ${NUM} s`));
   });
 
   it("bench:eval -- [file] [templates] — import, build, every question; the second eval builds nothing", { timeout: 120_000 }, async () => {
-    const subset = locomoSubset(8);
-    const r = await runBench("bench:eval", [subset.file, "chat-memory"]);
+    const locomo = locomoFile();
+    const r = await runBench("bench:eval", [locomo.file, "chat-memory"]);
     expectSuccess(r);
-    expect(r.stdout).toMatch(new RegExp(`dataset locomo-conv-30\\.json: 1 conversations, ${subset.questions} questions, imported in ${NUM} s`));
+    expect(r.stdout).toMatch(new RegExp(`dataset locomo-fixture\\.json: 2 conversations, ${locomo.questions} questions, imported in ${NUM} s`));
     const line = (pass: string) =>
       new RegExp(
-        `chat-memory\\s+${pass}\\s+completed in ${NUM} s \\(.*build ${NUM} s.*\\) · ${subset.answerable} questions · hit@1 ${NUM} hit@5 ${NUM} recall@2k ${NUM} · ` +
+        `chat-memory\\s+${pass}\\s+completed in ${NUM} s \\(.*build ${NUM} s.*\\) · ${locomo.scored} questions · hit@1 ${NUM} hit@5 ${NUM} recall@2k ${NUM} · ` +
           `search p50 ${NUM} ms p95 ${NUM} ms · model calls (\\d+) · build tokens \\d+`,
       );
     expect(r.stdout).toMatch(line("first"));

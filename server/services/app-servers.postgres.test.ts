@@ -11,10 +11,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../http/testing/free-port";
 import { connectRemote, type Connection } from "../cli/api";
 import { Pipeline } from "../pipeline/sdk";
 import { createTestDb, testDatabaseUrl, type TestDb } from "../store/test-db";
@@ -32,17 +32,6 @@ const LEASE_MS = 3000;
 let t: TestDb;
 const servers: ChildProcess[] = [];
 const logs = new Map<ChildProcess, string[]>();
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
-}
 
 function serverEnv(port: number, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   return {
