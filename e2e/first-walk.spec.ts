@@ -145,7 +145,7 @@ test("favicon and the app's own 404", async ({ page }) => {
   await shot(page, "06-not-found");
 });
 
-test("a model with no provider: the canvas and the plan say so, the run refuses; after adding one, identical failures are grouped", async ({ page }) => {
+test("a model with no provider: the canvas and the plan say so, the run refuses; after adding one, an expensive run asks first, and identical failures are grouped", async ({ page }) => {
   test.setTimeout(240_000);
   const slug = await signUp(page, "provider");
   const overview = await newPipeline(page, slug, "provider-walk");
@@ -180,10 +180,24 @@ test("a model with no provider: the canvas and the plan say so, the run refuses;
   await page.getByLabel("Timeout (seconds)").fill("2");
   await page.getByRole("button", { name: "Add provider" }).click();
   await expect(page.getByTestId("provider-openai")).toBeVisible();
+  // A price that makes this run expensive: the Run button asks first.
+  const price = page.getByRole("row").filter({ has: page.getByLabel("gpt-4o-mini input price", { exact: true }) });
+  await price.getByLabel("gpt-4o-mini input price", { exact: true }).fill("10000");
+  await price.getByRole("button", { name: "Save" }).click();
+  await expect(price).toContainText("override");
 
   await page.goto(`${overview}?branch=main`);
   await expect(page.getByTestId("provider-problems")).toHaveCount(0);
   await page.getByTestId("run-button").click();
+  const ask = page.getByRole("dialog");
+  await expect(ask).toContainText(/Run for about \$\d/);
+  await expect(ask).toContainText("above the $1.00 confirmation threshold");
+  await shot(page, "08b-run-asks-first");
+  await ask.getByRole("button", { name: "Cancel" }).click();
+  await expect(ask).toBeHidden();
+  await expect(page).not.toHaveURL(/\/runs\//);
+  await page.getByTestId("run-button").click();
+  await page.getByTestId("confirm-run").click();
   await waitForRun(page, "completed_with_errors");
   const groups = page.getByTestId("run-failure-group");
   await expect(groups).toHaveCount(1);
