@@ -39,7 +39,7 @@ export function createIncrementalRunFunction({ client = defaultClient, getDb, wa
         const created = await step.run(`create-run:${i}`, async () => {
           const db = await getDb();
           try {
-            const run = await createRun(db, { workspaceId, pipelineId, branch, triggeredBy: "source.appended" });
+            const run = await createRun(db, { workspaceId, pipelineId, branch, triggeredBy: "source.appended", auditTrigger: "new source records (ingest or import)" });
             const version = await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } });
             return { runId: run.id, provider: providerKeyOf(storedSpec(version)) };
           } catch (err) {

@@ -57,17 +57,26 @@ export type Access = "public" | "user" | "authed" | "workspace";
 export interface AuditSpec {
   /** Dotted verb, e.g. `branch.promote`. */
   action: string;
-  /** What was acted on, from the procedure's input and output. */
-  target: (input: Record<string, unknown>, output: unknown) => string;
-  /** Non-secret facts for the entry (secret-looking fields are redacted anyway). */
+  /** What was acted on, from the procedure's input and output (and the actor, `user:<id>` / `apiKey:<id>`). */
+  target: (input: Record<string, unknown>, output: unknown, actor: string) => string;
+  /** Non-secret facts for the entry (secret-looking fields are redacted anyway). Never record content. */
   summary?: (input: Record<string, unknown>, output: unknown) => Record<string, unknown>;
+  /** The workspace of the entry, for procedures outside a workspace (userProcedure): from input or output. */
+  workspaceId?: (input: Record<string, unknown>, output: unknown) => string;
 }
+
+/**
+ * What a mutation declares about the audit log (server/api/audit-coverage.test.ts requires one):
+ * an entry the middleware writes after success (`AuditSpec`), an entry the named service writes
+ * itself (`writtenBy`: e.g. in the transaction of a purge), or none, with the reason.
+ */
+export type AuditDeclaration = AuditSpec | { action: string; writtenBy: string } | { none: string };
 
 export interface ProcedureMeta {
   rest?: RestRoute | RestRoute[];
   /** Set by the procedure builders below, never by hand. */
   access?: Access;
-  audit?: AuditSpec;
+  audit?: AuditDeclaration;
   /**
    * The procedure honours an API key's pipeline list and scope prefix (it checks the pipeline,
    * record or run it touches, and narrows or checks the scope). Keys with such restrictions are
@@ -115,10 +124,22 @@ export const authedProcedure = publicProcedure.meta({ access: "authed" }).use(({
   return next({ ctx: { ...ctx, actor: ctx.actor } });
 });
 
+/** The entry of a procedure declaring an `AuditSpec`, after it succeeded (nothing for the other declarations). */
+async function writeAudit(db: Db, actor: Actor, audit: AuditDeclaration | undefined, workspaceId: string | null, getRawInput: () => Promise<unknown>, output: unknown) {
+  if (!audit || !("target" in audit)) return;
+  const raw = ((await getRawInput()) ?? {}) as Record<string, unknown>;
+  const workspace = audit.workspaceId?.(raw, output) ?? workspaceId;
+  if (!workspace) throw new Error(`The audit entry ${audit.action} names no workspace.`);
+  const who = actorRef(actor);
+  await recordAudit(db, { workspaceId: workspace, actor: who, action: audit.action, target: audit.target(raw, output, who), summary: audit.summary?.(raw, output) });
+}
+
 /** A signed-in person (API keys cannot manage accounts or create workspaces). */
-export const userProcedure = authedProcedure.meta({ access: "user" }).use(({ ctx, next }) => {
+export const userProcedure = authedProcedure.meta({ access: "user" }).use(async ({ ctx, next, meta, getRawInput }) => {
   if (ctx.actor.kind !== "user") throw new TRPCError({ code: "FORBIDDEN", message: "This action needs a signed-in user." });
-  return next({ ctx: { ...ctx, user: ctx.actor } });
+  const result = await next({ ctx: { ...ctx, user: ctx.actor } });
+  if (result.ok) await writeAudit(ctx.db, ctx.actor, meta?.audit, null, getRawInput, result.data);
+  return result;
 });
 
 /** The actor's role in a workspace: an API key's own role in its workspace, a user's membership role; else null. */
@@ -154,16 +175,7 @@ export function workspaceProcedure(permission: Permission) {
     const userId = ctx.actor.kind === "user" ? ctx.actor.userId : null;
     // Null for people and unrestricted keys' pipelines; handlers pass it to the checks of api-keys.ts.
     const result = await next({ ctx: { ...ctx, workspace, role, userId, restrictions } });
-    if (result.ok && meta?.audit) {
-      const raw = ((await getRawInput()) ?? {}) as Record<string, unknown>;
-      await recordAudit(ctx.db, {
-        workspaceId: workspace.id,
-        actor: actorRef(ctx.actor),
-        action: meta.audit.action,
-        target: meta.audit.target(raw, result.data),
-        summary: meta.audit.summary?.(raw, result.data),
-      });
-    }
+    if (result.ok) await writeAudit(ctx.db, ctx.actor, meta?.audit, workspace.id, getRawInput, result.data);
     return result;
   });
 }

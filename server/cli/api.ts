@@ -23,6 +23,8 @@ export interface Connection {
   db?: Db;
   url?: string;
   apiKey?: string;
+  /** Local mode: the local user, as audit entries name them (`user:<id>`). */
+  actor?: string;
   close(): Promise<void>;
 }
 
@@ -41,7 +43,7 @@ export async function connectLocal(): Promise<Connection> {
     await settleBackgroundWork();
     await closeDb();
   };
-  return { api, workspaceId: workspace.id, mode: "local", db, close };
+  return { api, workspaceId: workspace.id, mode: "local", db, actor: `user:${user.id}`, close };
 }
 
 export async function connectRemote(url: string, apiKey: string): Promise<Connection> {

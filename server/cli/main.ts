@@ -141,7 +141,7 @@ async function importInto(conn: Connection, pipelineId: string, source: string, 
     return (await res.json()) as { received: number; added: number; skipped: number; warnings: unknown[]; format: string };
   }
   const { importFile } = await import("../services/imports");
-  return importFile(conn.db!, { workspaceId: conn.workspaceId, pipelineId, source, path: file, format });
+  return importFile(conn.db!, { workspaceId: conn.workspaceId, pipelineId, source, path: file, format, actor: conn.actor });
 }
 
 function reportImport(opts: GlobalOptions, file: string, result: Awaited<ReturnType<typeof importInto>>) {

@@ -117,6 +117,22 @@ export async function authenticateApiKey(db: Db, secret: string) {
   return { id: key.id, workspaceId: key.workspaceId, role: key.role as Role, name: key.name, restrictions };
 }
 
+/**
+ * Runs have no scope filter: every run computes the pending work of every scope of the pipeline.
+ * A scope-limited key may start an incremental run (the same work its own ingest already requests
+ * when a session closes), never a full recompute (`full`), and may cancel only a run it started
+ * itself (`triggeredBy` is `apiKey:<id>`): other runs carry other scopes' work.
+ */
+export function assertRunAllowedToScopedKey(r: KeyRestrictions | null, what: { options: { full?: boolean } } | { run: { id: string; triggeredBy: string | null }; by: string }) {
+  if (!r?.scopePrefix) return;
+  if ("options" in what && what.options.full) {
+    throw forbidden(`This API key is limited to scope "${r.scopePrefix}": a full run recomputes every scope; start an incremental run (without full).`);
+  }
+  if ("run" in what && what.run.triggeredBy !== what.by) {
+    throw forbidden(`This API key is limited to scope "${r.scopePrefix}": it may cancel only runs it started, and run ${what.run.id} computes every scope.`);
+  }
+}
+
 /** File uploads write whole exports whose scopes the key cannot vouch for: read-only and scope-limited keys may not. */
 export function assertMayUpload(r: KeyRestrictions, pipeline: { id: string; name: string }) {
   if (r.readOnly) throw forbidden("This API key is read-only: uploads need pipelines:write.");

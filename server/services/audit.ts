@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Db, DbTx } from "../core/db";
 import { Prisma } from "../generated/prisma/client";
+import type { SpecDiff } from "../pipeline/diff";
 
 export interface AuditInput {
   workspaceId: string;
@@ -59,6 +60,32 @@ export async function recordAudit(db: Db | DbTx, input: AuditInput) {
       summary: scrub(input.summary ?? {}) as Prisma.InputJsonValue,
     },
   });
+}
+
+const savedSpecOutputs = z.object({ outputs: z.array(z.looseObject({ name: z.string(), webhook: z.object({ url: z.string() }).optional() })).catch([]) });
+
+/** The host of a URL, never its credentials, path or query (a webhook URL may carry a token there). */
+function urlHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+/**
+ * What an admin wants to see of a spec save: which nodes changed and why (kinds, not prompts), and
+ * where each output's webhook posts (`{ output: host }`), so a new external receiver stands out.
+ */
+export function specSaveSummary(spec: unknown, diff: SpecDiff | undefined): Record<string, unknown> {
+  const parsed = savedSpecOutputs.safeParse(spec);
+  const webhooks = Object.fromEntries((parsed.success ? parsed.data.outputs : []).flatMap((o) => (o.webhook ? [[o.name, urlHost(o.webhook.url)]] : [])));
+  const changes = diff
+    ? [...diff.sources, ...diff.steps, ...diff.outputs]
+        .filter((n) => n.status !== "unchanged")
+        .map((n) => `${n.kind}:${n.name} ${n.status}${n.reasons.length ? ` (${n.reasons.map((r) => r.kind).join(", ")})` : ""}`)
+    : [];
+  return { webhooks, changes };
 }
 
 export const listAuditInput = z.object({

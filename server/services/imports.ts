@@ -10,6 +10,7 @@ import { detectFormat, IMPORT_FORMATS, ImportError, isImportFormat, readImport, 
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
 import { notifySourceAppended, type SourceAppended } from "./executor";
+import { recordAudit } from "./audit";
 import { appendSourceRecords, getBranch } from "./pipelines";
 import { toJsonColumn } from "../core/json";
 import type { SourceItem } from "../core/source-item";
@@ -35,6 +36,11 @@ export interface ImportFileInput {
   onProgress?: (p: { received: number; added: number; skipped: number; warnings: number }) => void;
   /** Per-message character limit (longer messages are truncated with a marker and a warning). */
   maxMessageChars?: number;
+  /**
+   * Who imports (`user:<id>` / `apiKey:<id>`): the import then leaves a `source.import` audit entry,
+   * completed or failed (the upload route and the local CLI pass it; no procedure wraps an upload).
+   */
+  actor?: string;
 }
 
 export interface ImportFileResult {
@@ -106,6 +112,17 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
   let format: ImportFormat | null = requested ?? null;
   const stats = () => ({ received, added, unchanged: received - added, skipped, warnings: warningCount });
   const stored = () => toJsonColumn(warnings);
+  // Counts and the import's id, not the file name (records name it; the log must not outlive a purge).
+  const audit = (status: "completed" | "failed") =>
+    input.actor
+      ? recordAudit(db, {
+          workspaceId: input.workspaceId,
+          actor: input.actor,
+          action: "source.import",
+          target: `pipeline:${pipeline.id}/source:${def.name}`,
+          summary: { importId: row.id, status, format: format ?? "unknown", ...stats() },
+        })
+      : null;
 
   let batch: SourceItem[] = [];
   let batchChars = 0;
@@ -145,6 +162,8 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
         data: { status: "failed", error: message, stats: stats(), warnings: stored(), finishedAt: new Date(), ...(format ? { format } : {}) },
       })
       .catch(() => {});
+    // Earlier batches stay imported: the failed import is a change too.
+    await audit("failed")?.catch((auditErr: unknown) => console.error("[synthex import] audit entry of a failed import:", (auditErr as Error).message));
     const partial = committed > 0 ? ` ${added} new record(s) from the ${committed} item(s) before it were imported and stay; re-importing is safe.` : "";
     if (err instanceof ImportError) throw new ImportFailedError(`${message}${partial}`, shown(err.file), row.id, { received, added, skipped }, err.conversation);
     if (err instanceof Error && err.name === "DomainError") throw err;
@@ -155,6 +174,7 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
     where: { id: row.id },
     data: { status: "completed", stats: stats(), warnings: stored(), finishedAt: new Date() },
   });
+  await audit("completed");
   if (added > 0) await announceAppended({ workspaceId: input.workspaceId, pipelineId: pipeline.id, branch: "main" });
   return { importId: row.id, format, status: "completed", ...stats(), warnings, warningCount, durationMs: Date.now() - started };
 }

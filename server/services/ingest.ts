@@ -151,7 +151,7 @@ async function requestIncrementalRun(db: Db, session: IngestSession): Promise<bo
   try {
     const sent = await notifySourceAppended({ workspaceId: session.workspaceId, pipelineId: session.pipelineId, branch: "main" });
     if (sent.sent) return true;
-    await startRun(db, { workspaceId: session.workspaceId, pipelineId: session.pipelineId, branch: "main", triggeredBy: null });
+    await startRun(db, { workspaceId: session.workspaceId, pipelineId: session.pipelineId, branch: "main", triggeredBy: "ingest", auditTrigger: "ingest: a session closed" });
     return true;
   } catch (err) {
     // A run in progress: the record waits for the next run (the next close or `synthex run`).

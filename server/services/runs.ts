@@ -38,6 +38,7 @@ import { toJsonColumn } from "../core/json";
 import { claimRunLease, endExpiredEvalRuns, expiredRunLeases, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
 import { trackBackground } from "./background";
 import { executorKind, inngestExecutor, localExecutor, type Env, type RunExecutor } from "./executor";
+import { recordAudit } from "./audit";
 import { getBranch } from "./pipelines";
 
 export type RunRequest = Pick<RunOptions, "steps" | "from" | "full" | "replay" | "concurrency" | "batchSize">;
@@ -47,12 +48,23 @@ const TERMINAL = ["completed", "completed_with_errors", "failed", "cancelled"];
 
 export async function createRun(
   db: Db,
-  input: { workspaceId: string; pipelineId: string; branch?: string; options?: RunRequest; triggeredBy?: string | null },
+  input: {
+    workspaceId: string;
+    pipelineId: string;
+    branch?: string;
+    options?: RunRequest;
+    triggeredBy?: string | null;
+    /**
+     * A run no procedure started (ingest closing a session, new source records on Inngest): its
+     * `run.start` audit entry, written here as `system` (procedures declare theirs in their meta).
+     */
+    auditTrigger?: string;
+  },
 ) {
   const { branch, version } = await getBranch(db, input.pipelineId, input.branch ?? "main");
   const running = await db.run.findFirst({ where: { branchId: branch.id, status: { in: ACTIVE } } });
   if (running) throw conflict(`A run is already in progress on branch "${branch.name}" (${running.id}). Wait for it or cancel it.`);
-  return db.run.create({
+  const run = await db.run.create({
     data: {
       workspaceId: input.workspaceId,
       pipelineId: input.pipelineId,
@@ -63,6 +75,16 @@ export async function createRun(
       triggeredBy: input.triggeredBy ?? null,
     },
   });
+  if (input.auditTrigger) {
+    await recordAudit(db, {
+      workspaceId: input.workspaceId,
+      actor: "system",
+      action: "run.start",
+      target: `run:${run.id}`,
+      summary: { pipelineId: input.pipelineId, branch: branch.name, options: input.options ?? {}, trigger: input.auditTrigger },
+    });
+  }
+  return run;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,11 @@ export const apiKeyRouter = createTRPCRouter({
       audit: {
         action: "apiKey.create",
         target: (_input, key) => `apiKey:${(key as { id: string }).id}`,
-        summary: (input, key) => ({ name: input.name, role: (key as { role: string }).role }),
+        // Never the secret: the name, role and restrictions.
+        summary: (input, out) => {
+          const key = out as { role: string; readOnly: boolean; pipelines: string[]; scopePrefix: string | null };
+          return { name: input.name, role: key.role, readOnly: key.readOnly, pipelines: key.pipelines, scopePrefix: key.scopePrefix };
+        },
       },
     })
     .input(apiKeys.createApiKeyInput)

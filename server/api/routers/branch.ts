@@ -15,6 +15,13 @@ export const branchRouter = createTRPCRouter({
     protectedMain: ctx.pipeline.protectedMain,
   })),
   create: pipelineProcedure("branches:write")
+    .meta({
+      audit: {
+        action: "branch.create",
+        target: (input) => `pipeline:${String(input.pipelineId)}/branch:${String(input.name)}`,
+        summary: (input) => ({ from: input.from ?? input.branch ?? "main" }),
+      },
+    })
     .input(z.object({ name: z.string().max(200), from: name.optional(), description: z.string().max(2000).default("") }))
     .mutation(({ ctx, input }) =>
       branches.createBranch(ctx.db, ctx.pipeline.id, { name: input.name, from: input.from ?? ctx.branch.name, description: input.description, createdById: ctx.userId }),

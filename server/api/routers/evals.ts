@@ -6,6 +6,9 @@ import { BENCHMARKS } from "../../eval/types";
 import { getPipeline } from "../../services/pipelines";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
 
+const evalTarget = (input: Record<string, unknown>, out: unknown) => `eval:${String(input.id ?? (out as { id?: string }).id)}`;
+const setTarget = (input: Record<string, unknown>, out: unknown) => `questionSet:${String(input.setId ?? (out as { set?: { id: string } }).set?.id)}`;
+
 export const evalsRouter = createTRPCRouter({
   templates: workspaceProcedure("evals:read").query(() =>
     EVAL_TEMPLATES.map((name) => {
@@ -16,6 +19,13 @@ export const evalsRouter = createTRPCRouter({
   datasets: workspaceProcedure("evals:read").query(({ ctx }) => evals.listDatasets(ctx.db, ctx.workspace.id)),
   /** Imports a benchmark file (its text) or generates SynthexBench; the same content twice is one dataset. */
   importDataset: workspaceProcedure("evals:write")
+    .meta({
+      audit: {
+        action: "eval.importDataset",
+        target: (_input, out) => `dataset:${(out as { id: string }).id}`,
+        summary: (input, out) => ({ benchmark: input.benchmark, name: (out as { name: string }).name, questions: (out as { questions: number }).questions }),
+      },
+    })
     .input(
       z.object({
         benchmark: z.enum(BENCHMARKS),
@@ -31,6 +41,22 @@ export const evalsRouter = createTRPCRouter({
     }),
   /** Starts an eval in the background; poll `get` for progress. */
   start: workspaceProcedure("evals:write")
+    .meta({
+      audit: {
+        action: "eval.start",
+        target: evalTarget,
+        summary: (input) => ({
+          pipelineId: input.pipelineId ?? null,
+          template: input.template ?? null,
+          branch: input.branch ?? "main",
+          datasetId: input.datasetId ?? null,
+          questionSet: input.questionSet ?? null,
+          answerModel: input.answerModel ?? null,
+          judgeModel: input.judgeModel ?? null,
+          budgetUsd: input.budgetUsd ?? null,
+        }),
+      },
+    })
     .input(
       z.object({
         pipelineId: z.string().optional(),
@@ -75,19 +101,25 @@ export const evalsRouter = createTRPCRouter({
     .query(({ ctx, input }) => questionSets.getQuestionSet(ctx.db, ctx.workspace.id, input.id)),
   /** "Add to question set" (the explorer): the set is created on first use. */
   addToQuestionSet: workspaceProcedure("evals:write")
+    // Ids and counts only: a question (and its answer) may quote memory.
+    .meta({ audit: { action: "questionSet.add", target: setTarget, summary: (_input, out) => ({ questionId: (out as { question: { id: string } }).question.id }) } })
     .input(questionSets.addToQuestionSetInput)
     .mutation(({ ctx, input }) => questionSets.addToQuestionSet(ctx.db, ctx.workspace.id, input)),
   removeFromQuestionSet: workspaceProcedure("evals:write")
+    .meta({ audit: { action: "questionSet.remove", target: setTarget, summary: (input) => ({ questionId: input.questionId }) } })
     .input(z.object({ setId: z.string(), questionId: z.string() }))
     .mutation(({ ctx, input }) => questionSets.removeFromQuestionSet(ctx.db, ctx.workspace.id, input.setId, input.questionId)),
   renameQuestionSet: workspaceProcedure("evals:write")
+    .meta({ audit: { action: "questionSet.rename", target: setTarget, summary: (input) => ({ name: input.name }) } })
     .input(z.object({ setId: z.string(), name: z.string() }))
     .mutation(({ ctx, input }) => questionSets.renameQuestionSet(ctx.db, ctx.workspace.id, input.setId, input.name)),
   /** Deletes a set and its questions (its finished eval runs keep their results). */
   deleteQuestionSet: workspaceProcedure("evals:write")
+    .meta({ audit: { action: "questionSet.delete", target: setTarget } })
     .input(z.object({ setId: z.string() }))
     .mutation(({ ctx, input }) => questionSets.deleteQuestionSet(ctx.db, ctx.workspace.id, input.setId)),
   cancel: workspaceProcedure("evals:write")
+    .meta({ audit: { action: "eval.cancel", target: evalTarget } })
     .input(z.object({ id: z.string() }))
     .mutation(({ ctx, input }) => evals.cancelEvalRun(ctx.db, ctx.workspace.id, input.id)),
   list: workspaceProcedure("evals:read")

@@ -27,6 +27,11 @@ export const ingestRouter = createTRPCRouter({
   /** Append messages to a session (opened on first use); `close` turns it into a record and requests a run. */
   messages: pipelineProcedure("pipelines:write")
     .meta({ keyRestrictions: "enforced" })
+    .meta({
+      audit: {
+        none: "agents' high-volume data writes (an entry per call would bury every other change); the run a closed session starts is audited (run.start by system, server/services/ingest.ts), and the session keeps its messages",
+      },
+    })
     .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/sources/{source}/messages", summary: "Ingest messages of a live session", tag: "Ingest" } })
     .input(ingestInputSchema.extend({ source }))
     .output(

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import * as invites from "../../services/invites";
 import * as workspaces from "../../services/workspaces";
-import { recordAudit } from "../../services/audit";
-import { actorRef, createTRPCRouter, publicProcedure, userProcedure, workspaceProcedure } from "../trpc";
+import { createTRPCRouter, publicProcedure, userProcedure, workspaceProcedure } from "../trpc";
 
 const actorId = (ctx: { userId: string | null; actor: { kind: string } & Record<string, unknown> }) =>
   ctx.userId ?? `apikey:${String(ctx.actor.apiKeyId)}`;
@@ -37,12 +36,17 @@ export const inviteRouter = createTRPCRouter({
     .input(z.object({ token: z.string().min(1) }))
     .query(({ ctx, input }) => invites.previewInvite(ctx.db, input.token)),
   accept: userProcedure
+    // The invite's token never: only who joined with which role.
+    .meta({
+      audit: {
+        action: "member.join",
+        workspaceId: (_input, out) => (out as { workspaceId: string }).workspaceId,
+        target: (_input, _out, actor) => actor,
+        summary: (_input, out) => ({ role: (out as { role: string }).role }),
+      },
+    })
     .input(z.object({ token: z.string().min(1) }))
-    .mutation(async ({ ctx, input }) => {
-      const joined = await invites.acceptInvite(ctx.db, input.token, ctx.user.userId);
-      await recordAudit(ctx.db, { workspaceId: joined.workspaceId, actor: actorRef(ctx.user), action: "member.join", target: `user:${ctx.user.userId}`, summary: { role: joined.role } });
-      return joined;
-    }),
+    .mutation(({ ctx, input }) => invites.acceptInvite(ctx.db, input.token, ctx.user.userId)),
 });
 
 export { actorId };

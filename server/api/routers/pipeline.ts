@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SOURCE_FORMATS } from "../../pipeline/spec";
 import { TEMPLATE_IDS, templateSpec } from "../../pipeline/templates";
+import { specSaveSummary } from "../../services/audit";
 import { assertMayWriteBranch } from "../../services/branches";
 import * as pipelines from "../../services/pipelines";
 import { pipelineSummarySchema } from "../schemas";
@@ -19,6 +20,13 @@ export const pipelineRouter = createTRPCRouter({
       return allowed.length ? all.filter((p) => allowed.includes(p.id)) : all;
     }),
   create: workspaceProcedure("pipelines:write")
+    .meta({
+      audit: {
+        action: "pipeline.create",
+        target: (_input, out) => `pipeline:${(out as { pipeline: { id: string } }).pipeline.id}`,
+        summary: (input, out) => ({ name: input.name, template: input.spec === undefined ? (input.template ?? "chat-memory") : "custom", ...specSaveSummary((out as { spec: unknown }).spec, undefined) }),
+      },
+    })
     .input(
       z.object({
         name: z.string(),
@@ -45,6 +53,16 @@ export const pipelineRouter = createTRPCRouter({
   }),
   status: pipelineProcedure("pipelines:read").meta({ keyRestrictions: "enforced" }).query(({ ctx }) => pipelines.stepStatus(ctx.db, ctx.pipeline.id, ctx.branch.name)),
   saveVersion: pipelineProcedure("pipelines:write")
+    .meta({
+      audit: {
+        action: "pipeline.saveVersion",
+        target: (input) => `pipeline:${String(input.pipelineId)}/branch:${String(input.branch ?? "main")}`,
+        summary: (input, out) => {
+          const { version, diff } = out as { version: { id: string; spec: unknown }; diff: Parameters<typeof specSaveSummary>[1] };
+          return { versionId: version.id, message: input.message ?? "", ...specSaveSummary(version.spec, diff) };
+        },
+      },
+    })
     .input(z.object({ spec: z.unknown(), layout: z.unknown().optional(), message: z.string().max(500).default("") }))
     .mutation(({ ctx, input }) => {
       assertMayWriteBranch(ctx.pipeline, ctx.branch.name, ctx.role, "save on");

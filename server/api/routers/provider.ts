@@ -29,6 +29,7 @@ export const providerRouter = createTRPCRouter({
     .input(z.object({ name: z.string() }))
     .mutation(({ ctx, input }) => providers.deleteProvider(ctx.db, ctx.workspace.id, input.name)),
   testConnection: workspaceProcedure("providers:manage")
+    .meta({ audit: { none: "sends one test request with the stored settings; changes nothing" } })
     .input(z.object({ name: z.string(), model: z.string().optional() }))
     .mutation(({ ctx, input }) => providers.testProviderConnection(ctx.db, ctx.workspace.id, input)),
   /** Provider names runs can call (Settings → Models, env, offline): the canvas checks models against them. */

@@ -49,12 +49,14 @@ export const recordRouter = createTRPCRouter({
     .query(({ ctx, input }) => lineage(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxNodes: input.maxNodes }, ref(input))),
   /** A record and everything derived from it, on every branch (GDPR); `dryRun` lists exactly that and deletes nothing. */
   purge: workspaceProcedure("records:purge")
+    .meta({ audit: { action: "purge", writtenBy: "server/services/purge.ts, in the purge's transaction (a dry run deletes nothing and leaves none)" } })
     .meta({ rest: { method: "POST", path: "/records/{id}/purge", summary: "Purge a record and everything derived from it (dryRun=true lists the cascade)", tag: "Records" } })
     .input(z.object({ id: z.string().min(1).max(200), dryRun: z.boolean().default(false) }))
     .output(purgeResultSchema)
     .mutation(({ ctx, input }) => purgeRecord(ctx.db, { workspaceId: ctx.workspace.id, actor: actorRef(ctx.actor), dryRun: input.dryRun }, input.id)),
   /** Every record of a scope (prefix) in the pipeline, what derives from them, and the scope's live sessions. */
   purgeScope: pipelineProcedure("records:purge")
+    .meta({ audit: { action: "purge", writtenBy: "server/services/purge.ts, in the purge's transaction (a dry run deletes nothing and leaves none)" } })
     .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/purge", summary: "Purge a scope's records, everything derived from them and its live sessions (dryRun=true lists the cascade)", tag: "Records" } })
     .input(z.object({ scope: z.string().min(1).max(256), dryRun: z.boolean().default(false) }))
     .output(purgeResultSchema)
@@ -98,6 +100,7 @@ export const recordRouter = createTRPCRouter({
     .query(({ ctx, input }) => memoryHistory(ctx.db, ctx.workspace.id, input.id, { branch: input.branch })),
   /** Restore a deleted memory on a branch (a new version; the tombstone stays in its history). */
   restore: workspaceProcedure("pipelines:write")
+    .meta({ audit: { action: "memory.restore", target: (input) => `record:${String(input.id)}`, summary: (input) => ({ branch: input.branch ?? "main" }) } })
     .meta({ rest: { method: "POST", path: "/records/{id}/restore", summary: "Restore a deleted memory on a branch", tag: "Memories" } })
     .input(z.object({ id: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
     .output(memoryHistorySchema)

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import type { Db } from "../../core/db";
-import { assertPipelineAllowed, type KeyRestrictions } from "../../services/api-keys";
+import { assertPipelineAllowed, assertRunAllowedToScopedKey, type KeyRestrictions } from "../../services/api-keys";
 import { assertProvidersAvailable } from "../../services/provider-check";
 import { failureGroups } from "../../services/run-failures";
 import * as runs from "../../services/runs";
 import { withRunStats } from "../../store/runs";
 import { runDetailSchema, runSchema } from "../schemas";
-import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
+import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 const runOptions = z.object({
   steps: z.array(z.string()).optional(),
@@ -40,6 +40,7 @@ export const runRouter = createTRPCRouter({
     .input(z.object({ options: runOptions.default({}) }))
     .output(runSchema)
     .mutation(async ({ ctx, input }) => {
+      assertRunAllowedToScopedKey(ctx.restrictions, { options: input.options });
       // A model without a provider would fail every item: refuse before starting.
       await assertProvidersAvailable(ctx.db, ctx.workspace.id, ctx.pipeline.id, ctx.branch.name);
       return withRunStats(
@@ -48,7 +49,8 @@ export const runRouter = createTRPCRouter({
           pipelineId: ctx.pipeline.id,
           branch: ctx.branch.name,
           options: input.options,
-          triggeredBy: ctx.userId,
+          // A person's id; a key as `apiKey:<id>` (a scope-limited key may cancel only its own runs).
+          triggeredBy: ctx.userId ?? actorRef(ctx.actor),
         }),
       );
     }),
@@ -74,10 +76,13 @@ export const runRouter = createTRPCRouter({
   cancel: workspaceProcedure("runs:write")
     .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "POST", path: "/runs/{runId}/cancel", summary: "Ask a running run to stop", tag: "Runs" } })
+    .meta({ audit: { action: "run.cancel", target: (input) => `run:${String(input.runId)}` } })
     .input(z.object({ runId: z.string() }))
     .output(z.object({ cancelling: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      await assertRunPipelineAllowed(ctx, (await runs.getRun(ctx.db, ctx.workspace.id, input.runId)).pipelineId);
+      const run = await runs.getRun(ctx.db, ctx.workspace.id, input.runId);
+      await assertRunPipelineAllowed(ctx, run.pipelineId);
+      assertRunAllowedToScopedKey(ctx.restrictions, { run, by: actorRef(ctx.actor) });
       return runs.cancelRun(ctx.db, ctx.workspace.id, input.runId);
     }),
 });

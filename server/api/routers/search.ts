@@ -48,6 +48,7 @@ export const searchInput = z.object({
 export const searchRouter = createTRPCRouter({
   search: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
+    .meta({ audit: { none: "a read (its POST route only carries long options); changes nothing" } })
     .meta({
       rest: [
         { method: "GET", path: "/pipelines/{pipelineId}/search", summary: "Search a pipeline's memory (query-string options)", tag: "Search" },
@@ -61,6 +62,7 @@ export const searchRouter = createTRPCRouter({
     ),
   ask: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
+    .meta({ audit: { none: "a read that may call a model; stores nothing (questions are record-like content, kept out of the log)" } })
     .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/ask", summary: "Ask a question: evidence with provenance, an answer with citations, a critic verdict, confidence (abstains when weak)", tag: "Search" } })
     .input(
       z.object({

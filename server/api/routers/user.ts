@@ -3,11 +3,14 @@ import * as users from "../../services/users";
 import { createTRPCRouter, publicProcedure, userProcedure } from "../trpc";
 
 export const userRouter = createTRPCRouter({
-  signUp: publicProcedure.input(users.signUpInput).mutation(({ ctx, input }) => users.signUpPublic(ctx.db, input)),
+  signUp: publicProcedure
+    .meta({ audit: { none: "creates an account and its personal workspace: no one else acts there yet, and an account is no workspace's change" } })
+    .input(users.signUpInput).mutation(({ ctx, input }) => users.signUpPublic(ctx.db, input)),
   me: userProcedure.query(({ ctx }) =>
     ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.userId }, select: { id: true, email: true, name: true } }),
   ),
   updateProfile: userProcedure
+    .meta({ audit: { none: "a person's own display name, outside every workspace" } })
     .input(z.object({ name: z.string().trim().max(100) }))
     .mutation(({ ctx, input }) =>
       ctx.db.user.update({

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { rotateWebhookSecret } from "../../services/webhooks";
 import * as workspaces from "../../services/workspaces";
-import { recordAudit } from "../../services/audit";
-import { actorRef, authedProcedure, createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
+import { authedProcedure, createTRPCRouter, userProcedure, workspaceProcedure } from "../trpc";
+
+const workspaceTarget = (input: Record<string, unknown>, out: unknown) => `workspace:${String(input.workspaceId ?? (out as { id?: string }).id)}`;
 
 export const workspaceRouter = createTRPCRouter({
   /** The workspace an API key belongs to (agents and the CLI's --url mode start here). */
@@ -12,19 +13,21 @@ export const workspaceRouter = createTRPCRouter({
   }),
   list: userProcedure.query(({ ctx }) => workspaces.listWorkspacesForUser(ctx.db, ctx.user.userId)),
   create: userProcedure
+    .meta({ audit: { action: "workspace.create", workspaceId: (_input, out) => (out as { id: string }).id, target: workspaceTarget, summary: (input) => ({ name: input.name }) } })
     .input(z.object({ name: workspaces.workspaceNameSchema }))
     .mutation(({ ctx, input }) => workspaces.createWorkspace(ctx.db, ctx.user.userId, input)),
   get: workspaceProcedure("workspace:read").query(({ ctx }) => ({ ...workspaces.workspaceView(ctx.workspace), role: ctx.role })),
   /** Owners and admins: a new webhook signing secret, shown in this answer only. */
-  rotateWebhookSecret: workspaceProcedure("workspace:update").mutation(({ ctx }) => rotateWebhookSecret(ctx.db, ctx.workspace.id)),
+  rotateWebhookSecret: workspaceProcedure("workspace:update")
+    // When and by whom; the secret is only in the answer.
+    .meta({ audit: { action: "workspace.rotateWebhookSecret", target: workspaceTarget, summary: () => ({}) } })
+    .mutation(({ ctx }) => rotateWebhookSecret(ctx.db, ctx.workspace.id)),
   rename: workspaceProcedure("workspace:update")
+    .meta({ audit: { action: "workspace.rename", target: workspaceTarget, summary: (_input, out) => ({ name: (out as { name: string }).name }) } })
     .input(z.object({ name: z.string() }))
     .mutation(({ ctx, input }) => workspaces.renameWorkspace(ctx.db, ctx.workspace.id, input.name)),
   leave: userProcedure
+    .meta({ audit: { action: "member.leave", workspaceId: (input) => String(input.workspaceId), target: (_input, _out, actor) => actor } })
     .input(z.object({ workspaceId: z.string() }))
-    .mutation(async ({ ctx, input }) => {
-      const left = await workspaces.leaveWorkspace(ctx.db, input.workspaceId, ctx.user.userId);
-      await recordAudit(ctx.db, { workspaceId: input.workspaceId, actor: actorRef(ctx.user), action: "member.leave", target: `user:${ctx.user.userId}` });
-      return left;
-    }),
+    .mutation(({ ctx, input }) => workspaces.leaveWorkspace(ctx.db, input.workspaceId, ctx.user.userId)),
 });

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { TRPCError } from "@trpc/server";
-import { createContext, roleIn, type Context } from "@/server/api/trpc";
+import { actorRef, createContext, roleIn, type Context } from "@/server/api/trpc";
 import { can } from "@/server/auth/permissions";
 import { getSessionUser } from "@/server/auth/session";
 import { DomainError } from "@/server/core/errors";
@@ -79,6 +79,8 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
       // Records and messages name the uploaded file, never the temp path.
       displayName: path.basename(received.file),
       format: (received.fields.format ?? url.searchParams.get("format")) || undefined,
+      // The import writes its own audit entry (source.import): no procedure wraps this route.
+      actor: actorRef(ctx.actor!),
     });
     return Response.json({ ...result, fileName: path.basename(received.file) });
   } catch (err) {
