@@ -64,6 +64,7 @@ describe("audit log", () => {
     const { entries } = await owner.caller.audit.list({ workspaceId });
     const byAction = (action: string) => entries.filter((e) => e.action === action);
     expect(entries.map((e) => e.action).reverse()).toEqual([
+      "branch.create",
       "branch.promote",
       "apiKey.create",
       "apiKey.revoke",
