@@ -79,7 +79,7 @@ export function PurgeRecordButton({ workspaceId, recordId, afterPurgeHref }: { w
               </p>
               <p className="text-muted-foreground" data-testid="purge-copies">
                 Copies of its text elsewhere: {fmtInt(plan.copies.evalCases)} eval case(s) and {fmtInt(plan.copies.runFailures)} run failure(s) redacted,{" "}
-                {fmtInt(plan.copies.webhookDeliveries)} webhook delivery(ies) deleted, {fmtInt(plan.copies.idempotencyResponses)} kept API answer(s) (Idempotency-Key) of this
+                {fmtInt(plan.copies.webhookDeliveries)} webhook delivery(ies) deleted, {fmtInt(plan.copies.questions)} question-set question(s) updated, {fmtInt(plan.copies.idempotencyResponses)} kept API answer(s) (Idempotency-Key) of this
                 workspace replaced by “gone”.
               </p>
               <div className="space-y-1">

@@ -14,7 +14,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
 import { ModelError } from "../engine/model";
-import { addToQuestionSet } from "../eval/question-sets";
+import { addToQuestionSet, getQuestionSet } from "../eval/question-sets";
 import { getEvalCase, runEval } from "../eval/service";
 import { ScriptedModel } from "../llm/fake-model";
 import { templateSpec } from "../pipeline/templates";
@@ -27,7 +27,7 @@ import { createApiKey } from "./api-keys";
 import { settleBackgroundWork } from "./background";
 import { importFile } from "./imports";
 import { createPipeline } from "./pipelines";
-import { purgeScope } from "./purge";
+import { purgeScope, type PurgeResult } from "./purge";
 import { runPipeline } from "./runs";
 import { signUp } from "./users";
 
@@ -41,6 +41,8 @@ let db: Db;
 let close: () => Promise<void>;
 let workspaceId: string;
 let pipelineId: string;
+/** A chat-memory pipeline on the same files: windows, summaries, a fold over the month, the world model. */
+let chatPipelineId: string;
 let secret: string;
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-purge-copies-"));
 
@@ -83,9 +85,9 @@ beforeAll(async () => {
   // A projection of each scope's memories, sent to a webhook (the host never resolves: the delivery stays queued).
   spec.outputs.push({ name: "profile", from: "memories", surface: "projection", webhook: { url: "https://hooks.synthex-test.invalid/profile" } });
   ({ pipeline: { id: pipelineId } } = await createPipeline(db, workspaceId, { name: "memory", spec }));
+  ({ pipeline: { id: chatPipelineId } } = await createPipeline(db, workspaceId, { name: "chat-memory", spec: templateSpec("chat-memory") }));
 
   // Other people's conversations (kept), and the victim's own, imported from a file.
-  await importFile(db, { workspaceId, pipelineId, source: "chats", path: fixture });
   const victimFile = path.join(dir, "victim.jsonl");
   const line = (id: string, text: string) => JSON.stringify({ id, scope: VICTIM, messages: [{ role: "user", content: text }, { role: "assistant", content: "Noted." }] });
   writeFileSync(
@@ -95,7 +97,11 @@ beforeAll(async () => {
       line("victim-2", `Remember that my gym badge says ${CANARY} on the back.`),
     ].join("\n"),
   );
-  expect((await importFile(db, { workspaceId, pipelineId, source: "chats", path: victimFile, format: "jsonl" })).added).toBe(2);
+  for (const id of [pipelineId, chatPipelineId]) {
+    await importFile(db, { workspaceId, pipelineId: id, source: "chats", path: fixture });
+    expect((await importFile(db, { workspaceId, pipelineId: id, source: "chats", path: victimFile, format: "jsonl" })).added).toBe(2);
+  }
+  expect((await runPipeline(db, { workspaceId, pipelineId: chatPipelineId })).status).toBe("completed");
 
   // A run whose model fails once on the victim's text, quoting it (a run failure with a raw response)...
   let failed = false;
@@ -148,10 +154,18 @@ describe("purge reaches every copy of the purged text", () => {
     expect(dry.copies.evalCases).toBe(1);
     expect(dry.copies.runFailures).toBe(1);
     expect(dry.copies.webhookDeliveries).toBeGreaterThan(0);
+    expect(dry.copies.questions).toBe(1);
     expect(await tablesHolding(TOKEN)).toEqual(before);
 
-    const real = await purgeScope(db, { workspaceId, actor: "user:test", dryRun: false }, pipelineId, VICTIM);
+    // The purge itself over REST, with a key: its own answer is kept (a retry replays it).
+    const purged = await rest("POST", `/pipelines/${pipelineId}/purge`, { scope: VICTIM, dryRun: false }, "purge-1");
+    expect(purged.status).toBe(200);
+    const real = JSON.parse(purged.text) as PurgeResult;
     expect(real.copies).toEqual(dry.copies);
+    expect(await rest("POST", `/pipelines/${pipelineId}/purge`, { scope: VICTIM, dryRun: false }, "purge-1")).toMatchObject({ status: 200, text: purged.text, replayed: "true" });
+    // The chat-memory pipeline holds the same conversations: purged on its own.
+    const chat = await purgeScope(db, { workspaceId, actor: "user:test", dryRun: false }, chatPipelineId, VICTIM);
+    expect(chat.records.length).toBeGreaterThan(2);
 
     // After: in no table at all.
     const after = await tablesHolding(TOKEN);
@@ -176,7 +190,11 @@ describe("purge reaches every copy of the purged text", () => {
     const failure = await db.runFailure.findFirstOrThrow({ where: { workspaceId } });
     expect(failure.rawResponse).toBeNull();
 
+    // The question about the purged memory went with it (its only answer record is gone).
+    expect((await getQuestionSet(db, workspaceId, "lockers")).questions).toEqual([]);
+
     // What was not the victim's stays.
+    expect(await db.record.count({ where: { pipelineId: chatPipelineId, step: "summaries" } })).toBeGreaterThan(0);
     expect(await db.record.count({ where: { pipelineId, step: "memories" } })).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -5,7 +5,8 @@
  *
  * - Idempotency answers: a kept answer may quote anything the request read, and which request read
  *   what is not recorded, so every answer kept for the workspace's callers is replaced by a
- *   tombstone (410: the request was carried out, its answer is gone; it is never run again).
+ *   tombstone (410: the request was carried out, its answer is gone; it is never run again), the
+ *   answers still being written included. Purge answers stay (they hold ids and counts).
  * - Eval cases: a retrieved record that is purged keeps its id, rank and scores, its preview is
  *   replaced, and the case's answer (written from that context) too; the run's judge samples go.
  * - Run failures of the pipeline about a purged record (its id is the input key) or about a scope
@@ -13,8 +14,11 @@
  *   response are replaced; the failure is still counted.
  * - Webhook deliveries of the pipeline for a purged record or the purged scope: deleted, pending
  *   ones included (a queued payload must not leave after the purge).
+ * - Team question sets: a question loses the purged records it was answered by, and goes when none
+ *   is left (it was about purged data; an eval could not score it).
  */
 import type { DbTx } from "../core/db";
+import { toJsonColumn } from "../core/json";
 import { likeEscape } from "./record-sql";
 
 /** What a purge removes besides the records, per kind (rows). */
@@ -27,6 +31,8 @@ export interface PurgeCopies {
   runFailures: number;
   /** Webhook deliveries (pending or sent) deleted. */
   webhookDeliveries: number;
+  /** Questions of team question sets that pointed at a purged record (the ids go; a question left with none goes). */
+  questions: number;
 }
 
 export interface CopiesTarget {
@@ -47,7 +53,8 @@ const PURGED_STATUS = 410;
 const count = async (db: DbTx, sql: string, ...params: unknown[]) =>
   Number((await db.$queryRawUnsafe<Array<{ n: number }>>(sql, ...params))[0]?.n ?? 0);
 
-const idempotencyWhere = `k.status IS DISTINCT FROM ${PURGED_STATUS}
+// A purge's own answer (ids, counts, scope names: no content) is kept, so a retried purge replays it.
+const idempotencyWhere = `k.status IS DISTINCT FROM ${PURGED_STATUS} AND k.path NOT LIKE '%/purge'
   AND (k."workspaceId" = $1 OR (k."workspaceId" = '' AND k.actor IN (SELECT 'user:' || m."userId" FROM "Membership" m WHERE m."workspaceId" = $1)))`;
 
 const evalCaseWhere = `c."workspaceId" = $1 AND jsonb_typeof(c.retrieved) = 'array'
@@ -82,7 +89,37 @@ export async function countCopies(db: DbTx, t: CopiesTarget): Promise<PurgeCopie
     evalCases: await count(db, `SELECT count(*)::int AS n FROM "EvalCase" c WHERE ${evalCaseWhere}`, t.workspaceId, t.ids, PURGED_TEXT),
     runFailures: await count(db, `SELECT count(*)::int AS n FROM "RunFailure" f WHERE ${failureWhere}`, ...p.failures),
     webhookDeliveries: await count(db, `SELECT count(*)::int AS n FROM "WebhookDelivery" d WHERE ${webhookWhere}`, ...p.webhooks),
+    questions: await questionSets(db, t, false),
   };
+}
+
+type StoredQuestion = { pipelineId?: unknown; recordIds?: unknown; sources?: unknown };
+const idList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+
+/** Questions of the workspace's team question sets that point at a purged record; `apply` rewrites the sets. */
+async function questionSets(db: DbTx, t: CopiesTarget, apply: boolean): Promise<number> {
+  const ids = new Set(t.ids);
+  let touched = 0;
+  const sets = await db.evalQuestionSet.findMany({ where: { workspaceId: t.workspaceId, datasetId: null }, select: { id: true, questions: true } });
+  for (const set of sets) {
+    if (!Array.isArray(set.questions)) continue;
+    const questions = set.questions as StoredQuestion[];
+    const kept: StoredQuestion[] = [];
+    let changed = false;
+    for (const q of questions) {
+      const recordIds = idList(q.recordIds);
+      if (q.pipelineId !== t.pipelineId || !recordIds.some((id) => ids.has(id))) {
+        kept.push(q);
+        continue;
+      }
+      changed = true;
+      touched++;
+      const left = recordIds.filter((id) => !ids.has(id));
+      if (left.length) kept.push({ ...q, recordIds: left, sources: idList(q.sources).filter((id) => !ids.has(id)) });
+    }
+    if (apply && changed) await db.evalQuestionSet.update({ where: { id: set.id }, data: { questions: toJsonColumn(kept) } });
+  }
+  return touched;
 }
 
 /**
@@ -106,4 +143,5 @@ export async function purgeCopies(db: DbTx, t: CopiesTarget, tombstone: string):
   if (runs.length) await db.$executeRawUnsafe(`UPDATE "EvalRun" SET judge = judge - 'samples' WHERE id = ANY($1::text[]) AND "workspaceId" = $2`, runs, t.workspaceId);
   await db.$executeRawUnsafe(`UPDATE "RunFailure" f SET error = $3, "rawResponse" = NULL WHERE ${failureWhere}`, ...p.failures);
   await db.$executeRawUnsafe(`DELETE FROM "WebhookDelivery" d WHERE ${webhookWhere}`, ...p.webhooks);
+  await questionSets(db, t, true);
 }
