@@ -48,6 +48,7 @@ export const databaseTests = [
   "server/services/outbound-settings.test.ts",
   "server/services/provider-check.test.ts",
   "server/services/purge.test.ts",
+  "server/services/purge-copies.test.ts",
   "server/services/pyramid.test.ts",
   "server/services/run-recovery.test.ts",
   "server/services/synapse.test.ts",

@@ -44,6 +44,8 @@ test("purge a conversation from its record page: dry run first, typed confirmati
   await expect(byStep).toContainText("chats: 1");
   await expect(byStep).toContainText("transcripts: 1");
   await expect(byStep).toContainText(/windows: \d+/);
+  // Copies of the text outside the records are counted too (none yet in a fresh workspace).
+  await expect(dialog.getByTestId("purge-copies")).toContainText("0 eval case(s)");
   await shot("01-purge-dry-run.png");
   const confirm = dialog.getByTestId("purge-confirm");
   await expect(confirm).toBeDisabled();

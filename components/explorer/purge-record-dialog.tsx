@@ -77,6 +77,11 @@ export function PurgeRecordButton({ workspaceId, recordId, afterPurgeHref }: { w
                 {branches.length ? `Pointers on ${branches.map(([b, n]) => `${b} (${fmtInt(n)})`).join(", ")}; ` : ""}
                 {fmtInt(plan.embeddings)} embedding(s), {fmtInt(plan.postings)} search posting(s), {fmtInt(plan.edges)} provenance edge(s).
               </p>
+              <p className="text-muted-foreground" data-testid="purge-copies">
+                Copies of its text elsewhere: {fmtInt(plan.copies.evalCases)} eval case(s) and {fmtInt(plan.copies.runFailures)} run failure(s) redacted,{" "}
+                {fmtInt(plan.copies.webhookDeliveries)} webhook delivery(ies) deleted, {fmtInt(plan.copies.questions)} question-set question(s) updated, {fmtInt(plan.copies.idempotencyResponses)} kept API answer(s) (Idempotency-Key) of this
+                workspace replaced by “gone”.
+              </p>
               <div className="space-y-1">
                 <Label htmlFor="purge-confirm" className="block leading-normal">
                   Type the record id <code>{recordId}</code> to confirm

@@ -313,6 +313,15 @@ export const purgeResultSchema = z
     foldCheckpoints: z.number().int(),
     ingestSessions: z.number().int(),
     ingestMessages: z.number().int(),
+    copies: z
+      .object({
+        idempotencyResponses: z.number().int().meta({ description: "Idempotency-Key answers kept for the workspace's callers, replaced by a 410 tombstone (a replay is never the purged answer, nor run again)." }),
+        evalCases: z.number().int().meta({ description: "Eval cases whose retrieved previews and answer quoted a purged record: replaced (ids and scores stay)." }),
+        runFailures: z.number().int().meta({ description: "Run failures about a purged record or its scope: error and raw model response replaced." }),
+        webhookDeliveries: z.number().int().meta({ description: "Webhook deliveries (queued or sent) of a purged record or scope: deleted." }),
+        questions: z.number().int().meta({ description: "Team question-set questions answered by a purged record: the ids go, and a question left with none goes." }),
+      })
+      .meta({ description: "Copies of the purged text outside the records, per kind." }),
   })
   .meta({ id: "PurgeResult" }) satisfies z.ZodType<PurgeResult>;
 

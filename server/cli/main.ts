@@ -488,6 +488,7 @@ export function buildCli() {
           return [
             `${dryRun ? "Dry run: would delete" : "Deleted"} ${num(result.records.length)} record(s)${steps ? ` (${steps})` : ""}.`,
             `  branch pointers: ${pointers || "none"} · embeddings ${num(result.embeddings)} · search postings ${num(result.postings)} · edges ${num(result.edges)} · live sessions ${num(result.ingestSessions)} (${num(result.ingestMessages)} messages)`,
+            `  copies of the text: eval cases ${num(result.copies.evalCases)} · run failures ${num(result.copies.runFailures)} (redacted) · webhook deliveries ${num(result.copies.webhookDeliveries)} (deleted) · question-set questions ${num(result.copies.questions)} · kept Idempotency-Key answers ${num(result.copies.idempotencyResponses)} (replaced by 410)`,
             dryRun ? `Purge with: synthex purge ${o.scope ? `--scope ${o.scope}` : id}` : `Audit entry ${result.auditId}. The next run rebuilds what depended on it from what is left.`,
           ].join("\n");
         });

@@ -3,7 +3,9 @@
  * 24 hours and replayed for a retry with the same key and the same request (method, path, body);
  * the same key with another request is refused (422), and a retry while the first is still being
  * answered gets 409. Keys belong to their caller (an API key or a person), so two agents never
- * collide. 5xx answers are not kept: the retry runs again.
+ * collide. 5xx answers are not kept: the retry runs again. A purge replaces the kept answers of
+ * the workspace by `PURGED_ANSWER` (410): a kept answer may quote purged text, and running the
+ * request again could bring purged data back, so a retry gets neither.
  */
 import { createHash } from "node:crypto";
 import type { Db } from "../core/db";
@@ -22,6 +24,14 @@ export interface IdempotencyScope {
 }
 
 const errorResponse = (status: number, code: string, message: string) => Response.json({ error: { code, message } }, { status });
+
+/** The body a replay gets after a purge removed the kept answer (status 410; the request is not run again). */
+export const PURGED_ANSWER = JSON.stringify({
+  error: {
+    code: "IDEMPOTENCY_ANSWER_PURGED",
+    message: "This request was carried out before a purge, and its kept answer was removed with the purged data: it is not run again. Send a new Idempotency-Key to make a new request.",
+  },
+});
 
 function requestHash(s: IdempotencyScope): string {
   return createHash("sha256").update(`${s.method}\n${s.path}\n${s.body}`).digest("hex");
@@ -57,7 +67,8 @@ export async function claimIdempotencyKey(db: Db, s: IdempotencyScope): Promise<
         return res;
       }
       const text = await res.text();
-      await db.idempotencyKey.update({ where: id, data: { status: res.status, response: text } });
+      // Kept unless a purge tombstoned the key while the request was being answered.
+      await db.idempotencyKey.updateMany({ where: { actor: s.actor, key: s.key, status: null }, data: { status: res.status, response: text } });
       return new Response(text, { status: res.status, headers: res.headers });
     },
   };

@@ -6,6 +6,7 @@
  */
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
+import { PURGED_ANSWER } from "../http/idempotency";
 import { refreshLexicalStats } from "../search/lexical";
 import { deleteCascade, purgeCascade, recordsInScope, type PurgeCascade } from "../store/purge";
 import { normalizeScope } from "../store/record-sql";
@@ -37,14 +38,14 @@ async function purge(db: Db, target: PurgeTarget, pipelineId: string, what: { ki
   if (running) throw conflict(`A run of this pipeline is in progress (${running.id}): purge when it has finished.`);
   const { cascade, branchIds, auditId } = await db.$transaction(async (tx) => {
     const cascade = await purgeCascade(tx, target.workspaceId, pipelineId, await roots(tx), scope);
-    const branchIds = await deleteCascade(tx, target.workspaceId, pipelineId, cascade, scope);
+    const branchIds = await deleteCascade(tx, target.workspaceId, pipelineId, cascade, scope, PURGED_ANSWER);
     const audit = await recordAudit(tx, {
       workspaceId: target.workspaceId,
       actor: target.actor,
       action: "purge",
       target: what.kind === "record" ? `record:${what.id}` : `scope:${pipelineId}:${what.scope}`,
       // Counts and ids only: the audit must not keep what was purged.
-      summary: { pipelineId, roots: cascade.roots, records: cascade.records.length, byStep: cascade.byStep, pointers: cascade.pointers, embeddings: cascade.embeddings, postings: cascade.postings, ingestSessions: cascade.ingestSessions, ingestMessages: cascade.ingestMessages },
+      summary: { pipelineId, roots: cascade.roots, records: cascade.records.length, byStep: cascade.byStep, pointers: cascade.pointers, embeddings: cascade.embeddings, postings: cascade.postings, ingestSessions: cascade.ingestSessions, ingestMessages: cascade.ingestMessages, copies: cascade.copies },
     });
     return { cascade, branchIds, auditId: audit.id };
   }, PURGE_TX);

@@ -8,6 +8,7 @@
 import type { DbTx } from "../core/db";
 import { likeEscape, normalizeScope } from "./record-sql";
 import { removeFromSearchIndex } from "./lexical-index";
+import { countCopies, purgeCopies, type CopiesTarget, type PurgeCopies } from "./purge-copies";
 
 export interface PurgeCascade {
   roots: string[];
@@ -24,6 +25,8 @@ export interface PurgeCascade {
   /** Live-ingest sessions deleted with their messages (their record is purged, or they are in the purged scope). */
   ingestSessions: number;
   ingestMessages: number;
+  /** Copies of the purged text outside the records (store/purge-copies.ts), per kind. */
+  copies: PurgeCopies;
 }
 
 const count = async (db: DbTx, sql: string, ...params: unknown[]) =>
@@ -78,6 +81,7 @@ export async function purgeCascade(db: DbTx, workspaceId: string, pipelineId: st
     workspaceId,
   );
   const folds = foldKeys(records);
+  const copies = await countCopies(db, copiesTarget(workspaceId, pipelineId, records, scope));
   return {
     roots,
     records,
@@ -95,7 +99,12 @@ export async function purgeCascade(db: DbTx, workspaceId: string, pipelineId: st
       `SELECT count(*)::int AS n FROM "IngestMessage" m JOIN "IngestSession" s ON s.id = m."sessionId" WHERE ${sessionCondition(scope)}`,
       ...sessionParams(workspaceId, ids, pipelineId, scope),
     ),
+    copies,
   };
+}
+
+function copiesTarget(workspaceId: string, pipelineId: string, records: PurgeCascade["records"], scope: string | null): CopiesTarget {
+  return { workspaceId, pipelineId, ids: records.map((r) => r.id), scopes: [...new Set(records.map((r) => r.scope))], scope: scope === null ? null : normalizeScope(scope)! };
 }
 
 /** A fold's checkpoints hold state made from its inputs: those of the (step, scope) of a purged record go too. */
@@ -103,9 +112,14 @@ function foldKeys(records: PurgeCascade["records"]): string[] {
   return [...new Set(records.map((r) => `${r.step}\x1f${r.scope}`))];
 }
 
-/** Deletes what `purgeCascade` read (call it inside the same transaction). Returns the branch ids whose pointers changed. */
-export async function deleteCascade(db: DbTx, workspaceId: string, pipelineId: string, cascade: PurgeCascade, scope: string | null): Promise<string[]> {
+/**
+ * Deletes what `purgeCascade` read (call it inside the same transaction). `idempotencyTombstone`:
+ * what a replay of an Idempotency-Key answered before the purge gets instead. Returns the branch
+ * ids whose pointers changed.
+ */
+export async function deleteCascade(db: DbTx, workspaceId: string, pipelineId: string, cascade: PurgeCascade, scope: string | null, idempotencyTombstone: string): Promise<string[]> {
   const ids = cascade.records.map((r) => r.id);
+  await purgeCopies(db, copiesTarget(workspaceId, pipelineId, cascade.records, scope), idempotencyTombstone);
   const branches = await db.$queryRawUnsafe<Array<{ branchId: string }>>(
     `DELETE FROM "BranchPointer" WHERE "recordId" = ANY($1::text[]) AND "workspaceId" = $2 RETURNING "branchId"`,
     ids,
