@@ -262,8 +262,9 @@ describe("the pull-in attack: ingesting under another scope's conversation id", 
   });
 
   it("even when the pull-in record exists (made by an unrestricted caller), its sources show the key nothing of sales", async () => {
-    // An unrestricted agent files deal-7 under acme:eng too: the newer eng copy wins the merge.
-    await ingestMessages(db, { workspaceId, pipelineId, source: "eng" }, { sessionId: "deal-7", scope: "acme:eng", messages: [{ role: "user", content: `${ENG}: audit prep`, time: "2026-03-05T10:00:00Z" }], close: true });
+    // A sales conversation, then an unrestricted agent files it under acme:eng too: the newer eng copy wins the merge.
+    await ingestMessages(db, { workspaceId, pipelineId, source: "sales" }, { sessionId: "deal-8", scope: "acme:sales", messages: [{ role: "user", content: `${SALES}: Initech audit pricing`, time: "2026-03-05T09:00:00Z" }], close: true });
+    await ingestMessages(db, { workspaceId, pipelineId, source: "eng" }, { sessionId: "deal-8", scope: "acme:eng", messages: [{ role: "user", content: `${ENG}: audit prep`, time: "2026-03-05T10:00:00Z" }], close: true });
     await waitForRuns();
     await runPipeline(db, { workspaceId, pipelineId });
     const pulled = await db.record.findFirstOrThrow({ where: { pipelineId, step: "merged", scope: "acme:eng", content: { contains: "audit prep" } } });
