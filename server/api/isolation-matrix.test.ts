@@ -484,4 +484,125 @@ describe("isolation matrix", () => {
     }
     expect(await fingerprint()).toBe(fingerprintBefore);
   }, 600_000);
+
+  /**
+   * Issue 30, item 1: a key limited to a scope, on a pipeline that merges two scopes' copies of one
+   * conversation (workspace C, so A's fingerprint stays as it was). The merged record sits in the
+   * key's scope with the other scope's copy as a source; every procedure and REST route the key can
+   * call is called, and no answer holds the other scope's text, while the answers that return
+   * records hold the key's own text.
+   */
+  describe("(e) a key limited to a scope, on a merge pipeline", () => {
+    const OUT_OF_SCOPE = ["QUOKKA-SALES-5521", "Quokkacorp", "acme:sales"];
+    const IN_SCOPE = "WOMBAT-ENG-3318";
+    const C: Values = {};
+    /** Where a field name means something else (as PER_PROCEDURE above): search reads its own output and steps, and `from` is a date there. */
+    const inputC = (def: ProcDef, name: string) => inputFor(def, { ...C, ...(name === "search.search" ? { output: undefined, step: undefined, from: undefined } : {}) });
+    let scopedKey: Credentials;
+    let ownerKeyC: Credentials;
+
+    beforeAll(async () => {
+      const { Pipeline } = await import("@/server/pipeline/sdk");
+      const { settleBackgroundWork } = await import("@/server/services/background");
+      const c = await signUp(db, { email: "scope-owner@matrix.test", password: "matrix-password-c" });
+      const spec = new Pipeline("scope-merge")
+        .source("eng", { format: "api" })
+        .source("sales", { format: "api" })
+        .merge("merged", { from: ["eng", "sales"], dedupe: { metadataMatch: ["chat.conversation_id"] } })
+        .split("turns", { from: "merged", operator: { kind: "turns", size: 1, stride: 1 } })
+        .entities("entities", { from: "turns" })
+        .relations("relations", { from: ["turns", "entities"] })
+        .insights("proactive", { from: ["relations", "entities"] })
+        .output("search", { from: ["merged", "turns", "relations", "entities"], surface: "search" })
+        .output("context", { from: "merged", surface: "projection" })
+        .toSpec();
+      const { pipeline } = await createPipeline(db, c.workspace.id, { name: "scope-merge", spec });
+      const target = (source: string) => ({ workspaceId: c.workspace.id, pipelineId: pipeline.id, source });
+      // One customer call in both scopes (eng's copy is newer and wins the merge), and a sales-only deal.
+      await ingestMessages(db, target("sales"), { sessionId: "call-1", scope: "acme:sales", messages: [{ role: "Dana", content: `QUOKKA-SALES-5521: Quokkacorp gets 40 percent off the ledger renewal.`, time: "2026-03-01T10:00:00Z" }] });
+      await ingestMessages(db, target("eng"), { sessionId: "call-1", scope: "acme:eng", messages: [{ role: "Priya", content: `${IN_SCOPE}: Wombatco ships the ledger fix on Friday.`, time: "2026-03-02T10:00:00Z" }] });
+      await ingestMessages(db, target("sales"), { sessionId: "deal-7", scope: "acme:sales", messages: [{ role: "Dana", content: "QUOKKA-SALES-5521: Quokkacorp renews the ledger before the audit.", time: "2026-03-03T10:00:00Z" }] });
+      const { closeIdleSessions } = await import("@/server/services/ingest");
+      await closeIdleSessions(db, { pipelineId: pipeline.id, now: new Date(Date.now() + 86_400_000), idleMs: 1 });
+      await settleBackgroundWork();
+      while (await db.run.findFirst({ where: { pipelineId: pipeline.id, status: { in: ["queued", "running"] } } })) await new Promise((r) => setTimeout(r, 100));
+      const run = await runPipeline(db, { workspaceId: c.workspace.id, pipelineId: pipeline.id });
+      const merged = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "merged", scope: "acme:eng" } });
+      const salesCopy = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "sales", content: { contains: "40 percent" } } });
+      // The leak's shape: an acme:eng record made from an acme:sales one.
+      expect((await db.recordEdge.findMany({ where: { childId: merged.id } })).map((e) => e.parentId)).toContain(salesCopy.id);
+      const entity = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "entities", scope: "acme:eng" } });
+      const belief = await db.record.findFirst({ where: { pipelineId: pipeline.id, step: "relations", scope: "acme:eng" } });
+      const secret = async (name: string, limit: string | undefined) =>
+        (await createApiKey(db, c.workspace.id, { userId: c.user.id, role: "owner" }, { name, role: "owner", ...(limit ? { scopePrefix: limit } : {}) })).secret;
+      scopedKey = { session: null, key: await secret("eng-agent", "acme:eng") };
+      ownerKeyC = { session: null, key: await secret("c-owner", undefined) };
+      Object.assign(C, {
+        workspaceId: c.workspace.id,
+        pipelineId: pipeline.id,
+        branch: "main",
+        id: merged.id,
+        recordIds: [merged.id],
+        runId: run.id,
+        source: "eng",
+        // A conversation of both scopes: ingesting under it would pull the sales copy in (refused).
+        sessionId: "call-1",
+        scope: "acme:eng",
+        output: "context",
+        step: "merged",
+        from: "turns",
+        query: "ledger renewal",
+        question: "What happens with the ledger renewal?",
+        entityId: (entity.metadata as { custom: { entity: { id: string } } }).custom.entity.id,
+        beliefId: (belief?.metadata as { custom?: { belief?: { id: string } } } | undefined)?.custom?.belief?.id ?? "bel_none",
+        ids: [(belief?.metadata as { custom?: { belief?: { id: string } } } | undefined)?.custom?.belief?.id ?? "bel_none"],
+      });
+    }, 240_000);
+
+    function expectNothingOutOfScope(what: string, outcome: Outcome) {
+      for (const s of OUT_OF_SCOPE) expect(outcome.body.includes(s), `${what}: the answer holds "${s}" of acme:sales: ${outcome.body.slice(0, 300)}`).toBe(false);
+      if (outcome.status >= 400) expect({ what, code: outcome.code }).toEqual({ what, code: expect.stringMatching(/^(NOT_FOUND|BAD_REQUEST|FORBIDDEN|CONFLICT)$/) });
+    }
+
+    it("answers no tRPC procedure and no REST route with the other scope's content, and shows its own", async () => {
+      const { settleBackgroundWork } = await import("@/server/services/background");
+      // Control: the workspace's unrestricted key does reach the sales copy through the merged record.
+      const control = await callTrpc("record.sources", { type: "query", inputs: [] }, { id: C.id }, ownerKeyC);
+      expect(control.body).toContain("QUOKKA-SALES-5521");
+
+      const withOwnText: string[] = [];
+      for (const [name, def] of proceduresOf(appRouter as unknown as AnyRouter)) {
+        if (def.meta?.access !== "workspace") continue;
+        const outcome = await callTrpc(name, def, inputC(def, name), scopedKey);
+        pairs.trpc += 1;
+        expectNothingOutOfScope(`${name} (e) scope-limited key`, outcome);
+        if (outcome.status === 200 && outcome.body.includes(IN_SCOPE)) withOwnText.push(name);
+      }
+      expect(withOwnText).toEqual(
+        expect.arrayContaining(["record.get", "record.sources", "record.leaves", "record.lineage", "search.search", "search.ask", "search.projection", "search.brief", "ingest.session"]),
+      );
+
+      const restWithOwnText: string[] = [];
+      for (const e of appRestEndpoints()) {
+        const def = (appRouter._def.procedures as unknown as Record<string, { _def: ProcDef }>)[e.procedure]!._def;
+        const input = inputC(def, e.procedure);
+        const url = e.route.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(String(input[p])));
+        const rest = Object.entries(input).filter(([k, v]) => !e.pathParams.includes(k) && v !== undefined);
+        const qs = new URLSearchParams(rest.flatMap(([k, v]) => (Array.isArray(v) ? v.map((item) => [k, String(item)]) : typeof v === "object" ? [] : [[k, String(v)]])));
+        const outcome =
+          e.route.method === "POST" ? await callRest("POST", url, Object.fromEntries(rest), scopedKey) : await callRest(e.route.method, qs.size ? `${url}?${qs}` : url, undefined, scopedKey);
+        pairs.rest += 1;
+        const what = `${e.route.method} ${e.route.path} (e) scope-limited key`;
+        expectNothingOutOfScope(what, outcome);
+        if (outcome.status === 200 && outcome.body.includes(IN_SCOPE)) restWithOwnText.push(`${e.route.method} ${e.route.path}`);
+      }
+      expect(restWithOwnText).toEqual(
+        expect.arrayContaining(["GET /records/{id}/sources", "GET /records/{id}/leaves", "GET /records/{id}/lineage", "POST /pipelines/{pipelineId}/ask", "GET /pipelines/{pipelineId}/brief"]),
+      );
+      // The pull-in attempt (ingest under "call-1") was refused: no session of the key's scope joined it.
+      expect(await db.ingestSession.count({ where: { pipelineId: String(C.pipelineId), sessionId: "call-1" } })).toBe(2);
+      await settleBackgroundWork();
+      while (await db.run.findFirst({ where: { pipelineId: String(C.pipelineId), status: { in: ["queued", "running"] } } })) await new Promise((r) => setTimeout(r, 100));
+    }, 600_000);
+  });
 });

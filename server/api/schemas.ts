@@ -54,6 +54,7 @@ const lineageTreeSchema: z.ZodType<LineageTree> = z
     step: z.string(),
     preview: z.string(),
     repeated: z.boolean().optional(),
+    redacted: z.boolean().optional().meta({ description: "A record outside the caller's scope: its place in the tree, no preview." }),
     get children() {
       return z.array(lineageTreeSchema);
     },
@@ -63,7 +64,15 @@ const lineageTreeSchema: z.ZodType<LineageTree> = z
 export const lineageResultSchema = z.object({
   root: z.string(),
   nodes: z.array(
-    z.object({ id: z.string(), step: z.string(), scope: z.string(), preview: z.string(), depth: z.number().int(), onBranch: z.boolean().nullable() }),
+    z.object({
+      id: z.string(),
+      step: z.string(),
+      scope: z.string(),
+      preview: z.string(),
+      depth: z.number().int(),
+      onBranch: z.boolean().nullable(),
+      redacted: z.boolean().optional().meta({ description: "A record outside the caller's scope (an API key limited to a scope): its id, step and depth, no scope or preview." }),
+    }),
   ),
   edges: z.array(z.object({ parent: z.string(), child: z.string(), position: z.number().int() })),
   tree: lineageTreeSchema,

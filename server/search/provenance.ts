@@ -72,6 +72,8 @@ export interface LineageNode {
   preview: string;
   depth: number;
   onBranch: boolean | null;
+  /** The caller may not see this record (another scope): its place stays, its scope and preview are blank. */
+  redacted?: boolean;
 }
 
 export interface LineageTree {
@@ -80,6 +82,8 @@ export interface LineageTree {
   preview: string;
   /** This node already appears elsewhere in the tree (a diamond): its children are there. */
   repeated?: boolean;
+  /** The caller may not see this record (another scope): its preview is blank. */
+  redacted?: boolean;
   children: LineageTree[];
 }
 

@@ -29,6 +29,8 @@ export interface WalkInput {
   beam?: number;
   /** Records returned from the lowest derived level. */
   limit?: number;
+  /** Which records the caller may see (record-visibility.ts); the walk passes over the others. Default: all. */
+  visible?: (record: { scope: string }) => boolean;
 }
 
 export interface WalkNode {
@@ -106,10 +108,12 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
   const ctx = await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch);
   const path = walkPath(ctx.spec, input.from);
   const scope = normalizeScope(input.scope);
+  const visible = <T extends { scope: string }>(rows: T[]) => (input.visible ? rows.filter(input.visible) : rows);
 
-  const topRows = await stepRowsInScope(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step: path[0]!, scope });
+  const topRows = visible(await stepRowsInScope(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step: path[0]!, scope }));
   /** The records of `step` the branch shows whose provenance parents include one of `parents`. */
-  const children = (parents: string[], step: string) => parentRowsOfStep(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step, children: parents });
+  const children = async (parents: string[], step: string) =>
+    visible(await parentRowsOfStep(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step, children: parents }));
 
   const levels: WalkResult["levels"] = [];
   let current = path.length === 1 ? best(topRows, query, limit) : best(topRows, query, beam);
@@ -125,10 +129,12 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
   if (!hits.length) return { query, path, levels, hits: [] };
 
   // The hits' own sources: the raw records they were cut from.
-  const sourceRows = await directSourceRows(
-    db,
-    ctx.workspaceId,
-    hits.map((h) => h.id),
+  const sourceRows = visible(
+    await directSourceRows(
+      db,
+      ctx.workspaceId,
+      hits.map((h) => h.id),
+    ),
   );
   return {
     query,

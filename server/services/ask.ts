@@ -35,6 +35,8 @@ import { leaves } from "../search/provenance";
 import { resolveBranch } from "../search/context";
 import { hasGraph, normalizeName, pathTerms, type EvidencePath, type QuestionEntity } from "../search/graph-retrieval";
 import { search, type SearchMode, type SearchResult } from "../search/search";
+import type { KeyRestrictions } from "./api-keys";
+import { maySeeRecord } from "./record-visibility";
 
 export const ASK_DEFAULT_K = 5;
 export const ASK_MAX_K = 20;
@@ -60,6 +62,8 @@ export interface AskInput {
   /** `provider/model` of the critic (default: the answer model). */
   criticModel?: string;
   minConfidence?: number;
+  /** An API key's limits: evidence and its sources hold only records the key may see. */
+  restrictions?: KeyRestrictions | null;
 }
 
 export interface Evidence {
@@ -264,9 +268,12 @@ async function gatherEvidence(db: Db, input: AskInput & { mode: SearchMode }, k:
     scope: input.scope,
     limit: k,
   });
+  const visible = (record: { scope: string }) => maySeeRecord(input.restrictions, record);
   const evidence = await Promise.all(
-    result.hits.map(async (hit, i): Promise<Evidence> => {
-      const found = await leaves(db, input.workspaceId, hit.id, { maxCount: SOURCES_PER_EVIDENCE });
+    result.hits.filter(visible).map(async (hit, i): Promise<Evidence> => {
+      // A restricted caller's sources skip those of other scopes (a merge joins copies of many).
+      const found = await leaves(db, input.workspaceId, hit.id, { maxCount: input.restrictions ? SOURCES_PER_EVIDENCE * 4 : SOURCES_PER_EVIDENCE });
+      const sources = found.leaves.filter(visible).slice(0, SOURCES_PER_EVIDENCE);
       return {
         ref: i + 1,
         id: hit.id,
@@ -276,7 +283,7 @@ async function gatherEvidence(db: Db, input: AskInput & { mode: SearchMode }, k:
         content: hit.content.slice(0, EVIDENCE_CHARS),
         time: hitTime(hit.metadata),
         relevance: Math.round(relevance(hit) * 1000) / 1000,
-        sources: found.leaves.map((l) => ({ id: l.id, step: l.step, preview: l.content.slice(0, 200) })),
+        sources: sources.map((l) => ({ id: l.id, step: l.step, preview: l.content.slice(0, 200) })),
         ...(hit.evidencePaths?.length ? { paths: hit.evidencePaths } : {}),
       };
     }),

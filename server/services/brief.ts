@@ -7,6 +7,7 @@
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import { resolveBranch } from "../store/pipelines";
+import type { KeyRestrictions } from "./api-keys";
 import { projection, type ProjectionResult } from "./projections";
 
 export interface BriefTurn {
@@ -31,7 +32,7 @@ export interface Brief {
 
 export async function brief(
   db: Db,
-  input: { workspaceId: string; pipelineId: string; branch: string; scope: string; output?: string; turns?: number },
+  input: { workspaceId: string; pipelineId: string; branch: string; scope: string; output?: string; turns?: number; restrictions?: KeyRestrictions | null },
 ): Promise<Brief> {
   const scope = input.scope.trim();
   if (!scope) throw badRequest("scope: the brief is per scope, e.g. acme:user-42.");
@@ -40,6 +41,7 @@ export async function brief(
   const names = ctx.spec.outputs.filter((o) => o.surface === "projection").map((o) => o.name);
   const output = input.output ?? names[0];
   const now = new Date();
+  const options = { workspaceId: ctx.workspaceId, now, restrictions: input.restrictions };
   const [messages, openSessions, projected, all] = await Promise.all([
     db.ingestMessage.findMany({
       where: { workspaceId: ctx.workspaceId, session: { pipelineId: ctx.pipelineId, scope } },
@@ -48,8 +50,8 @@ export async function brief(
       select: { role: true, content: true, time: true, session: { select: { sessionId: true } } },
     }),
     db.ingestSession.count({ where: { workspaceId: ctx.workspaceId, pipelineId: ctx.pipelineId, scope, status: "open" } }),
-    output ? projection(db, ctx.pipelineId, ctx.branchName, output, scope, { workspaceId: ctx.workspaceId, now }) : Promise.resolve(null),
-    Promise.all(names.map((name) => projection(db, ctx.pipelineId, ctx.branchName, name, scope, { workspaceId: ctx.workspaceId, now }))),
+    output ? projection(db, ctx.pipelineId, ctx.branchName, output, scope, options) : Promise.resolve(null),
+    Promise.all(names.map((name) => projection(db, ctx.pipelineId, ctx.branchName, name, scope, options))),
   ]);
   return {
     scope,

@@ -11,6 +11,8 @@ import { resolveBranch, type BranchContext } from "../store/pipelines";
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import { toJsonColumn } from "../core/json";
+import type { KeyRestrictions } from "./api-keys";
+import { visibleOnly } from "./record-visibility";
 
 export type { ProjectedRecord };
 
@@ -59,7 +61,7 @@ export async function projection(
   branch: string,
   output: string,
   scope?: string,
-  options: { workspaceId?: string; now?: Date } = {},
+  options: { workspaceId?: string; now?: Date; restrictions?: KeyRestrictions | null } = {},
 ): Promise<ProjectionResult> {
   const workspaceId = options.workspaceId ?? (await db.pipeline.findUnique({ where: { id: pipelineId }, select: { workspaceId: true } }))?.workspaceId;
   if (!workspaceId) throw badRequest(`Pipeline "${pipelineId}" not found.`);
@@ -67,7 +69,7 @@ export async function projection(
   const out = projectionOutput(ctx, output);
   const steps = fromList(out);
   const now = (options.now ?? new Date()).toISOString();
-  const records = await latestRecordPerScope(db, ctx, steps, scope);
+  const records = visibleOnly(options.restrictions, await latestRecordPerScope(db, ctx, steps, scope));
   const blocks = records.map((record) => ({ scope: record.scope, record, text: render(out, record, now) }));
   const text =
     blocks.length <= 1 ? (blocks[0]?.text ?? "") : blocks.map((b) => `## ${b.scope || "(no scope)"}\n\n${b.text}`).join("\n\n");

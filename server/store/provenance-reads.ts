@@ -417,10 +417,10 @@ export async function directSourceRows(
   db: Db,
   workspaceId: string,
   ids: string[],
-): Promise<Array<{ childId: string; id: string; step: string; content: string; metadata: unknown }>> {
+): Promise<Array<{ childId: string; id: string; step: string; scope: string; content: string; metadata: unknown }>> {
   const p = new Params();
   return db.$queryRawUnsafe(
-    `SELECT e."childId", r.id, r.step, r.content, r.metadata FROM "RecordEdge" e
+    `SELECT e."childId", r.id, r.step, r.scope, r.content, r.metadata FROM "RecordEdge" e
      JOIN "Record" r ON r.id = e."parentId" AND r."workspaceId" = e."workspaceId"
      WHERE e."childId" = ANY(${p.add(ids, "text[]")}) AND e."workspaceId" = ${p.add(workspaceId)}
      ORDER BY e.position, r.id`,

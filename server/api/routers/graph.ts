@@ -11,6 +11,7 @@ import {
   MAX_NEIGHBOURS,
   type GraphBranch,
 } from "../../services/graph";
+import { visibleOnly } from "../../services/record-visibility";
 import { beliefDetailSchema, entityListSchema, entityNeighbourhoodSchema, graphBeliefSchema, insightListSchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
@@ -60,7 +61,10 @@ export const graphRouter = createTRPCRouter({
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/graph/beliefs/{beliefId}", summary: "A belief with its source records and supersession neighbours", tag: "Graph" } })
     .input(z.object({ beliefId: z.string().min(1).max(200), scope }))
     .output(beliefDetailSchema)
-    .query(({ ctx, input }) => beliefDetail(ctx.db, branchOf(ctx), { ...input, scope: effectiveScope(ctx.restrictions, input.scope) })),
+    .query(async ({ ctx, input }) => {
+      const detail = await beliefDetail(ctx.db, branchOf(ctx), { ...input, scope: effectiveScope(ctx.restrictions, input.scope) });
+      return { ...detail, sources: visibleOnly(ctx.restrictions, detail.sources) };
+    }),
   beliefs: graphRead
     .input(z.object({ ids: z.array(z.string().min(1).max(200)).max(200), scope }))
     .output(z.array(graphBeliefSchema))

@@ -1,23 +1,27 @@
 import { z } from "zod";
 import type { Db } from "../../core/db";
-import { assertScopeAllowed, effectiveScope, type KeyRestrictions } from "../../services/api-keys";
+import { effectiveScope, type KeyRestrictions } from "../../services/api-keys";
 import { getSession, ingestInputSchema, ingestMessages } from "../../services/ingest";
+import { assertMayIngestInto, assertMaySeeRecord } from "../../services/record-visibility";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
 /**
  * The scope a key limited to a scope prefix ingests in: an existing session must lie inside it; a
- * new one takes the asked scope (inside the prefix) or the prefix itself.
+ * new one takes the asked scope (inside the prefix) or the prefix itself. The session id must not
+ * be a conversation of another scope in any source (see `assertMayIngestInto`).
  */
-async function sessionScope(ctx: { db: Db; pipeline: { id: string }; restrictions: KeyRestrictions | null }, input: { source: string; sessionId: string; scope?: string }) {
+async function sessionScope(
+  ctx: { db: Db; workspace: { id: string }; pipeline: { id: string }; spec: { sources: Array<{ name: string }> }; restrictions: KeyRestrictions | null },
+  input: { source: string; sessionId: string; scope?: string },
+) {
   if (!ctx.restrictions?.scopePrefix) return input.scope;
   const existing = await ctx.db.ingestSession.findUnique({
     where: { pipelineId_source_sessionId: { pipelineId: ctx.pipeline.id, source: input.source, sessionId: input.sessionId } },
     select: { scope: true },
   });
-  if (existing) {
-    assertScopeAllowed(ctx.restrictions, existing.scope, `Session "${input.sessionId}"`);
-    return input.scope === undefined ? undefined : effectiveScope(ctx.restrictions, input.scope);
-  }
+  if (existing) assertMaySeeRecord(ctx.restrictions, existing, `Session "${input.sessionId}"`);
+  await assertMayIngestInto(ctx.db, ctx.restrictions, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, sessionId: input.sessionId, sources: ctx.spec.sources.map((s) => s.name) });
+  if (existing) return input.scope === undefined ? undefined : effectiveScope(ctx.restrictions, input.scope);
   return effectiveScope(ctx.restrictions, input.scope);
 }
 
@@ -72,7 +76,7 @@ export const ingestRouter = createTRPCRouter({
     )
     .query(async ({ ctx, input }) => {
       const session = await getSession(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, input.sessionId);
-      assertScopeAllowed(ctx.restrictions, session.scope, `Session "${input.sessionId}"`);
+      assertMaySeeRecord(ctx.restrictions, session, `Session "${input.sessionId}"`);
       return session;
     }),
 });

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { notFound } from "../../core/errors";
-import { assertScopeAllowed } from "../../services/api-keys";
+import { isRestricted } from "../../services/api-keys";
 import { ancestorsByStep, neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
 import { deletedMemories, memoryHistory, restoreMemory } from "../../services/memories";
 import { purgeRecord, purgeScope } from "../../services/purge";
+import { assertMaySeeRecord, redactLineage, visibleOnly } from "../../services/record-visibility";
 import { deletedMemorySchema, leavesResultSchema, lineageResultSchema, memoryHistorySchema, purgeResultSchema, recordDetailSchema, recordSummarySchema } from "../schemas";
 import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
@@ -12,16 +12,17 @@ import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } fro
 const recordRef = z.object({ id: z.string().min(1).max(200), pipelineId: z.string().min(1).optional(), branch: z.string().default("main") });
 const ref = (input: { pipelineId?: string; branch: string }) => (input.pipelineId ? { pipelineId: input.pipelineId, branch: input.branch } : undefined);
 
-/** A key limited to pipelines or a scope reaches only records inside them (others answer "not found"). */
+/**
+ * A key limited to pipelines or a scope reaches only records inside them (others answer "not
+ * found"); the records a read reaches from there are filtered too (record-visibility.ts).
+ */
 const visibleRecord = workspaceProcedure("pipelines:read")
   .meta({ keyRestrictions: "enforced" })
   .input(recordRef)
   .use(async ({ ctx, input, next }) => {
-    const r = ctx.restrictions;
-    if (r && (r.pipelineIds.length || r.scopePrefix)) {
+    if (ctx.restrictions && isRestricted(ctx.restrictions)) {
       const record = await ctx.db.record.findFirst({ where: { id: input.id, workspaceId: ctx.workspace.id }, select: { pipelineId: true, scope: true } });
-      if (record && r.pipelineIds.length && !r.pipelineIds.includes(record.pipelineId)) throw notFound(`Record "${input.id}" not found.`);
-      if (record) assertScopeAllowed(r, record.scope, `Record "${input.id}"`);
+      if (record) assertMaySeeRecord(ctx.restrictions, record, `Record "${input.id}"`);
     }
     return next();
   });
@@ -36,17 +37,20 @@ export const recordRouter = createTRPCRouter({
     .meta({ rest: { method: "GET", path: "/records/{id}/sources", summary: "The records a record was made from", tag: "Records" } })
     .input(recordRef)
     .output(z.array(recordSummarySchema))
-    .query(({ ctx, input }) => sources(ctx.db, ctx.workspace.id, input.id, ref(input))),
+    .query(async ({ ctx, input }) => visibleOnly(ctx.restrictions, await sources(ctx.db, ctx.workspace.id, input.id, ref(input)))),
   leaves: visibleRecord
     .meta({ rest: { method: "GET", path: "/records/{id}/leaves", summary: "The source records a record derives from, through every step", tag: "Records" } })
     .output(leavesResultSchema)
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxCount: z.number().int().min(1).max(10_000).default(100) }))
-    .query(({ ctx, input }) => leaves(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxCount: input.maxCount }, ref(input))),
+    .query(async ({ ctx, input }) => {
+      const found = await leaves(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxCount: input.maxCount }, ref(input));
+      return { ...found, leaves: visibleOnly(ctx.restrictions, found.leaves) };
+    }),
   lineage: visibleRecord
     .meta({ rest: { method: "GET", path: "/records/{id}/lineage", summary: "The tree of a record's sources", tag: "Records" } })
     .output(lineageResultSchema)
     .input(recordRef.extend({ maxDepth: z.number().int().min(1).max(50).default(10), maxNodes: z.number().int().min(1).max(5000).default(500) }))
-    .query(({ ctx, input }) => lineage(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxNodes: input.maxNodes }, ref(input))),
+    .query(async ({ ctx, input }) => redactLineage(ctx.restrictions, await lineage(ctx.db, ctx.workspace.id, input.id, { maxDepth: input.maxDepth, maxNodes: input.maxNodes }, ref(input)))),
   /** A record and everything derived from it, on every branch (GDPR); `dryRun` lists exactly that and deletes nothing. */
   purge: workspaceProcedure("records:purge")
     .meta({ audit: { action: "purge", writtenBy: "server/services/purge.ts, in the purge's transaction (a dry run deletes nothing and leaves none)" } })

@@ -4,6 +4,7 @@ import { effectiveScope } from "../../services/api-keys";
 import { ask, ASK_MAX_K } from "../../services/ask";
 import { brief } from "../../services/brief";
 import { projection } from "../../services/projections";
+import { maySeeRecord, visibleOnly } from "../../services/record-visibility";
 import { DEFAULT_WALK_BEAM, DEFAULT_WALK_LIMIT, MAX_WALK_BEAM, MAX_WALK_LIMIT, walk } from "../../search/walk";
 import { answerPacketSchema, projectionResultSchema, searchResultSchema, walkResultSchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
@@ -57,9 +58,10 @@ export const searchRouter = createTRPCRouter({
     })
     .input(searchInput)
     .output(searchResultSchema)
-    .query(({ ctx, input }) =>
-      search(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
-    ),
+    .query(async ({ ctx, input }) => {
+      const found = await search(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name });
+      return { ...found, hits: visibleOnly(ctx.restrictions, found.hits) };
+    }),
   ask: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
     .meta({ audit: { none: "a read that may call a model; stores nothing (questions are record-like content, kept out of the log)" } })
@@ -77,7 +79,9 @@ export const searchRouter = createTRPCRouter({
       }),
     )
     .output(answerPacketSchema)
-    .mutation(({ ctx, input }) => ask(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
+    .mutation(({ ctx, input }) =>
+      ask(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), restrictions: ctx.restrictions, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
+    ),
   brief: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/brief", summary: "The brief for a scope: recent turns and the projected memory", tag: "Search" } })
@@ -92,7 +96,9 @@ export const searchRouter = createTRPCRouter({
         now: z.date().meta({ description: "The server's time: the temporal authority for relative dates." }),
       }),
     )
-    .query(({ ctx, input }) => brief(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope)!, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
+    .query(({ ctx, input }) =>
+      brief(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope)!, restrictions: ctx.restrictions, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
+    ),
   /** Top-down retrieval (Pyramid): from a high step through provenance to the records and sources closest to the query. */
   walk: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
@@ -107,11 +113,22 @@ export const searchRouter = createTRPCRouter({
       }),
     )
     .output(walkResultSchema)
-    .query(({ ctx, input }) => walk(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name })),
+    .query(({ ctx, input }) =>
+      walk(ctx.db, {
+        ...input,
+        scope: effectiveScope(ctx.restrictions, input.scope),
+        visible: (record) => maySeeRecord(ctx.restrictions, record),
+        workspaceId: ctx.workspace.id,
+        pipelineId: ctx.pipeline.id,
+        branch: ctx.branch.name,
+      }),
+    ),
   projection: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/outputs/{output}", summary: "Read a projection output (the context block for a scope)", tag: "Search" } })
     .output(projectionResultSchema)
     .input(z.object({ output: z.string().min(1), scope: z.string().max(256).optional() }))
-    .query(({ ctx, input }) => projection(ctx.db, ctx.pipeline.id, ctx.branch.name, input.output, effectiveScope(ctx.restrictions, input.scope), { workspaceId: ctx.workspace.id })),
+    .query(({ ctx, input }) =>
+      projection(ctx.db, ctx.pipeline.id, ctx.branch.name, input.output, effectiveScope(ctx.restrictions, input.scope), { workspaceId: ctx.workspace.id, restrictions: ctx.restrictions }),
+    ),
 });
