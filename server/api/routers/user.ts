@@ -1,9 +1,11 @@
 import { z } from "zod";
+import { UNKNOWN_ADDRESS } from "../../http/client-address";
 import * as users from "../../services/users";
 import { createTRPCRouter, publicProcedure, userProcedure } from "../trpc";
 
 export const userRouter = createTRPCRouter({
-  signUp: publicProcedure.input(users.signUpInput).mutation(({ ctx, input }) => users.signUpPublic(ctx.db, input)),
+  // Throttled per client address (each call of a batch counts); "unknown" when the entry point gave none.
+  signUp: publicProcedure.input(users.signUpInput).mutation(({ ctx, input }) => users.signUpPublic(ctx.db, input, ctx.clientAddress ?? UNKNOWN_ADDRESS)),
   me: userProcedure.query(({ ctx }) =>
     ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.userId }, select: { id: true, email: true, name: true } }),
   ),
