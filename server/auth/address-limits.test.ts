@@ -45,8 +45,7 @@ afterAll(() => {
 
 /** A client whose connections come from `localAddress` (a loopback alias). */
 function from(localAddress: string) {
-  // undici passes `connect` to net.connect (its type asks for the port, which undici fills in per request).
-  const dispatcher = new Agent({ connect: { localAddress } as Agent.Options["connect"] });
+  const dispatcher = new Agent({ localAddress });
   return (url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => fetch(`${base}${url}`, { ...init, dispatcher });
 }
 
