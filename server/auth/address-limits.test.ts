@@ -125,7 +125,7 @@ describe("limits per client address on the real server", () => {
     const attacker = from("127.0.0.31");
     for (let i = 0; i < 5; i++) expect(await signIn(attacker, "victim@example.com", `guess ${i}`)).toBe("CredentialsSignin");
     // The attacker's own address is delayed for this email, whatever it claims to be ...
-    expect(await signIn(attacker, "victim@example.com", "guess 5", { "x-forwarded-for": "192.0.2.1" })).toMatch(/^Too many failed sign-in attempts for this email from your network\./);
+    expect(await signIn(attacker, "victim@example.com", "guess 5", { "x-forwarded-for": "192.0.2.1" })).toMatch(/^Too many failed sign-in attempts for this email/);
     // ... and the victim, from their own address, signs in at once.
     expect(await signIn(from("127.0.0.32"), "victim@example.com", PASSWORD)).toBe("ok");
   });
