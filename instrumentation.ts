@@ -1,6 +1,9 @@
 /** Next.js calls `register` once per server process: see server/services/app-server.ts. */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  // Before Next handles a request: per-address limits need the socket peer, which route handlers never see.
+  const { installPeerStamp } = await import("./server/http/client-address");
+  installPeerStamp();
   const { startAppServer } = await import("./server/services/app-server");
   try {
     startAppServer();

@@ -27,6 +27,8 @@ export default defineConfig({
     stdout: "pipe",
     env: { PORT: String(port), SYNTHEX_DATA_DIR: dataDir, NEXTAUTH_URL: `http://localhost:${port}`, SYNTHEX_DB_PORT: "0",
       // The e2e mock model server listens on 127.0.0.1: allowed as an operator would for development.
-      SYNTHEX_ALLOW_HTTP_HOSTS: "127.0.0.1,localhost", SYNTHEX_ALLOW_PRIVATE_NETWORKS: "127.0.0.1/32" },
+      SYNTHEX_ALLOW_HTTP_HOSTS: "127.0.0.1,localhost", SYNTHEX_ALLOW_PRIVATE_NETWORKS: "127.0.0.1/32",
+      // Every spec signs up its own people from 127.0.0.1 (about 25 per run): more than one address's budget.
+      SYNTHEX_SIGNUP_RATE_PER_ADDRESS: "1000" },
   },
 });

@@ -142,12 +142,24 @@ export async function handleMcp(req: Request, createContext: () => Promise<Conte
     throw err;
   }
   if (!ctx.actor) return Response.json({ error: { code: "UNAUTHORIZED", message: "Send an API key: Authorization: Bearer sx_…" } }, { status: 401 });
+  // Each JSON-RPC message counts against the key's rate limits: a batch of tool calls counts each.
+  let parsedBody: unknown;
+  if (req.method === "POST") {
+    const text = await req.text();
+    try {
+      parsedBody = JSON.parse(text);
+    } catch {
+      // Not JSON: the transport answers with its parse error (the body is handed over again).
+      req = new Request(req.url, { method: req.method, headers: req.headers, body: text });
+    }
+  }
   if (ctx.actor.kind === "apiKey") {
-    const limited = await apiRateLimit(ctx.actor);
+    const limited = await apiRateLimit(ctx.actor, Array.isArray(parsedBody) ? Math.max(1, parsedBody.length) : 1);
     if (limited) return limited;
   }
-  const server = createMcpServer(appRouter.createCaller(ctx));
+  // Counted above (the procedures' own middleware would count the calls again).
+  const server = createMcpServer(appRouter.createCaller({ ...ctx, apiRateCounted: true }));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
-  return transport.handleRequest(req);
+  return transport.handleRequest(req, parsedBody === undefined ? undefined : { parsedBody });
 }

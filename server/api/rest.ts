@@ -155,7 +155,8 @@ export async function handleRest(options: {
       const limited = await apiRateLimit(ctx.actor);
       if (limited) return limited;
     }
-    const caller: unknown = options.router.createCaller(ctx);
+    // Counted once for this request (the procedure's own middleware would count it again).
+    const caller: unknown = options.router.createCaller({ ...ctx, apiRateCounted: true });
     const fn = endpoint.procedure.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (input: unknown) => Promise<unknown>;
     const answer = async () => {
       try {

@@ -4,6 +4,7 @@ import { z, ZodError } from "zod";
 import { can, isReadPermission, type Permission, type Role } from "../auth/permissions";
 import { assertPipelineAllowed, authenticateApiKey, isRestricted, type KeyRestrictions } from "../services/api-keys";
 import { recordAudit } from "../services/audit";
+import { consumeApiRate } from "../http/api-rate-limit";
 import type { Db } from "../core/db";
 import { DomainError } from "../core/errors";
 import { findBranch, findPipeline } from "../store/pipelines";
@@ -15,6 +16,10 @@ export type Actor =
 export interface Context {
   db: Db;
   actor: Actor | null;
+  /** Set by an entry point that counted this request against the key's rate limits itself (REST, MCP). */
+  apiRateCounted?: boolean;
+  /** The caller's address (server/http/client-address.ts), for per-address limits of public procedures. */
+  clientAddress?: string;
 }
 
 /**
@@ -115,9 +120,18 @@ const domainErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/** Every call with an API key counts against its rate limits, each call of a tRPC batch too (server/http/api-rate-limit.ts). */
+const apiRateLimit = t.middleware(async ({ ctx, next }) => {
+  if (ctx.actor?.kind === "apiKey" && !ctx.apiRateCounted) {
+    const limited = await consumeApiRate(ctx.actor);
+    if (limited) throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: limited.message, cause: limited });
+  }
+  return next();
+});
+
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.meta({ access: "public" }).use(domainErrors);
+export const publicProcedure = t.procedure.meta({ access: "public" }).use(apiRateLimit).use(domainErrors);
 
 export const authedProcedure = publicProcedure.meta({ access: "authed" }).use(({ ctx, next }) => {
   if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in or send an API key." });

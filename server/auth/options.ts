@@ -2,15 +2,9 @@ import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import GitHubProvider from "next-auth/providers/github";
 import GoogleProvider from "next-auth/providers/google";
+import { clientAddress } from "../http/client-address";
 import { getDb } from "../store/db";
 import { findOrCreateOAuthUser, signInWithPassword } from "../services/users";
-
-/** The client's address as the server in front of us reports it (Next sets x-forwarded-for). */
-function clientAddress(headers: Record<string, unknown> | undefined): string {
-  const forwarded = headers?.["x-forwarded-for"];
-  const first = (Array.isArray(forwarded) ? forwarded[0] : typeof forwarded === "string" ? forwarded : "").split(",")[0]?.trim();
-  return first || "unknown";
-}
 
 /** OAuth providers appear only when their credentials are configured. */
 function oauthProviders() {
@@ -37,6 +31,7 @@ export const authOptions: NextAuthOptions = {
         const user = await signInWithPassword(await getDb(), {
           email: credentials.email,
           password: credentials.password,
+          // The socket peer, or X-Forwarded-For only behind SYNTHEX_TRUSTED_PROXIES: a client cannot pick its bucket.
           address: clientAddress(req?.headers),
         });
         return user ? { id: user.id, email: user.email, name: user.name } : null;

@@ -1,7 +1,7 @@
 /**
- * Request rate limits of the agent API (REST and MCP): per API key and per workspace, in
- * requests per minute (SYNTHEX_API_RATE_PER_KEY, default 600; SYNTHEX_API_RATE_PER_WORKSPACE,
- * default 3000). rate-limiter-flexible in memory: per process, like the sign-in limits; a
+ * Request rate limits of API keys on every surface — REST, MCP, uploads and tRPC (each call of a
+ * tRPC batch) share one budget per API key and one per workspace, in requests per minute
+ * (SYNTHEX_API_RATE_PER_KEY, default 600; SYNTHEX_API_RATE_PER_WORKSPACE, default 3000). rate-limiter-flexible in memory: per process, like the sign-in limits; a
  * deployment with several app servers divides the budget by their number (or fronts them with a
  * shared limiter).
  */
@@ -26,23 +26,41 @@ function limiter(kind: string, points: number): RateLimiterMemory {
   return l;
 }
 
-/** Counts one request of this key; null when allowed, else a 429 with Retry-After. */
-export async function apiRateLimit(actor: { apiKeyId: string; workspaceId: string }): Promise<Response | null> {
+/** A call beyond an API key's or its workspace's budget. */
+export class ApiRateLimitedError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+    this.name = "ApiRateLimitedError";
+  }
+}
+
+/** Counts `calls` calls of this key (and its workspace); the error when either budget is spent, else null. */
+export async function consumeApiRate(actor: { apiKeyId: string; workspaceId: string }, calls = 1): Promise<ApiRateLimitedError | null> {
   const checks: Array<[RateLimiterMemory, string, string]> = [
     [limiter("key", perMinute("SYNTHEX_API_RATE_PER_KEY", 600)), actor.apiKeyId, "this API key"],
     [limiter("workspace", perMinute("SYNTHEX_API_RATE_PER_WORKSPACE", 3000)), actor.workspaceId, "this workspace"],
   ];
   for (const [l, key, what] of checks) {
     try {
-      await l.consume(key);
+      await l.consume(key, calls);
     } catch (res) {
       if (!(res instanceof RateLimiterRes)) throw res;
       const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-      return Response.json(
-        { error: { code: "TOO_MANY_REQUESTS", message: `Rate limit of ${l.points} requests per minute for ${what} reached: retry in ${seconds} s.` } },
-        { status: 429, headers: { "retry-after": String(seconds) } },
-      );
+      return new ApiRateLimitedError(`Rate limit of ${l.points} requests per minute for ${what} reached: retry in ${seconds} s.`, seconds);
     }
   }
   return null;
+}
+
+/** Counts one request (or `calls` calls) of this key; null when allowed, else a 429 with Retry-After (REST, MCP, uploads). */
+export async function apiRateLimit(actor: { apiKeyId: string; workspaceId: string }, calls = 1): Promise<Response | null> {
+  const limited = await consumeApiRate(actor, calls);
+  if (!limited) return null;
+  return Response.json(
+    { error: { code: "TOO_MANY_REQUESTS", message: limited.message } },
+    { status: 429, headers: { "retry-after": String(limited.retryAfterSeconds) } },
+  );
 }

@@ -34,7 +34,8 @@ const list = (value: string | undefined) =>
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean);
 
-function addRange(block: net.BlockList, range: string, setting: string) {
+/** Adds an address or CIDR range of an environment setting to `block` (an error names the setting). */
+export function addRange(block: net.BlockList, range: string, setting: string) {
   const [address, prefix] = range.split("/");
   const family = net.isIPv6(address ?? "") ? "ipv6" : net.isIPv4(address ?? "") ? "ipv4" : null;
   if (!family) throw new Error(`${setting}: "${range}" is not an IP address or CIDR range`);

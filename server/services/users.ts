@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { checkPasswordStrength, hashPassword, verifyPassword, verifyAgainstDummy } from "../auth/password";
-import { signInLimiter, type SignInLimiter } from "../auth/sign-in-limiter";
+import { signInLimiter, throttleSignUp, type SignInLimiter } from "../auth/sign-in-limiter";
 import type { Db, DbTx } from "../core/db";
 import { conflict, DomainError } from "../core/errors";
 import { claimLocalWorkspace } from "./local-workspace";
@@ -34,9 +34,13 @@ export const SIGN_UP_ANSWER =
 /**
  * Public sign-up: the same answer, in about the same time (the password is hashed either way),
  * whether or not the email already has an account, so it cannot be used to discover accounts.
- * Invalid input (bad email, weak password) is still explained.
+ * Invalid input (bad email, weak password) is still explained. Throttled per client address
+ * (`address`, see server/http/client-address.ts): a DomainError TOO_MANY_REQUESTS past the budget.
  */
-export async function signUpPublic(db: Db, input: SignUpInput): Promise<{ message: string }> {
+export async function signUpPublic(db: Db, input: SignUpInput, address: string): Promise<{ message: string }> {
+  // Bad input is explained without spending the budget; each attempt that would hash a password counts.
+  checkPasswordStrength(signUpInput.parse(input).password);
+  await throttleSignUp(address);
   try {
     await signUp(db, input);
   } catch (err) {
@@ -66,8 +70,9 @@ export async function authenticatePassword(db: Db, email: string, password: stri
 }
 
 /**
- * Password sign-in with brute-force limits per email and per client address: throws
- * SignInLimitedError (a clear "try again in N seconds") while either is locked.
+ * Password sign-in with brute-force limits per email from one client address and per client
+ * address (see server/auth/sign-in-limiter.ts): throws SignInLimitedError (a clear "try again in
+ * N seconds") while either is delayed; others' failures never refuse this address.
  */
 export async function signInWithPassword(
   db: Db,
@@ -77,7 +82,7 @@ export async function signInWithPassword(
   const email = input.email.trim().toLowerCase();
   await limiter.check(email, input.address);
   const user = await authenticatePassword(db, email, input.password);
-  if (user) await limiter.succeeded(email);
+  if (user) await limiter.succeeded(email, input.address);
   else await limiter.failed(email, input.address);
   return user;
 }

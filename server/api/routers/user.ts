@@ -1,11 +1,14 @@
 import { z } from "zod";
+import { UNKNOWN_ADDRESS } from "../../http/client-address";
 import * as users from "../../services/users";
 import { createTRPCRouter, publicProcedure, userProcedure } from "../trpc";
 
 export const userRouter = createTRPCRouter({
+  // Throttled per client address (each call of a batch counts); "unknown" when the entry point gave none.
   signUp: publicProcedure
     .meta({ audit: { none: "creates an account and its personal workspace: no one else acts there yet, and an account is no workspace's change" } })
-    .input(users.signUpInput).mutation(({ ctx, input }) => users.signUpPublic(ctx.db, input)),
+    .input(users.signUpInput)
+    .mutation(({ ctx, input }) => users.signUpPublic(ctx.db, input, ctx.clientAddress ?? UNKNOWN_ADDRESS)),
   me: userProcedure.query(({ ctx }) =>
     ctx.db.user.findUniqueOrThrow({ where: { id: ctx.user.userId }, select: { id: true, email: true, name: true } }),
   ),

@@ -2,7 +2,9 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/trpc";
 import { getSessionUser } from "@/server/auth/session";
+import { ApiRateLimitedError } from "@/server/http/api-rate-limit";
 import { apiBodyLimit, withBodyLimit } from "@/server/http/body-limit";
+import { clientAddress } from "@/server/http/client-address";
 import { getDb } from "@/server/store/db";
 
 const handler = (req: Request) =>
@@ -13,7 +15,14 @@ const handler = (req: Request) =>
     createContext: async () => {
       const authorization = req.headers.get("authorization");
       // An API key decides who is asking: no session lookup (as REST and MCP).
-      return createContext({ db: await getDb(), session: authorization ? null : await getSessionUser(), authorization });
+      const ctx = await createContext({ db: await getDb(), session: authorization ? null : await getSessionUser(), authorization });
+      // Sign-up is throttled per client address (server/http/client-address.ts).
+      return { ...ctx, clientAddress: clientAddress(req.headers) };
+    },
+    // A call refused by the API key's rate limit says when to retry, as REST does.
+    responseMeta: ({ errors }) => {
+      const limited = errors.map((e) => e.cause).find((c) => c instanceof ApiRateLimitedError);
+      return limited ? { headers: { "retry-after": String(limited.retryAfterSeconds) } } : {};
     },
   });
 

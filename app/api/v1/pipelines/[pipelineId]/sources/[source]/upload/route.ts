@@ -14,6 +14,7 @@ import { actorRef, createContext, roleIn, type Context } from "@/server/api/trpc
 import { can } from "@/server/auth/permissions";
 import { getSessionUser } from "@/server/auth/session";
 import { DomainError } from "@/server/core/errors";
+import { apiRateLimit } from "@/server/http/api-rate-limit";
 import { apiTooLargeResponse, BodyTooLargeError, declaresTooLarge, uploadBodyLimit } from "@/server/http/body-limit";
 import { receiveUpload } from "@/server/http/upload-body";
 import { assertMayUpload } from "@/server/services/api-keys";
@@ -63,6 +64,10 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
     const db = await getDb();
     const authorization = req.headers.get("authorization");
     const ctx = await createContext({ db, session: authorization ? null : await getSessionUser(), authorization });
+    if (ctx.actor?.kind === "apiKey") {
+      const limited = await apiRateLimit(ctx.actor);
+      if (limited) return limited;
+    }
     // Nothing of the body is read before this point.
     const pipeline = await authorize(ctx, decodeURIComponent(pipelineId), url.searchParams.get("workspaceId"));
     if (declaresTooLarge(req, limit)) return apiTooLargeResponse(limit);
