@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertOutboundUrl, checkUrlShape, outboundFetch, outboundPolicy, OutboundUrlError } from "./outbound";
+import { assertOutboundUrl, checkUrlShape, embeddedIPv4, outboundFetch, outboundPolicy, OutboundUrlError, refusedAddress } from "./outbound";
 
 /** What a production deployment has: no allowances. */
 const strict = outboundPolicy({});
@@ -46,6 +46,35 @@ describe("outbound URL checks (when saved)", () => {
     ["not a url", /is not a URL/],
   ])("%s is refused", (url, why) => {
     expect(() => checkUrlShape(url, strict)).toThrow(why);
+  });
+
+  it.each([
+    // IPv4-compatible, SIIT, 6to4 and NAT64 spellings of loopback, metadata and private addresses
+    ["::7f00:1", "127.0.0.1"],
+    ["::127.0.0.1", "127.0.0.1"],
+    ["::ffff:0:7f00:1", "127.0.0.1"],
+    ["::ffff:0:127.0.0.1", "127.0.0.1"],
+    ["2002:7f00:1::", "127.0.0.1"],
+    ["2002:a9fe:a9fe::1", "169.254.169.254"],
+    ["64:ff9b::7f00:1", "127.0.0.1"],
+    ["64:ff9b::10.0.0.1", "10.0.0.1"],
+    ["::ffff:7f00:1", "127.0.0.1"],
+    ["0:0:0:0:0:FFFF:C0A8:0001", "192.168.0.1"],
+  ])("[%s] carries %s and is refused as it", (v6, v4) => {
+    expect(embeddedIPv4(v6)).toBe(v4);
+    expect(refusedAddress(v6, strict)).toMatch(/is a private, loopback/);
+    expect(() => checkUrlShape(`https://[${v6}]:8443/`, strict)).toThrow(/is a private, loopback/);
+  });
+
+  it("embedded public IPv4 addresses pass; other IPv6 addresses are not decoded", () => {
+    expect(refusedAddress("2002:5db8:d822::1", strict)).toBeNull(); // 6to4 of 93.184.216.34
+    expect(refusedAddress("64:ff9b::93.184.216.34", strict)).toBeNull();
+    expect(embeddedIPv4("2606:4700::6810:84e5")).toBeNull();
+    expect(refusedAddress("2606:4700::6810:84e5", strict)).toBeNull();
+    expect(refusedAddress("fe80::1%eth0", strict)).toMatch(/is a private/);
+    // An operator's allowance of 127.0.0.1 covers its IPv6 spellings too.
+    const dev = outboundPolicy({ SYNTHEX_ALLOW_PRIVATE_NETWORKS: "127.0.0.1/32" });
+    expect(refusedAddress("::ffff:0:7f00:1", dev)).toBeNull();
   });
 
   it("a public https URL passes; http passes only for allowed hosts", () => {

@@ -70,11 +70,39 @@ const NON_PUBLIC = (() => {
   return b;
 })();
 
-/** IPv4-mapped IPv6 (::ffff:a.b.c.d) is checked as the IPv4 address it is. */
+/** The eight 16-bit groups of an IPv6 address (any spelling: the URL parser writes it canonically first). */
+function ipv6Groups(address: string): number[] {
+  // A zone (fe80::1%eth0) is not part of the address; URL refuses it.
+  const canonical = new URL(`http://[${address.split("%")[0]}]/`).hostname.slice(1, -1);
+  const [head, tail] = canonical.split("::") as [string, string | undefined];
+  const part = (s: string | undefined) => (s ? s.split(":").map((g) => parseInt(g, 16)) : []);
+  const left = part(head);
+  const right = part(tail);
+  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, in the spellings that reach it: IPv4-mapped
+ * (::ffff:0:0/96), IPv4-compatible (::/96), SIIT (::ffff:0:0:0/96), 6to4 (2002::/16) and NAT64
+ * (64:ff9b::/96). Null for any other IPv6 address.
+ */
+export function embeddedIPv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  const v4 = (hi: number, lo: number) => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join(".");
+  if (zero(0, 5) && g[5] === 0xffff) return v4(g[6]!, g[7]!); // ::ffff:a.b.c.d
+  if (zero(0, 6)) return v4(g[6]!, g[7]!); // ::a.b.c.d (also :: and ::1, refused as 0.0.0.0/8)
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return v4(g[6]!, g[7]!); // ::ffff:0:a.b.c.d
+  if (g[0] === 0x2002) return v4(g[1]!, g[2]!); // 2002:aabb:ccdd::
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return v4(g[6]!, g[7]!); // 64:ff9b::a.b.c.d
+  return null;
+}
+
+/** An IPv6 address that carries an IPv4 one (see `embeddedIPv4`) is checked as that IPv4 address. */
 function normalize(address: string): { address: string; family: "ipv4" | "ipv6" } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, family: "ipv4" };
-  return { address, family: net.isIPv6(address) ? "ipv6" : "ipv4" };
+  if (!net.isIPv6(address)) return { address, family: "ipv4" };
+  const v4 = embeddedIPv4(address);
+  return v4 ? { address: v4, family: "ipv4" } : { address: address.split("%")[0]!, family: "ipv6" };
 }
 
 /** Null when `address` may be called under `policy`; otherwise why not. */

@@ -5,6 +5,7 @@ import { getSessionUser } from "@/server/auth/session";
 import { ApiRateLimitedError } from "@/server/http/api-rate-limit";
 import { apiBodyLimit, withBodyLimit } from "@/server/http/body-limit";
 import { clientAddress } from "@/server/http/client-address";
+import { withCrossSiteGuard } from "@/server/http/csrf";
 import { getDb } from "@/server/store/db";
 
 const handler = (req: Request) =>
@@ -27,6 +28,8 @@ const handler = (req: Request) =>
   });
 
 // Bodies over SYNTHEX_MAX_BODY_BYTES get a 413 before tRPC parses anything (sign-up is public).
-const limited = withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init));
+// Mutations signed in by cookie from another origin are refused first (tRPC itself answers 415 to
+// non-JSON bodies; the origin check is defence in depth). See server/http/csrf.ts.
+const limited = withCrossSiteGuard(withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init)));
 
 export { limited as GET, limited as POST };

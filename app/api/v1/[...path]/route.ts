@@ -5,6 +5,7 @@ import { appRestEndpoints } from "@/server/api/rest-app";
 import { createContext } from "@/server/api/trpc";
 import { getSessionUser } from "@/server/auth/session";
 import { apiBodyLimit, apiTooLargeResponse, withBodyLimit } from "@/server/http/body-limit";
+import { withCrossSiteGuard } from "@/server/http/csrf";
 import { getDb } from "@/server/store/db";
 
 export const runtime = "nodejs";
@@ -24,6 +25,7 @@ async function handler(req: Request): Promise<Response> {
   });
 }
 
-const limited = withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init), apiTooLargeResponse);
+// Cookie-signed writes from other origins are refused before the body is read (server/http/csrf.ts).
+const limited = withCrossSiteGuard(withBodyLimit(handler, apiBodyLimit, (url, init) => new Request(url, init), apiTooLargeResponse));
 
 export { limited as GET, limited as POST, limited as DELETE };

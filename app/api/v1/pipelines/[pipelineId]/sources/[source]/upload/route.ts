@@ -16,6 +16,7 @@ import { getSessionUser } from "@/server/auth/session";
 import { DomainError } from "@/server/core/errors";
 import { apiRateLimit } from "@/server/http/api-rate-limit";
 import { apiTooLargeResponse, BodyTooLargeError, declaresTooLarge, uploadBodyLimit } from "@/server/http/body-limit";
+import { crossSiteRefusal } from "@/server/http/csrf";
 import { receiveUpload } from "@/server/http/upload-body";
 import { assertMayUpload } from "@/server/services/api-keys";
 import { importFile } from "@/server/services/imports";
@@ -56,6 +57,9 @@ async function authorize(ctx: Context, pipelineRef: string, workspaceHint: strin
 }
 
 export async function POST(req: Request, { params }: { params: Promise<{ pipelineId: string; source: string }> }) {
+  // A cookie-signed upload must come from the app's own pages (server/http/csrf.ts).
+  const refused = crossSiteRefusal(req, { bodies: "upload" });
+  if (refused) return refused;
   const { pipelineId, source } = await params;
   const url = new URL(req.url);
   const limit = uploadBodyLimit();
