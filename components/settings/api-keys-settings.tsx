@@ -52,7 +52,10 @@ export function ApiKeysSettings() {
   }
   return (
     <div className="max-w-3xl space-y-6">
-      <PageHeader title="API keys" description="Agents call Synthex with a key: send it as `Authorization: Bearer <key>`." />
+      <PageHeader
+        title="API keys"
+        description="Agents call Synthex with a key: send it as `Authorization: Bearer <key>`. A key belongs to the member who made it: it acts with at most their current role, and stops working when they leave the workspace."
+      />
       <Card>
         <CardHeader>
           <CardTitle>Create a key</CardTitle>
@@ -116,6 +119,7 @@ export function ApiKeysSettings() {
               <TableHeader>
                 <TableRow>
                   <TableHead>Name</TableHead>
+                  <TableHead>Created by</TableHead>
                   <TableHead>Key</TableHead>
                   <TableHead>Restrictions</TableHead>
                   <TableHead>Last used</TableHead>
@@ -127,6 +131,21 @@ export function ApiKeysSettings() {
                   <TableRow key={k.id}>
                     <TableCell>
                       {k.name} <Badge variant="outline">{k.role}</Badge>
+                      {k.status === "active" && k.effectiveRole !== k.role ? (
+                        <div className="text-xs text-muted-foreground" data-testid={`key-capped-${k.name}`}>
+                          acts as {k.effectiveRole}: its creator&apos;s role now
+                        </div>
+                      ) : null}
+                    </TableCell>
+                    <TableCell data-testid={`key-creator-${k.name}`}>
+                      {k.createdBy ? (
+                        <>
+                          <div className="truncate">{k.createdBy.name ?? k.createdBy.email}</div>
+                          {k.createdBy.name ? <div className="truncate text-xs text-muted-foreground">{k.createdBy.email}</div> : null}
+                        </>
+                      ) : (
+                        <span className="text-xs text-muted-foreground">unknown</span>
+                      )}
                     </TableCell>
                     <TableCell className="font-mono text-xs">{k.prefix}…</TableCell>
                     <TableCell className="space-x-1" data-testid={`key-restrictions-${k.name}`}>
@@ -141,8 +160,12 @@ export function ApiKeysSettings() {
                     </TableCell>
                     <TableCell>{k.lastUsedAt ? k.lastUsedAt.toLocaleString() : "never"}</TableCell>
                     <TableCell className="text-right">
-                      {k.revokedAt ? (
+                      {k.status === "revoked" ? (
                         <Badge variant="secondary">revoked</Badge>
+                      ) : k.status === "inactive" ? (
+                        <Badge variant="secondary" title="Its creator is no longer a member of this workspace.">
+                          inactive: creator left
+                        </Badge>
                       ) : (
                         <Button variant="ghost" size="sm" onClick={() => revoke.mutate({ workspaceId: workspace.id, keyId: k.id })}>
                           Revoke

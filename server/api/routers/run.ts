@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { Db } from "../../core/db";
 import { assertPipelineAllowed, type KeyRestrictions } from "../../services/api-keys";
 import { assertProvidersAvailable } from "../../services/provider-check";
 import { failureGroups } from "../../services/run-failures";
@@ -15,11 +14,9 @@ const runOptions = z.object({
   replay: z.boolean().optional(),
 });
 
-/** A run of a pipeline the key does not reach is refused like the pipeline itself. */
-async function assertRunPipelineAllowed(ctx: { db: Db; restrictions: KeyRestrictions | null }, pipelineId: string) {
-  if (!ctx.restrictions?.pipelineIds.length) return;
-  const pipeline = await ctx.db.pipeline.findUniqueOrThrow({ where: { id: pipelineId }, select: { id: true, name: true } });
-  assertPipelineAllowed(ctx.restrictions, pipeline);
+/** A run of a pipeline the key does not reach answers like a run that does not exist. */
+function assertRunPipelineAllowed(ctx: { restrictions: KeyRestrictions | null }, run: { id: string; pipelineId: string }) {
+  assertPipelineAllowed(ctx.restrictions, run.pipelineId, () => runs.runNotFound(run.id));
 }
 
 export const runRouter = createTRPCRouter({
@@ -64,7 +61,7 @@ export const runRouter = createTRPCRouter({
     .output(runDetailSchema)
     .query(async ({ ctx, input }) => {
       const run = await runs.getRun(ctx.db, ctx.workspace.id, input.runId);
-      await assertRunPipelineAllowed(ctx, run.pipelineId);
+      assertRunPipelineAllowed(ctx, run);
       return withRunStats(run);
     }),
   /** Failures grouped by step and identical error: count, attempts and one example each. */
@@ -77,7 +74,7 @@ export const runRouter = createTRPCRouter({
     .input(z.object({ runId: z.string() }))
     .output(z.object({ cancelling: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      await assertRunPipelineAllowed(ctx, (await runs.getRun(ctx.db, ctx.workspace.id, input.runId)).pipelineId);
+      assertRunPipelineAllowed(ctx, await runs.getRun(ctx.db, ctx.workspace.id, input.runId));
       return runs.cancelRun(ctx.db, ctx.workspace.id, input.runId);
     }),
 });

@@ -24,7 +24,7 @@ export const workspaceRouter = createTRPCRouter({
     .input(z.object({ workspaceId: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const left = await workspaces.leaveWorkspace(ctx.db, input.workspaceId, ctx.user.userId);
-      await recordAudit(ctx.db, { workspaceId: input.workspaceId, actor: actorRef(ctx.user), action: "member.leave", target: `user:${ctx.user.userId}` });
+      await recordAudit(ctx.db, { workspaceId: input.workspaceId, actor: actorRef(ctx.user), action: "member.leave", target: `user:${ctx.user.userId}`, summary: { keysRevoked: left.keysRevoked } });
       return left;
     }),
 });
