@@ -491,7 +491,7 @@ describe("isolation matrix", () => {
    * procedure and route (401), (f) by everything above a viewer (403) while it still reads.
    */
   describe("keys of removed and demoted members", () => {
-    const keyPairs = { trpc: 0, rest: 0 };
+    const keyPairs = { trpc: 0, rest: 0, removed: 0, demoted: 0 };
     let removedKey: Credentials;
     let demotedKey: Credentials;
     let fingerprintKeys = "";
@@ -518,7 +518,7 @@ describe("isolation matrix", () => {
     }, 60_000);
 
     afterAll(() => {
-      console.log(`isolation matrix, keys of removed and demoted members: ${keyPairs.trpc} tRPC procedure × actor calls, ${keyPairs.rest} REST route × actor calls, ${keyPairs.trpc + keyPairs.rest} in all`);
+      console.log(`isolation matrix, keys of removed and demoted members: ${keyPairs.trpc} tRPC procedure × actor calls, ${keyPairs.rest} REST route × actor calls, ${keyPairs.trpc + keyPairs.rest} in all (removed member's key ${keyPairs.removed}, demoted member's key ${keyPairs.demoted})`);
     });
 
     /** (f) below its creator's new role: refused; at or under it: answered (a query only, so nothing changes). */
@@ -534,11 +534,13 @@ describe("isolation matrix", () => {
         const own = { ...input, workspaceId: undefined };
         expectRefused(`${name} (e) key of a removed member`, await callTrpc(name, def, own, removedKey), "UNAUTHORIZED", own);
         keyPairs.trpc += 1;
+        keyPairs.removed += 1;
         if (def.meta?.access !== "workspace") continue;
         const permission = def.meta.permission as (typeof PERMISSIONS)[number];
         if (can("viewer", permission) && def.type !== "query") continue;
         expectDemoted(name, await callTrpc(name, def, own, demotedKey), permission, own);
         keyPairs.trpc += 1;
+        keyPairs.demoted += 1;
       }
       expect(await fingerprint()).toBe(fingerprintKeys);
     }, 600_000);
@@ -561,9 +563,11 @@ describe("isolation matrix", () => {
         expectRefused(`${e.route.method} ${e.route.path} (e) key of a removed member`, removed, "UNAUTHORIZED", sent);
         expect(Object.keys(JSON.parse(removed.body) as object)).toEqual(["error"]);
         keyPairs.rest += 1;
+        keyPairs.removed += 1;
         if (can("viewer", permission) && def.type !== "query") continue;
         expectDemoted(`${e.route.method} ${e.route.path}`, await callRest(e.route.method, target, body, demotedKey), permission, sent);
         keyPairs.rest += 1;
+        keyPairs.demoted += 1;
       }
       expect(await fingerprint()).toBe(fingerprintKeys);
     }, 600_000);
