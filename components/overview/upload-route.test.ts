@@ -66,6 +66,29 @@ describe("upload route", () => {
     expect((await res.json()).error.message).toMatch(/pipelines:write/);
   });
 
+  it("a key limited to other pipelines gets the answer of a missing pipeline; a key capped at its creator's viewer role is refused", async () => {
+    const { createApiKey } = await import("@/server/services/api-keys");
+    const ws = await t.db.membership.findFirstOrThrow({ where: { userId: users.owner!.userId } });
+    const other = await createPipeline(t.db as never, ws.workspaceId, { name: "elsewhere", spec: templateSpec("chat-memory") } as never);
+    const viaKey = async (key: { secret: string }, ref: string) => {
+      const body = new FormData();
+      body.set("file", new Blob([fixture]), "conversations.json");
+      const req = new Request(`http://localhost/api/v1/pipelines/${ref}/sources/chats/upload`, { method: "POST", body, headers: { authorization: `Bearer ${key.secret}` } });
+      const res = await POST(req, { params: Promise.resolve({ pipelineId: ref, source: "chats" }) });
+      return { status: res.status, body: (await res.json()) as { error: { message: string } } };
+    };
+    session.user = null;
+    const limited = await createApiKey(t.db as never, ws.workspaceId, { userId: users.owner!.userId, role: "owner" }, { name: "limited", pipelines: ["elsewhere"] });
+    const missing = await viaKey(limited, "no-such-pipeline");
+    expect(missing.status).toBe(404);
+    expect(await viaKey(limited, "hello")).toEqual(missing);
+    expect(await viaKey(limited, pipelineId)).toEqual(missing);
+    expect(await t.db.record.count({ where: { pipelineId: other.pipeline.id } })).toBe(0);
+    // The viewer's editor key acts as a viewer.
+    const capped = await createApiKey(t.db as never, ws.workspaceId, { userId: users.viewer!.userId, role: "owner" }, { name: "capped", role: "editor" });
+    expect(await viaKey(capped, pipelineId)).toMatchObject({ status: 403, body: { error: { message: expect.stringMatching(/viewer.*pipelines:write/) } } });
+  });
+
   it("imports the file, then adds nothing on a second upload", async () => {
     session.user = users.owner!;
     const first = await upload(pipelineId);

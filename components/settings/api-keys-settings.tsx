@@ -52,7 +52,10 @@ export function ApiKeysSettings() {
   }
   return (
     <div className="max-w-3xl space-y-6">
-      <PageHeader title="API keys" description="Agents call Synthex with a key: send it as `Authorization: Bearer <key>`." />
+      <PageHeader
+        title="API keys"
+        description="Agents call Synthex with a key: send it as `Authorization: Bearer <key>`. A key belongs to the member who made it: it acts with at most their current role, and stops working when they leave the workspace."
+      />
       <Card>
         <CardHeader>
           <CardTitle>Create a key</CardTitle>
@@ -115,8 +118,8 @@ export function ApiKeysSettings() {
             <Table>
               <TableHeader>
                 <TableRow>
-                  <TableHead>Name</TableHead>
                   <TableHead>Key</TableHead>
+                  <TableHead>Created by</TableHead>
                   <TableHead>Restrictions</TableHead>
                   <TableHead>Last used</TableHead>
                   <TableHead />
@@ -126,23 +129,48 @@ export function ApiKeysSettings() {
                 {keys.data.map((k) => (
                   <TableRow key={k.id}>
                     <TableCell>
-                      {k.name} <Badge variant="outline">{k.role}</Badge>
+                      <div>
+                        {k.name} <Badge variant="outline">{k.role}</Badge>
+                      </div>
+                      <div className="font-mono text-xs text-muted-foreground">{k.prefix}…</div>
+                      {k.status === "active" && k.effectiveRole !== k.role ? (
+                        <div className="text-xs text-warning-foreground" data-testid={`key-capped-${k.name}`}>
+                          acts as {k.effectiveRole} (its creator&apos;s role)
+                        </div>
+                      ) : null}
                     </TableCell>
-                    <TableCell className="font-mono text-xs">{k.prefix}…</TableCell>
-                    <TableCell className="space-x-1" data-testid={`key-restrictions-${k.name}`}>
-                      {k.readOnly ? <Badge variant="secondary">read-only</Badge> : null}
-                      {k.scopePrefix ? <Badge variant="secondary">scope {k.scopePrefix}</Badge> : null}
-                      {k.pipelines.map((p) => (
-                        <Badge key={p} variant="secondary">
-                          pipeline {p}
-                        </Badge>
-                      ))}
-                      {!k.readOnly && !k.scopePrefix && !k.pipelines.length ? <span className="text-xs text-muted-foreground">none</span> : null}
+                    <TableCell data-testid={`key-creator-${k.name}`}>
+                      {k.createdBy ? (
+                        <>
+                          <div>{k.createdBy.name ?? k.createdBy.email}</div>
+                          {k.createdBy.name ? <div className="text-xs text-muted-foreground">{k.createdBy.email}</div> : null}
+                        </>
+                      ) : (
+                        <span className="text-xs text-muted-foreground">unknown</span>
+                      )}
                     </TableCell>
-                    <TableCell>{k.lastUsedAt ? k.lastUsedAt.toLocaleString() : "never"}</TableCell>
+                    <TableCell className="whitespace-normal" data-testid={`key-restrictions-${k.name}`}>
+                      <div className="flex flex-wrap gap-1">
+                        {k.readOnly ? <Badge variant="secondary">read-only</Badge> : null}
+                        {k.scopePrefix ? <Badge variant="secondary">scope {k.scopePrefix}</Badge> : null}
+                        {k.pipelines.map((p) => (
+                          <Badge key={p} variant="secondary">
+                            pipeline {p}
+                          </Badge>
+                        ))}
+                        {!k.readOnly && !k.scopePrefix && !k.pipelines.length ? <span className="text-xs text-muted-foreground">none</span> : null}
+                      </div>
+                    </TableCell>
+                    <TableCell className="text-xs" title={k.lastUsedAt?.toLocaleString()}>
+                      {k.lastUsedAt ? k.lastUsedAt.toLocaleDateString() : "never"}
+                    </TableCell>
                     <TableCell className="text-right">
-                      {k.revokedAt ? (
+                      {k.status === "revoked" ? (
                         <Badge variant="secondary">revoked</Badge>
+                      ) : k.status === "inactive" ? (
+                        <Badge variant="secondary" title="Its creator is no longer a member of this workspace.">
+                          creator left
+                        </Badge>
                       ) : (
                         <Button variant="ghost" size="sm" onClick={() => revoke.mutate({ workspaceId: workspace.id, keyId: k.id })}>
                           Revoke

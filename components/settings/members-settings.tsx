@@ -120,10 +120,21 @@ export function MembersSettings() {
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.member.list.queryKey() });
   const opts = { onSuccess: refresh, onError: (err: unknown) => toast.error(errorMessage(err)) };
   const changeRole = useMutation(trpc.member.changeRole.mutationOptions(opts));
-  const remove = useMutation(trpc.member.remove.mutationOptions(opts));
+  const remove = useMutation(
+    trpc.member.remove.mutationOptions({
+      ...opts,
+      onSuccess: (out) => {
+        if (out.keysRevoked) toast.success(`Member removed; ${out.keysRevoked} API key${out.keysRevoked === 1 ? "" : "s"} they made revoked.`);
+        return refresh();
+      },
+    }),
+  );
   return (
     <div className="max-w-3xl space-y-6">
-      <PageHeader title="Members" description="People in this workspace and what they may do." />
+      <PageHeader
+        title="Members"
+        description="People in this workspace and what they may do. A member's API keys act with at most their current role; removing a member revokes the keys they made."
+      />
       <Card>
         <CardContent>
           <Table>
@@ -131,6 +142,7 @@ export function MembersSettings() {
               <TableRow>
                 <TableHead>Member</TableHead>
                 <TableHead>Role</TableHead>
+                <TableHead>API keys</TableHead>
                 <TableHead />
               </TableRow>
             </TableHeader>
@@ -151,9 +163,19 @@ export function MembersSettings() {
                       <Badge variant="secondary">{m.role}</Badge>
                     )}
                   </TableCell>
+                  <TableCell className="text-muted-foreground" data-testid="member-keys">
+                    {m.apiKeys || "none"}
+                  </TableCell>
                   <TableCell className="text-right">
                     {canManage ? (
-                      <Button variant="ghost" size="sm" onClick={() => remove.mutate({ workspaceId: workspace.id, memberId: m.id })}>
+                      <Button
+                        variant="ghost"
+                        size="sm"
+                        onClick={() => {
+                          const keys = m.apiKeys ? ` Their ${m.apiKeys} API key${m.apiKeys === 1 ? "" : "s"} will be revoked.` : "";
+                          if (window.confirm(`Remove ${m.user.email} from ${workspace.name}?${keys}`)) remove.mutate({ workspaceId: workspace.id, memberId: m.id });
+                        }}
+                      >
                         Remove
                       </Button>
                     ) : null}

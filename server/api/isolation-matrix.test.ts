@@ -9,6 +9,9 @@
  *   (b') the same key (its workspace implied), with A's ids      → refused, or an answer with nothing of A
  *   (c) each role below the declared permission, person and key  → FORBIDDEN
  *   (d) no credentials                                           → UNAUTHORIZED
+ *   (e) a key limited to a scope, on a pipeline merging two scopes → no content of the other scope
+ *   (f) the key of a member removed since                       → UNAUTHORIZED
+ *   (g) the key of a member demoted to viewer since              → FORBIDDEN above a viewer
  *
  * Refusals carry no data of workspace A, and workspace A's rows are the same after the matrix.
  * A procedure must declare who may call it (`workspaceProcedure(permission)`, or a builder listed
@@ -603,6 +606,94 @@ describe("isolation matrix", () => {
       expect(await db.ingestSession.count({ where: { pipelineId: String(C.pipelineId), sessionId: "call-1" } })).toBe(2);
       await settleBackgroundWork();
       while (await db.run.findFirst({ where: { pipelineId: String(C.pipelineId), status: { in: ["queued", "running"] } } })) await new Promise((r) => setTimeout(r, 100));
+    }, 600_000);
+  });
+
+  /**
+   * Issue 30, item 2: keys belong to the member who made them. Two more actors, each an admin of A
+   * who made an admin key: (f) one removed from A, (g) one demoted to viewer. (f) is refused by every
+   * procedure and route (401), (g) by everything above a viewer (403) while it still reads.
+   */
+  describe("keys of removed and demoted members", () => {
+    const keyPairs = { trpc: 0, rest: 0, removed: 0, demoted: 0 };
+    let removedKey: Credentials;
+    let demotedKey: Credentials;
+    let fingerprintKeys = "";
+
+    beforeAll(async () => {
+      const owner = createCaller(await createContext({ db, session: sessions.ownerA.session }));
+      const adminKey = async (email: string) => {
+        const { user } = await signUp(db, { email, password: `${email}-password` });
+        const member = await db.membership.create({ data: { workspaceId: workspaceA, userId: user.id, role: "admin" } });
+        const admin = createCaller(await createContext({ db, session: { userId: user.id, email } }));
+        const { secret, id } = await admin.apiKey.create({ workspaceId: workspaceA, name: `${email}-key`, role: "admin" });
+        return { memberId: member.id, keyId: id, creds: { session: null, key: secret } };
+      };
+      const removed = await adminKey("removed-admin@matrix.test");
+      expect((await owner.member.remove({ workspaceId: workspaceA, memberId: removed.memberId })).keysRevoked).toBe(1);
+      // The removal revoked the key; the matrix un-revokes it, so what refuses it below is the
+      // per-request check that its creator is no longer a member (any path out of the workspace).
+      await db.apiKey.update({ where: { id: removed.keyId }, data: { revokedAt: null } });
+      removedKey = removed.creds;
+      const demoted = await adminKey("demoted-admin@matrix.test");
+      await owner.member.changeRole({ workspaceId: workspaceA, memberId: demoted.memberId, role: "viewer" });
+      demotedKey = demoted.creds;
+      fingerprintKeys = await fingerprint();
+    }, 60_000);
+
+    afterAll(() => {
+      console.log(`isolation matrix, keys of removed and demoted members: ${keyPairs.trpc} tRPC procedure × actor calls, ${keyPairs.rest} REST route × actor calls, ${keyPairs.trpc + keyPairs.rest} in all (removed member's key ${keyPairs.removed}, demoted member's key ${keyPairs.demoted})`);
+    });
+
+    /** (g) below its creator's new role: refused; at or under it: answered (a query only, so nothing changes). */
+    function expectDemoted(what: string, outcome: Outcome, permission: (typeof PERMISSIONS)[number], sent: unknown) {
+      if (!can("viewer", permission)) expectRefused(`${what} (g) key of a demoted member`, outcome, "FORBIDDEN", sent);
+      else expect([401, 403], `${what} (g) key of a demoted member, a read: ${outcome.body.slice(0, 200)}`).not.toContain(outcome.status);
+    }
+
+    it("refuses every tRPC procedure to a removed member's key, and everything above a viewer to a demoted member's", async () => {
+      for (const [name, def] of proceduresOf(appRouter as unknown as AnyRouter)) {
+        const input = inputFor(def, A, name);
+        // The key implies its workspace, and it is A's.
+        const own = { ...input, workspaceId: undefined };
+        expectRefused(`${name} (f) key of a removed member`, await callTrpc(name, def, own, removedKey), "UNAUTHORIZED", own);
+        keyPairs.trpc += 1;
+        keyPairs.removed += 1;
+        if (def.meta?.access !== "workspace") continue;
+        const permission = def.meta.permission as (typeof PERMISSIONS)[number];
+        if (can("viewer", permission) && def.type !== "query") continue;
+        expectDemoted(name, await callTrpc(name, def, own, demotedKey), permission, own);
+        keyPairs.trpc += 1;
+        keyPairs.demoted += 1;
+      }
+      expect(await fingerprint()).toBe(fingerprintKeys);
+    }, 600_000);
+
+    it("refuses every REST route to a removed member's key, and everything above a viewer to a demoted member's", async () => {
+      for (const e of appRestEndpoints()) {
+        const def = (appRouter._def.procedures as unknown as Record<string, { _def: ProcDef }>)[e.procedure]!._def;
+        const permission = def.meta!.permission as (typeof PERMISSIONS)[number];
+        const input: Record<string, unknown> = inputFor(def, A, e.procedure);
+        const url = e.route.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(String(input[p])));
+        const body = Object.fromEntries(Object.entries(input).filter(([k, v]) => !e.pathParams.includes(k) && k !== "workspaceId" && v !== undefined));
+        const qs = new URLSearchParams();
+        for (const [k, v] of Object.entries(body)) {
+          if (Array.isArray(v)) for (const item of v) qs.append(k, String(item));
+          else if (typeof v !== "object") qs.append(k, String(v));
+        }
+        const target = e.route.method === "POST" ? url : qs.size ? `${url}?${qs}` : url;
+        const sent = { url: target, body };
+        const removed = await callRest(e.route.method, target, body, removedKey);
+        expectRefused(`${e.route.method} ${e.route.path} (f) key of a removed member`, removed, "UNAUTHORIZED", sent);
+        expect(Object.keys(JSON.parse(removed.body) as object)).toEqual(["error"]);
+        keyPairs.rest += 1;
+        keyPairs.removed += 1;
+        if (can("viewer", permission) && def.type !== "query") continue;
+        expectDemoted(`${e.route.method} ${e.route.path}`, await callRest(e.route.method, target, body, demotedKey), permission, sent);
+        keyPairs.rest += 1;
+        keyPairs.demoted += 1;
+      }
+      expect(await fingerprint()).toBe(fingerprintKeys);
     }, 600_000);
   });
 });

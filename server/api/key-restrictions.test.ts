@@ -103,8 +103,15 @@ describe("API key restrictions", () => {
 
     // Pipelines: only the allowed one is listed or reachable.
     expect((await caller.pipeline.list({})).map((p) => p.name)).toEqual(["memory"]);
-    expect(await failure(caller.search.search({ pipelineId: "other", query: "x" }))).toMatchObject({ code: "FORBIDDEN", message: expect.stringMatching(/"other"/) });
-    expect(await failure(caller.run.start({ pipelineId: otherId }))).toMatchObject({ code: "FORBIDDEN" });
+    // A pipeline outside the list answers exactly like one that does not exist (issue 30, item 7).
+    const unknown = await failure(caller.search.search({ pipelineId: "no-such-pipeline", query: "x" }));
+    const elsewhere = await failure(caller.search.search({ pipelineId: "other", query: "x" }));
+    expect(elsewhere).toMatchObject({ code: "NOT_FOUND", message: unknown!.message.replace("no-such-pipeline", "other") });
+    expect(await failure(caller.run.start({ pipelineId: otherId }))).toMatchObject({ code: "NOT_FOUND", message: `Pipeline "${otherId}" not found in this workspace.` });
+    const otherRun = await runPipeline(db, { workspaceId, pipelineId: otherId });
+    const runRefusal = await failure(caller.run.get({ runId: otherRun.id }));
+    expect(runRefusal).toMatchObject({ code: "NOT_FOUND", message: `Run ${otherRun.id} not found.` });
+    expect(runRefusal!.message).not.toContain("other");
 
     // Scope: search and ask answer from acme:eng only; acme:sales is refused by name.
     const hits = (await caller.search.search({ pipelineId: "memory", query: "Postgres team", mode: "fts" })).hits;

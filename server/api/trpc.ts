@@ -7,11 +7,12 @@ import { recordAudit } from "../services/audit";
 import { consumeApiRate } from "../http/api-rate-limit";
 import type { Db } from "../core/db";
 import { DomainError } from "../core/errors";
-import { findBranch, findPipeline } from "../store/pipelines";
+import { findBranch, findPipeline, pipelineNotFound } from "../store/pipelines";
 
 export type Actor =
   | { kind: "user"; userId: string; email: string }
-  | { kind: "apiKey"; apiKeyId: string; workspaceId: string; role: Role; restrictions: KeyRestrictions };
+  /** `role`: the key's role capped at its creator's current role (checked per request); `createdById`: the member it belongs to. */
+  | { kind: "apiKey"; apiKeyId: string; workspaceId: string; role: Role; createdById: string; restrictions: KeyRestrictions };
 
 export interface Context {
   db: Db;
@@ -35,7 +36,7 @@ export async function createContext(opts: {
   if (bearer) {
     const key = await authenticateApiKey(opts.db, bearer);
     if (!key) throw new TRPCError({ code: "UNAUTHORIZED", message: "The API key is unknown or has been revoked." });
-    return { db: opts.db, actor: { kind: "apiKey", apiKeyId: key.id, workspaceId: key.workspaceId, role: key.role, restrictions: key.restrictions } };
+    return { db: opts.db, actor: { kind: "apiKey", apiKeyId: key.id, workspaceId: key.workspaceId, role: key.role, createdById: key.createdById, restrictions: key.restrictions } };
   }
   if (opts.session) return { db: opts.db, actor: { kind: "user", ...opts.session } };
   return { db: opts.db, actor: null };
@@ -208,7 +209,7 @@ export function pipelineProcedure(permission: Permission) {
     .input(z.object({ pipelineId: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
     .use(async ({ ctx, input, next }) => {
       const pipeline = await findPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
-      assertPipelineAllowed(ctx.restrictions, pipeline);
+      assertPipelineAllowed(ctx.restrictions, pipeline.id, () => pipelineNotFound(input.pipelineId));
       const { branch, version, spec } = await findBranch(ctx.db, pipeline.id, input.branch);
       return next({ ctx: { ...ctx, pipeline, branch, version, spec } });
     });

@@ -56,3 +56,8 @@ export function canAssignRole(actor: Role, target: Role): boolean {
   if (target === "owner") return actor === "owner";
   return can(actor, "members:manage");
 }
+
+/** The less powerful of two roles (ROLES runs from most to least): an API key acts with min(its role, its creator's role). */
+export function lowerRole(a: Role, b: Role): Role {
+  return ROLES.indexOf(a) >= ROLES.indexOf(b) ? a : b;
+}

@@ -62,6 +62,8 @@ describe("synthex ask", () => {
 
     const list = await synthex("keys", "list");
     expect(list.out).toMatch(/eng-agent .*read-only, scope acme:eng, pipelines memory .*active/);
+    // Who made each key (issue 30): the CLI's local member here.
+    expect(list.out).toMatch(/created by[\s\S]*eng-agent .* cli@synthex\.local /);
     expect(list.out).not.toContain(secret);
     const [key] = JSON.parse((await synthex("keys", "list", "--json")).out) as Array<{ id: string; revokedAt: string | null }>;
 

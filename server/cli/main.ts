@@ -534,10 +534,11 @@ export function buildCli() {
                   id: k.id,
                   name: k.name,
                   key: `${k.prefix}…`,
-                  role: k.role,
+                  role: k.effectiveRole && k.effectiveRole !== k.role ? `${k.role} (acts as ${k.effectiveRole})` : k.role,
+                  "created by": k.createdBy ? k.createdBy.email : "unknown",
                   restrictions: restrictionText(k).replace(/^, /, "") || "none",
                   "last used": k.lastUsedAt?.toISOString() ?? "never",
-                  status: k.revokedAt ? "revoked" : "active",
+                  status: k.status === "inactive" ? "inactive (creator left)" : k.status,
                 })),
               )
             : "No API keys yet. Create one: synthex keys create <name>",

@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { canAssignRole, type Role } from "../auth/permissions";
+import { canAssignRole, isRole, lowerRole, type Role } from "../auth/permissions";
 import { randomToken, sha256Hex } from "../auth/secrets";
 import type { Db } from "../core/db";
 import { badRequest, forbidden, notFound } from "../core/errors";
+import { resolveLiveApiKey } from "../store/api-key-auth";
 import { roleSchema } from "./workspaces";
 
 const KEY_PREFIX = "sx_";
@@ -50,10 +51,13 @@ export function effectiveScope(r: KeyRestrictions | null, scope: string | undefi
   return asked;
 }
 
-export function assertPipelineAllowed(r: KeyRestrictions | null, pipeline: { id: string; name: string }) {
-  if (r && r.pipelineIds.length && !r.pipelineIds.includes(pipeline.id)) {
-    throw forbidden(`This API key is limited to other pipelines; "${pipeline.name}" is not one of them.`);
-  }
+/**
+ * A pipeline outside the key's list is refused with `unreachable`: the caller's own "not found"
+ * for what it asked (the pipeline, the run), so the answer is the same as for a pipeline that does
+ * not exist and names nothing the key cannot reach.
+ */
+export function assertPipelineAllowed(r: KeyRestrictions | null, pipelineId: string, unreachable: () => Error) {
+  if (r && r.pipelineIds.length && !r.pipelineIds.includes(pipelineId)) throw unreachable();
 }
 
 export function assertScopeAllowed(r: KeyRestrictions | null, scope: string, what: string) {
@@ -89,13 +93,34 @@ async function pipelineNames(db: Db, ids: string[]): Promise<string[]> {
   return ids.map((id) => rows.find((r) => r.id === id)?.name ?? id);
 }
 
+/**
+ * The workspace's keys with who made them and what they act as now: `effectiveRole` is the key's role
+ * capped at its creator's current role; `status` is "inactive" when the creator is no longer a member.
+ */
 export async function listApiKeys(db: Db, workspaceId: string) {
   const keys = await db.apiKey.findMany({
     where: { workspaceId },
-    select: { id: true, name: true, prefix: true, role: true, readOnly: true, pipelines: true, scopePrefix: true, lastUsedAt: true, revokedAt: true, createdAt: true },
+    select: { id: true, name: true, prefix: true, role: true, readOnly: true, pipelines: true, scopePrefix: true, lastUsedAt: true, revokedAt: true, createdAt: true, createdById: true },
     orderBy: { createdAt: "desc" },
   });
-  return Promise.all(keys.map(async (k) => ({ ...k, pipelines: await pipelineNames(db, k.pipelines) })));
+  const creatorIds = [...new Set(keys.map((k) => k.createdById))];
+  const [users, memberships] = await Promise.all([
+    db.user.findMany({ where: { id: { in: creatorIds } }, select: { id: true, name: true, email: true } }),
+    db.membership.findMany({ where: { workspaceId, userId: { in: creatorIds } }, select: { userId: true, role: true } }),
+  ]);
+  return Promise.all(
+    keys.map(async ({ createdById, ...k }) => {
+      const creatorRole = memberships.find((m) => m.userId === createdById)?.role;
+      const member = creatorRole !== undefined && isRole(creatorRole) && isRole(k.role);
+      return {
+        ...k,
+        pipelines: await pipelineNames(db, k.pipelines),
+        createdBy: users.find((u) => u.id === createdById) ?? null,
+        effectiveRole: member ? lowerRole(k.role as Role, creatorRole) : null,
+        status: k.revokedAt ? ("revoked" as const) : member ? ("active" as const) : ("inactive" as const),
+      };
+    }),
+  );
 }
 
 export async function revokeApiKey(db: Db, workspaceId: string, keyId: string) {
@@ -107,14 +132,17 @@ export async function revokeApiKey(db: Db, workspaceId: string, keyId: string) {
   return { revoked: keyId };
 }
 
-/** Resolves a Bearer token to its key; null when unknown or revoked. */
+/**
+ * Resolves a Bearer token to its key, on every request (tRPC, REST, MCP, uploads: all through
+ * createContext): null when unknown, revoked, or its creator is no longer a member of the key's
+ * workspace. `role` is what the key acts as now: its own role capped at its creator's current role.
+ */
 export async function authenticateApiKey(db: Db, secret: string) {
   if (!secret.startsWith(KEY_PREFIX)) return null;
-  const key = await db.apiKey.findUnique({ where: { keyHash: sha256Hex(secret) } });
-  if (!key || key.revokedAt) return null;
-  await db.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } });
+  const key = await resolveLiveApiKey(db, sha256Hex(secret));
+  if (!key || !isRole(key.role) || !isRole(key.creatorRole)) return null;
   const restrictions: KeyRestrictions = { readOnly: key.readOnly, pipelineIds: key.pipelines, scopePrefix: key.scopePrefix };
-  return { id: key.id, workspaceId: key.workspaceId, role: key.role as Role, name: key.name, restrictions };
+  return { id: key.id, workspaceId: key.workspaceId, role: lowerRole(key.role, key.creatorRole), createdById: key.createdById, name: key.name, restrictions };
 }
 
 /**
@@ -134,8 +162,7 @@ export function assertRunAllowedToScopedKey(r: KeyRestrictions | null, what: { o
 }
 
 /** File uploads write whole exports whose scopes the key cannot vouch for: read-only and scope-limited keys may not. */
-export function assertMayUpload(r: KeyRestrictions, pipeline: { id: string; name: string }) {
+export function assertMayUpload(r: KeyRestrictions) {
   if (r.readOnly) throw forbidden("This API key is read-only: uploads need pipelines:write.");
   if (r.scopePrefix) throw forbidden(`This API key is limited to scope "${r.scopePrefix}": file uploads (which carry their own scopes) are not available to it.`);
-  assertPipelineAllowed(r, pipeline);
 }

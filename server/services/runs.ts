@@ -456,8 +456,11 @@ export async function startRun(db: Db, input: Parameters<typeof createRun>[1]) {
   return run;
 }
 
+/** The answer for a run that is not there (or that the caller may not know is there). */
+export const runNotFound = (runId: string) => notFound(`Run ${runId.slice(0, 100)} not found.`);
+
 export async function cancelRun(db: Db, workspaceId: string, runId: string) {
-  if (!(await db.run.findFirst({ where: { id: runId, workspaceId }, select: { id: true } }))) throw notFound(`Run ${runId} not found.`);
+  if (!(await db.run.findFirst({ where: { id: runId, workspaceId }, select: { id: true } }))) throw runNotFound(runId);
   const result = await db.run.updateMany({
     where: { id: runId, workspaceId, status: { in: ACTIVE } },
     data: { cancelRequested: true },
@@ -485,7 +488,7 @@ export async function getRun(db: Db, workspaceId: string, runId: string) {
     where: { id: runId, workspaceId },
     include: { failures: { orderBy: { createdAt: "asc" }, take: 200 } },
   });
-  if (!run) throw notFound(`Run ${runId} not found.`);
+  if (!run) throw runNotFound(runId);
   const branch = await db.branch.findUnique({ where: { id: run.branchId }, select: { name: true } });
   return { ...run, branchName: branch?.name ?? "?" };
 }

@@ -61,13 +61,17 @@ export async function renameWorkspace(db: Db, workspaceId: string, name: string)
   return workspaceView(await db.workspace.update({ where: { id: workspaceId }, data: { name: workspaceNameSchema.parse(name) } }));
 }
 
+/** Members with the number of live API keys each made (removing a member revokes them). */
 export async function listMembers(db: Db, workspaceId: string) {
-  const members = await db.membership.findMany({
-    where: { workspaceId },
-    include: { user: { select: { id: true, email: true, name: true } } },
-    orderBy: { createdAt: "asc" },
-  });
-  return members.map((m) => ({ id: m.id, role: m.role as Role, createdAt: m.createdAt, user: m.user }));
+  const [members, keys] = await Promise.all([
+    db.membership.findMany({
+      where: { workspaceId },
+      include: { user: { select: { id: true, email: true, name: true } } },
+      orderBy: { createdAt: "asc" },
+    }),
+    db.apiKey.groupBy({ by: ["createdById"], where: { workspaceId, revokedAt: null }, _count: { _all: true } }),
+  ]);
+  return members.map((m) => ({ id: m.id, role: m.role as Role, createdAt: m.createdAt, user: m.user, apiKeys: keys.find((k) => k.createdById === m.userId)?._count._all ?? 0 }));
 }
 
 async function ownerCount(tx: DbTx, workspaceId: string) {
@@ -89,6 +93,15 @@ export async function changeMemberRole(db: Db, workspaceId: string, actorRole: R
   });
 }
 
+/**
+ * A member's API keys end with their membership: revoked in the same transaction that removes them
+ * (authentication also refuses a key whose creator is no longer a member). How many were live.
+ */
+async function revokeMemberKeys(tx: DbTx, workspaceId: string, userId: string): Promise<number> {
+  const { count } = await tx.apiKey.updateMany({ where: { workspaceId, createdById: userId, revokedAt: null }, data: { revokedAt: new Date() } });
+  return count;
+}
+
 export async function removeMember(db: Db, workspaceId: string, actorRole: Role, memberId: string) {
   return db.$transaction(async (tx) => {
     const member = await tx.membership.findFirst({ where: { id: memberId, workspaceId } });
@@ -98,7 +111,7 @@ export async function removeMember(db: Db, workspaceId: string, actorRole: Role,
       throw badRequest("You cannot remove the last owner of a workspace.");
     }
     await tx.membership.delete({ where: { id: member.id } });
-    return { removed: member.id };
+    return { removed: member.id, keysRevoked: await revokeMemberKeys(tx, workspaceId, member.userId) };
   });
 }
 
@@ -110,7 +123,7 @@ export async function leaveWorkspace(db: Db, workspaceId: string, userId: string
       throw badRequest("You are the last owner: make someone else owner before leaving.");
     }
     await tx.membership.delete({ where: { id: member.id } });
-    return { left: workspaceId };
+    return { left: workspaceId, keysRevoked: await revokeMemberKeys(tx, workspaceId, userId) };
   });
 }
 

@@ -136,6 +136,38 @@ describe("committed migrations", () => {
     }
   });
 
+  it("api_keys_belong_to_members gives keys made with a key to that key's member, and revokes keys whose creator left", async () => {
+    const ownerMigration = "20261126220351_api_keys_belong_to_members";
+    const before = path.join(tmp, "before-key-owners");
+    mkdirSync(before);
+    for (const m of migrations.filter((x) => x.name < ownerMigration)) cpSync(path.join(MIGRATIONS, m.name), path.join(before, m.name), { recursive: true });
+    const db = await openVectorPGlite();
+    try {
+      await applyMigrations(db, before);
+      await db.exec(`
+        INSERT INTO "User" (id, email) VALUES ('ana', 'ana@example.com'), ('bo', 'bo@example.com');
+        INSERT INTO "Workspace" (id, name, slug) VALUES ('w1', 'W', 'w');
+        INSERT INTO "Membership" (id, "workspaceId", "userId", role) VALUES ('m1', 'w1', 'ana', 'admin');
+        INSERT INTO "ApiKey" (id, "workspaceId", name, prefix, "keyHash", role, "createdById") VALUES
+          ('k1', 'w1', 'ana', 'sx_1', 'h1', 'admin', 'ana'),
+          ('k2', 'w1', 'made by k1', 'sx_2', 'h2', 'editor', 'apikey:k1'),
+          ('k3', 'w1', 'made by k2', 'sx_3', 'h3', 'viewer', 'apikey:k2'),
+          ('k4', 'w1', 'bo left', 'sx_4', 'h4', 'admin', 'bo'),
+          ('k5', 'w1', 'made by bo''s key', 'sx_5', 'h5', 'viewer', 'apikey:k4');`);
+      expect((await applyMigrations(db, MIGRATIONS)).applied).toEqual([ownerMigration, ...migrations.filter((x) => x.name > ownerMigration).map((x) => x.name)]);
+      const { rows } = await db.query(`SELECT id, "createdById", "revokedAt" IS NOT NULL AS revoked FROM "ApiKey" ORDER BY id`);
+      expect(rows).toEqual([
+        { id: "k1", createdById: "ana", revoked: false },
+        { id: "k2", createdById: "ana", revoked: false },
+        { id: "k3", createdById: "ana", revoked: false },
+        { id: "k4", createdById: "bo", revoked: true },
+        { id: "k5", createdById: "bo", revoked: true },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it("hand-written SQL in manual blocks (HNSW, generated tsvector) is kept out of generated diffs", async () => {
     const dir = path.join(tmp, "manual");
     cpSync(MIGRATIONS, dir, { recursive: true });

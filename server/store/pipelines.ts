@@ -27,10 +27,13 @@ export function storedSpec(version: { id: string; spec: Prisma.JsonValue }): Pip
 
 const specCache = new Map<string, PipelineSpec>();
 
+/** The answer for a pipeline that is not there (or that the caller may not know is there). */
+export const pipelineNotFound = (idOrName: string) => notFound(`Pipeline "${idOrName.slice(0, 100)}" not found in this workspace.`);
+
 /** A pipeline of the workspace by id or name. */
 export async function findPipeline(db: DbTx, workspaceId: string, idOrName: string) {
   const pipeline = await db.pipeline.findFirst({ where: { workspaceId, OR: [{ id: idOrName }, { name: idOrName }] } });
-  if (!pipeline) throw notFound(`Pipeline "${idOrName.slice(0, 100)}" not found in this workspace.`);
+  if (!pipeline) throw pipelineNotFound(idOrName);
   return pipeline;
 }
 

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import * as apiKeys from "../../services/api-keys";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
-import { actorId } from "./member";
 
 export const apiKeyRouter = createTRPCRouter({
   list: workspaceProcedure("apiKeys:manage").query(({ ctx }) => apiKeys.listApiKeys(ctx.db, ctx.workspace.id)),
@@ -18,8 +17,9 @@ export const apiKeyRouter = createTRPCRouter({
       },
     })
     .input(apiKeys.createApiKeyInput)
+    // A key made with a key belongs to the member that key belongs to: their removal or demotion reaches both.
     .mutation(({ ctx, input }) =>
-      apiKeys.createApiKey(ctx.db, ctx.workspace.id, { userId: actorId(ctx), role: ctx.role }, input),
+      apiKeys.createApiKey(ctx.db, ctx.workspace.id, { userId: ctx.actor.kind === "apiKey" ? ctx.actor.createdById : ctx.actor.userId, role: ctx.role }, input),
     ),
   revoke: workspaceProcedure("apiKeys:manage")
     .meta({ audit: { action: "apiKey.revoke", target: (input) => `apiKey:${String(input.keyId)}` } })

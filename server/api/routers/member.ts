@@ -15,7 +15,13 @@ export const memberRouter = createTRPCRouter({
       workspaces.changeMemberRole(ctx.db, ctx.workspace.id, ctx.role, input.memberId, input.role),
     ),
   remove: workspaceProcedure("members:manage")
-    .meta({ audit: { action: "member.remove", target: (input) => `member:${String(input.memberId)}` } })
+    .meta({
+      audit: {
+        action: "member.remove",
+        target: (input) => `member:${String(input.memberId)}`,
+        summary: (_input, out) => ({ keysRevoked: (out as { keysRevoked: number }).keysRevoked }),
+      },
+    })
     .input(z.object({ memberId: z.string() }))
     .mutation(({ ctx, input }) => workspaces.removeMember(ctx.db, ctx.workspace.id, ctx.role, input.memberId)),
 });

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { Db } from "../../core/db";
 import { assertPipelineAllowed, assertRunAllowedToScopedKey, type KeyRestrictions } from "../../services/api-keys";
 import { assertProvidersAvailable } from "../../services/provider-check";
 import { failureGroups } from "../../services/run-failures";
@@ -15,11 +14,9 @@ const runOptions = z.object({
   replay: z.boolean().optional(),
 });
 
-/** A run of a pipeline the key does not reach is refused like the pipeline itself. */
-async function assertRunPipelineAllowed(ctx: { db: Db; restrictions: KeyRestrictions | null }, pipelineId: string) {
-  if (!ctx.restrictions?.pipelineIds.length) return;
-  const pipeline = await ctx.db.pipeline.findUniqueOrThrow({ where: { id: pipelineId }, select: { id: true, name: true } });
-  assertPipelineAllowed(ctx.restrictions, pipeline);
+/** A run of a pipeline the key does not reach answers like a run that does not exist. */
+function assertRunPipelineAllowed(ctx: { restrictions: KeyRestrictions | null }, run: { id: string; pipelineId: string }) {
+  assertPipelineAllowed(ctx.restrictions, run.pipelineId, () => runs.runNotFound(run.id));
 }
 
 export const runRouter = createTRPCRouter({
@@ -66,7 +63,7 @@ export const runRouter = createTRPCRouter({
     .output(runDetailSchema)
     .query(async ({ ctx, input }) => {
       const run = await runs.getRun(ctx.db, ctx.workspace.id, input.runId);
-      await assertRunPipelineAllowed(ctx, run.pipelineId);
+      assertRunPipelineAllowed(ctx, run);
       // A failure is an item of any scope, its raw response may quote it: a key limited to a scope lists none.
       return withRunStats(ctx.restrictions?.scopePrefix ? { ...run, failures: [] } : run);
     }),
@@ -82,7 +79,7 @@ export const runRouter = createTRPCRouter({
     .output(z.object({ cancelling: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const run = await runs.getRun(ctx.db, ctx.workspace.id, input.runId);
-      await assertRunPipelineAllowed(ctx, run.pipelineId);
+      assertRunPipelineAllowed(ctx, run);
       assertRunAllowedToScopedKey(ctx.restrictions, { run, by: actorRef(ctx.actor) });
       return runs.cancelRun(ctx.db, ctx.workspace.id, input.runId);
     }),

@@ -27,7 +27,15 @@ export const workspaceRouter = createTRPCRouter({
     .input(z.object({ name: z.string() }))
     .mutation(({ ctx, input }) => workspaces.renameWorkspace(ctx.db, ctx.workspace.id, input.name)),
   leave: userProcedure
-    .meta({ audit: { action: "member.leave", workspaceId: (input) => String(input.workspaceId), target: (_input, _out, actor) => actor } })
+    .meta({
+      audit: {
+        action: "member.leave",
+        workspaceId: (input) => String(input.workspaceId),
+        target: (_input, _out, actor) => actor,
+        // Leaving revokes the member's API keys in the same transaction.
+        summary: (_input, out) => ({ keysRevoked: (out as { keysRevoked: number }).keysRevoked }),
+      },
+    })
     .input(z.object({ workspaceId: z.string() }))
     .mutation(({ ctx, input }) => workspaces.leaveWorkspace(ctx.db, input.workspaceId, ctx.user.userId)),
 });

@@ -18,7 +18,7 @@ import { apiRateLimit } from "@/server/http/api-rate-limit";
 import { apiTooLargeResponse, BodyTooLargeError, declaresTooLarge, uploadBodyLimit } from "@/server/http/body-limit";
 import { crossSiteRefusal } from "@/server/http/csrf";
 import { receiveUpload } from "@/server/http/upload-body";
-import { assertMayUpload } from "@/server/services/api-keys";
+import { assertMayUpload, assertPipelineAllowed } from "@/server/services/api-keys";
 import { importFile } from "@/server/services/imports";
 import { getDb } from "@/server/store/db";
 
@@ -49,10 +49,12 @@ async function authorize(ctx: Context, pipelineRef: string, workspaceHint: strin
     (await ctx.db.pipeline.findFirst({ where: { id: pipelineRef, ...(workspaceId ? { workspaceId } : {}) } })) ??
     (workspaceId ? await ctx.db.pipeline.findFirst({ where: { name: pipelineRef, workspaceId } }) : null);
   const role = pipeline ? await roleIn(ctx.db, ctx.actor, pipeline.workspaceId) : null;
-  // Same answer for "does not exist" and "not yours".
-  if (!pipeline || !role) throw new TRPCError({ code: "NOT_FOUND", message: "Pipeline not found, or you are not a member of its workspace." });
+  // Same answer for "does not exist", "not yours" and "not among the key's pipelines".
+  const missing = () => new TRPCError({ code: "NOT_FOUND", message: "Pipeline not found, or you are not a member of its workspace." });
+  if (!pipeline || !role) throw missing();
+  if (ctx.actor.kind === "apiKey") assertPipelineAllowed(ctx.actor.restrictions, pipeline.id, missing);
   if (!can(role, "pipelines:write")) throw new TRPCError({ code: "FORBIDDEN", message: `Your role (${role}) does not allow pipelines:write.` });
-  if (ctx.actor.kind === "apiKey") assertMayUpload(ctx.actor.restrictions, pipeline);
+  if (ctx.actor.kind === "apiKey") assertMayUpload(ctx.actor.restrictions);
   return pipeline;
 }
 
