@@ -97,7 +97,7 @@ export const recordRouter = createTRPCRouter({
     )
     .query(({ ctx, input }) => listByStep(ctx.db, { ...input, workspaceId: ctx.workspace.id })),
   /** A memory's versions (consolidate steps): what it said when, and which fact changed it. */
-  history: workspaceProcedure("pipelines:read")
+  history: visibleRecord
     .meta({ rest: { method: "GET", path: "/records/{id}/history", summary: "A memory's history: every version, when and which fact changed it", tag: "Memories" } })
     .input(z.object({ id: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
     .output(memoryHistorySchema)
