@@ -132,7 +132,7 @@ export const ENTITY_KINDS = ["user", "agent", "app", "run"] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 export type Entities = Partial<Record<EntityKind, string>>;
 
-const encodeId = (id: string) => id.replace(/%/g, "%25").replace(/:/g, "%3A");
+export const encodeId = (id: string) => id.replace(/%/g, "%25").replace(/:/g, "%3A");
 const decodeId = (id: string) => id.replace(/%3A/gi, ":").replace(/%25/g, "%");
 
 /**

@@ -55,6 +55,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+const say = (content: string) => [{ role: "user" as const, content }];
 const client = (apiKey: string) => new MemoryClient({ apiKey, host: `${server.url}/compat/mem0` });
 
 describe("mem0ai MemoryClient against /compat/mem0", () => {
@@ -102,8 +103,8 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
 
   it("batch update and delete, entities, delete all (an empty filter is refused)", async () => {
     const mem0 = client(keys.admin);
-    const a = (await mem0.add("My sister Ada lives in Lisbon and teaches violin.", { userId: "carol" })) as unknown as { results: Array<{ id: string }> };
-    const b = (await mem0.add("I am allergic to peanuts.", { userId: "carol", runId: "trip-1" })) as unknown as { results: Array<{ id: string }> };
+    const a = (await mem0.add(say("My sister Ada lives in Lisbon and teaches violin."), { userId: "carol" })) as unknown as { results: Array<{ id: string }> };
+    const b = (await mem0.add(say("I am allergic to peanuts."), { userId: "carol", runId: "trip-1" })) as unknown as { results: Array<{ id: string }> };
     const [first, second] = [a.results[0]!.id, b.results[0]!.id];
     expect(await mem0.batchUpdate([{ memoryId: first, text: "Ada, my sister, lives in Porto." }])).toMatchObject({ message: "Successfully updated 1 memories" });
     expect(await mem0.get(first)).toMatchObject({ memory: "Ada, my sister, lives in Porto." });
@@ -125,9 +126,9 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
 
   it("a scope-limited key sees only its scope; another workspace's key sees nothing; a read-only key cannot add", async () => {
     const admin = client(keys.admin);
-    const dave = (await admin.add("I parked the camper van at the north gate.", { userId: "dave" })) as unknown as { results: Array<{ id: string }> };
+    const dave = (await admin.add(say("I parked the camper van at the north gate."), { userId: "dave" })) as unknown as { results: Array<{ id: string }> };
     const alice = client(keys.alice);
-    const own = (await alice.add("I water the orchids every Sunday morning.", { userId: "alice" })) as unknown as { results: Array<{ id: string; userId: string }> };
+    const own = (await alice.add(say("I water the orchids every Sunday morning."), { userId: "alice" })) as unknown as { results: Array<{ id: string; userId: string }> };
     expect(own.results[0]).toMatchObject({ userId: "alice" });
 
     const seen = (await alice.getAll({})) as unknown as { results: Array<{ userId: string }> };
@@ -136,7 +137,7 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
     expect(((await alice.search("camper van north gate", {})) as unknown as { results: unknown[] }).results).toEqual([]);
     await expect(alice.get(dave.results[0]!.id)).rejects.toMatchObject({ name: "MemoryNotFoundError" });
     await expect(alice.delete(dave.results[0]!.id)).rejects.toMatchObject({ name: "MemoryNotFoundError" });
-    await expect(alice.add("Bob's van is blue.", { userId: "bob" })).rejects.toThrow(/limited to scope .*user:alice/);
+    await expect(alice.add(say("Bob's van is blue."), { userId: "bob" })).rejects.toThrow(/limited to scope .*user:alice/);
     expect(await admin.get(dave.results[0]!.id)).toMatchObject({ userId: "dave" });
 
     const other = client(keys.other);
@@ -144,7 +145,7 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
     expect(((await other.search("camper van", {})) as unknown as { results: unknown[] }).results).toEqual([]);
     await expect(other.get(dave.results[0]!.id)).rejects.toMatchObject({ name: "MemoryNotFoundError" });
 
-    await expect(client(keys.readOnly).add("nope", { userId: "dave" })).rejects.toMatchObject({ name: "AuthenticationError", message: expect.stringMatching(/read-only/) });
+    await expect(client(keys.readOnly).add(say("nope"), { userId: "dave" })).rejects.toMatchObject({ name: "AuthenticationError", message: expect.stringMatching(/read-only/) });
     await expect(client("sx_not_a_key").getAll({})).rejects.toMatchObject({ name: "AuthenticationError" });
   }, 120_000);
 
@@ -153,7 +154,7 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
     await expect(mem0.getWebhooks()).rejects.toThrow(/projection webhooks/);
     await expect(mem0.getProject({ fields: [] })).rejects.toThrow(/Organisations and projects/);
     await expect(mem0.getProfile({ entityId: "bob" })).rejects.toThrow(/brief/);
-    await expect(mem0.add("x", { userId: "bob", infer: false })).rejects.toThrow(/infer: false is not supported/);
+    await expect(mem0.add(say("x"), { userId: "bob", infer: false })).rejects.toThrow(/infer: false is not supported/);
     await expect(mem0.search("x", { filters: { metadata: { city: "Paris" } } })).rejects.toThrow(/filters\.metadata: not supported/);
     await expect(mem0.update("mem-x", { text: "t", metadata: { a: 1 } })).rejects.toThrow(/metadata: not supported/);
     // An unbound key (no single pipeline; two in the workspace) is told how to bind.
