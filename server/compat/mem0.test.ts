@@ -84,6 +84,10 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
     expect(updated).toMatchObject({ id: memory.id, memory: "The spare lighthouse key now hangs on the hook by the door." });
     expect(await mem0.get(memory.id)).toMatchObject({ memory: "The spare lighthouse key now hangs on the hook by the door." });
 
+    // A later add in the same scope runs the memory step again: the edit holds (it is a version, not a cache).
+    await mem0.add(say("My favourite tea is smoky lapsang souchong."), { userId: "bob", agentId: "concierge" });
+    expect(await mem0.get(memory.id)).toMatchObject({ memory: "The spare lighthouse key now hangs on the hook by the door." });
+
     const history = await mem0.history(memory.id);
     expect(history.map((h) => [h.event, h.newMemory])).toEqual([
       ["ADD", memory.memory],
@@ -97,6 +101,8 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
     const after = (await mem0.getAll({ filters: { user_id: "bob" } })) as unknown as { results: Array<{ id: string }> };
     expect(after.results.map((r) => r.id)).not.toContain(memory.id);
     await expect(mem0.get(memory.id)).rejects.toMatchObject({ name: "MemoryNotFoundError" });
+    await mem0.add(say("I cycle to work on Tuesdays."), { userId: "bob", agentId: "concierge" });
+    expect(((await mem0.getAll({ filters: { user_id: "bob" } })) as unknown as { results: Array<{ id: string }> }).results.map((r) => r.id)).not.toContain(memory.id);
     // The deletion is one more version: nothing was erased.
     expect((await mem0.history(memory.id)).map((h) => h.event)).toEqual(["ADD", "UPDATE", "DELETE"]);
   }, 120_000);
