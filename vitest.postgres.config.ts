@@ -21,6 +21,8 @@ export const databaseTests = [
   "inngest/run-function.test.ts",
   "server/api/access-control.test.ts",
   "server/api/key-restrictions.test.ts",
+  "server/compat/mem0.test.ts",
+  "server/compat/zep.test.ts",
   "server/engine/engine.test.ts",
   "server/engine/steps/consolidate.test.ts",
   "server/engine/steps/graph-steps.test.ts",

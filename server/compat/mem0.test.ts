@@ -15,7 +15,11 @@ const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-mem0-"));
 process.env.SYNTHEX_DATA_DIR = dataDir;
 process.env.MEM0_TELEMETRY = "false";
 process.env.MEM0_DIR = path.join(dataDir, "mem0-home");
-if (!process.env.TEST_DATABASE_URL) delete process.env.DATABASE_URL;
+// PostgreSQL when TEST_DATABASE_URL is set (vitest.postgres.config.ts): a database of its own; else embedded.
+const adminUrl = process.env.TEST_DATABASE_URL?.trim();
+const pgDatabase = adminUrl ? await (await import("@/server/store/test-db")).createTestDatabase(adminUrl) : null;
+if (pgDatabase) process.env.DATABASE_URL = pgDatabase.url;
+else delete process.env.DATABASE_URL;
 
 const { openMigratedDb } = await import("@/server/store/runtime-env");
 const { closeDb } = await import("@/server/store/db");
@@ -52,6 +56,7 @@ afterAll(async () => {
   await server?.close();
   await settleBackgroundWork();
   await closeDb();
+  await pgDatabase?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
