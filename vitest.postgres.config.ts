@@ -21,6 +21,7 @@ export const databaseTests = [
   "inngest/run-function.test.ts",
   "server/api/access-control.test.ts",
   "server/api/key-restrictions.test.ts",
+  "server/compat/mem0-model.test.ts",
   "server/compat/mem0.test.ts",
   "server/compat/zep.test.ts",
   "server/engine/engine.test.ts",
