@@ -20,6 +20,7 @@ export const LAYERS: Array<{ name: string; rank: number; paths: string[] }> = [
   { name: "components (UI)", rank: 11, paths: ["components/"] },
   { name: "lib (browser tRPC client)", rank: 10, paths: ["lib/"] },
   { name: "CLI", rank: 10, paths: ["server/cli/"] },
+  { name: "compat (the Mem0 and Zep APIs over the tRPC procedures)", rank: 10, paths: ["server/compat/"] },
   { name: "entry (tRPC routers, REST helpers, Inngest functions)", rank: 9, paths: ["server/api/", "inngest/"] },
   { name: "next-auth wiring", rank: 8, paths: ["server/auth/options.ts", "server/auth/session.ts"] },
   { name: "eval (benchmarks, on top of services)", rank: 8, paths: ["server/eval/"] },

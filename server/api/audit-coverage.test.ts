@@ -3,7 +3,7 @@
  * each REST POST/DELETE route declares `meta.audit` (server/api/trpc.ts `AuditDeclaration`): an
  * entry the middleware writes, an entry a named service writes itself, or `{ none: reason }`.
  * The `none` and `writtenBy` declarations are listed here too, so adding one is a reviewed change.
- * Route files outside tRPC (app/api/**\/route.ts) that take POST/DELETE are listed with how they are audited.
+ * Route files outside tRPC (app/api/**\/route.ts, app/compat/**\/route.ts) that take POST/DELETE are listed with how they are audited.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -46,6 +46,8 @@ const ROUTE_FILES: Record<string, string> = {
   "app/api/trpc/[trpc]/route.ts": "the tRPC procedures: their meta.audit",
   "app/api/v1/[...path]/route.ts": "REST over the tRPC procedures (checked below)",
   "app/api/v1/pipelines/[pipelineId]/sources/[source]/upload/route.ts": "importFile(actor) writes source.import",
+  "app/compat/mem0/[...path]/route.ts": "the Mem0 API calls the tRPC procedures through a caller (server/compat/mem0.ts): their meta.audit applies",
+  "app/compat/zep/[...path]/route.ts": "the Zep API calls the tRPC procedures through a caller (server/compat/zep.ts): their meta.audit applies",
 };
 
 function routeFiles(dir: string): string[] {
@@ -81,7 +83,7 @@ describe("audit coverage", () => {
 
   it("every route file that takes POST/DELETE is reviewed here", () => {
     const root = path.resolve(import.meta.dirname, "../..");
-    const writing = routeFiles(path.join(root, "app/api"))
+    const writing = [...routeFiles(path.join(root, "app/api")), ...routeFiles(path.join(root, "app/compat"))]
       .filter((f) => /export\s+(async\s+function|const)\s+(POST|DELETE|PUT|PATCH)\b|export\s*\{[^}]*\bas\s+(POST|DELETE|PUT|PATCH)\b/.test(readFileSync(f, "utf8")))
       .map((f) => path.relative(root, f).split(path.sep).join("/"))
       .sort();

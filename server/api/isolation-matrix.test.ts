@@ -312,6 +312,16 @@ describe("isolation matrix", () => {
       PER_PROCEDURE[proc] = { pipelineId: graph.pipeline.id, scope: undefined, entityId, beliefId, ids: [beliefId] };
     }
 
+    // The memory API reads a consolidate step: a mem0 pipeline with one memory of the zebra scope.
+    const mem0 = await createPipeline(db, workspaceA, { name: "zebra-mem0", spec: templateSpec("mem0") });
+    const closed = await ingestMessages(db, { workspaceId: workspaceA, pipelineId: mem0.pipeline.id, source: "chats" }, { sessionId: "zebra-mem0-session", scope: "zebra-scope", messages: [{ role: "user", content: "zebra-7731 opens the mem0 door" }], close: true });
+    // Closing the session started its run.
+    await (await import("@/server/services/background")).settleBackgroundWork();
+    const memory = await db.record.findFirstOrThrow({ where: { pipelineId: mem0.pipeline.id, step: "memories", content: { contains: "zebra-7731" } } });
+    for (const proc of ["memory.list", "memory.get", "memory.ofSource", "memory.sessions", "memory.update", "memory.delete"]) {
+      PER_PROCEDURE[proc] = { pipelineId: mem0.pipeline.id, step: undefined, id: memory.id, memoryId: (memory.metadata as { memory: { id: string } }).memory.id, recordId: closed.recordId!, idPrefix: undefined };
+    }
+
     Object.assign(A, {
       workspaceId: workspaceA,
       pipelineId: pipeline.id,

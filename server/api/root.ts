@@ -5,6 +5,7 @@ import { evalsRouter } from "./routers/evals";
 import { graphRouter } from "./routers/graph";
 import { ingestRouter } from "./routers/ingest";
 import { inviteRouter, memberRouter } from "./routers/member";
+import { memoryRouter } from "./routers/memory";
 import { pipelineRouter } from "./routers/pipeline";
 import { providerRouter } from "./routers/provider";
 import { recordRouter } from "./routers/record";
@@ -27,6 +28,7 @@ export const appRouter = createTRPCRouter({
   search: searchRouter,
   graph: graphRouter,
   record: recordRouter,
+  memory: memoryRouter,
   ingest: ingestRouter,
   evals: evalsRouter,
   audit: auditRouter,

@@ -48,6 +48,9 @@ export const consolidateSetKey = (step: string, stepVersionHash: string, scope: 
 /** A memory restored by a person: one restore per tombstone. */
 export const restoreKey = (step: string, tombstoneRecordId: string) => key(["restore", step, tombstoneRecordId]);
 
+/** A memory edited or deleted through the memory API: one revision per version and change. */
+export const reviseKey = (step: string, versionRecordId: string, event: string, content: string) => key(["revise", step, versionRecordId, event, content]);
+
 /**
  * Graph steps (entities, relations, insights) work per scope: the scope's records are computed
  * together from every input record of the scope. The scope's manifest (what the step made of

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { deletedPointerStep, memoryMetaOf, type MemoryMeta } from "../engine/steps/consolidate";
-import { restoreKey } from "../engine/keys";
+import { restoreKey, reviseKey } from "../engine/keys";
 import { contentFingerprint } from "../pipeline/hashing";
 import { indexPipeline } from "../search/indexing";
 import { commitRecords } from "../store/record-store";
@@ -143,6 +143,43 @@ export async function deletedMemories(
     .slice(0, input.limit ?? 200);
 }
 
+/** Commits a person's version of a memory (restore, edit, deletion) on a branch and points the branch at it. */
+async function commitPersonVersion(
+  db: Db,
+  workspaceId: string,
+  branch: { branchId: string; branchName: string },
+  from: { id: string; step: string; stepVersionHash: string; scope: string; pipelineId: string; metadata: unknown },
+  version: { content: string; meta: MemoryMeta; key: string; operator: string },
+) {
+  const { memory: _dropped, ...rest } = from.metadata as Record<string, unknown>;
+  void _dropped;
+  const deleted = version.meta.status === "deleted";
+  const id = randomUUID();
+  await db.$transaction(async (tx) => {
+    await commitRecords(tx, branch.branchId, [
+      {
+        id,
+        step: from.step,
+        stepVersionHash: from.stepVersionHash,
+        workKey: version.key,
+        materializationKey: version.key,
+        content: version.content,
+        contentFingerprint: contentFingerprint(version.content),
+        scope: from.scope,
+        metadata: { ...rest, memory: version.meta },
+        audit: { operator: version.operator },
+        sources: [from.id],
+        groupKey: version.meta.id,
+        runId: null,
+        ...(deleted ? { pointerStep: deletedPointerStep(from.step) } : {}),
+      },
+    ]);
+    await tx.branchPointer.deleteMany({ where: { branchId: branch.branchId, step: deleted ? from.step : deletedPointerStep(from.step), groupKey: version.meta.id } });
+  });
+  await indexPipeline(db, from.pipelineId, branch.branchName, { workspaceId });
+  return id;
+}
+
 /**
  * Restore a deleted memory on a branch: a RESTORE version (what the memory said before it was
  * deleted) becomes current and the tombstone stays in its history. Later runs keep it (the
@@ -161,7 +198,6 @@ export async function restoreMemory(
   }
   const tombstone = await db.record.findUniqueOrThrow({ where: { id: current.recordId } });
   const dead = memoryMetaOf(tombstone as { metadata: Record<string, unknown> })!;
-  const key = restoreKey(tombstone.step, tombstone.id);
   const restored: MemoryMeta = {
     id: dead.id,
     version: dead.version + 1,
@@ -172,28 +208,41 @@ export async function restoreMemory(
     reason: `restored${input.actor ? ` by ${input.actor}` : ""}`,
     ...(input.userId ? { by: input.userId } : {}),
   };
-  const { memory: _dropped, ...rest } = tombstone.metadata as Record<string, unknown>;
-  void _dropped;
-  await db.$transaction(async (tx) => {
-    await commitRecords(tx, branch.branchId, [
-      {
-        id: randomUUID(),
-        step: tombstone.step,
-        stepVersionHash: tombstone.stepVersionHash,
-        workKey: key,
-        materializationKey: key,
-        content: tombstone.content,
-        contentFingerprint: contentFingerprint(tombstone.content),
-        scope: tombstone.scope,
-        metadata: { ...rest, memory: restored },
-        audit: { operator: "consolidate:restore" },
-        sources: [tombstone.id],
-        groupKey: dead.id,
-        runId: null,
-      },
-    ]);
-    await tx.branchPointer.deleteMany({ where: { branchId: branch.branchId, step: deletedPointerStep(tombstone.step), groupKey: dead.id } });
-  });
-  await indexPipeline(db, record.pipelineId, branch.branchName, { workspaceId });
+  await commitPersonVersion(db, workspaceId, branch, tombstone, { content: tombstone.content, meta: restored, key: restoreKey(tombstone.step, tombstone.id), operator: "consolidate:restore" });
   return memoryHistory(db, workspaceId, tombstone.id, { branch: branch.branchName });
+}
+
+/**
+ * Edit or delete a current memory on a branch (the memory API: Mem0's update and delete): one more
+ * version, made by the caller instead of a fact (`manual`), which later runs keep until a later
+ * fact changes the memory; a deletion leaves a tombstone that can be restored.
+ */
+export async function reviseMemory(
+  db: Db,
+  workspaceId: string,
+  input: { recordId: string; branch?: string; change: { event: "UPDATE"; content: string } | { event: "DELETE" }; userId?: string | null; actor?: string },
+): Promise<{ recordId: string; history: MemoryHistory }> {
+  const { record, meta } = await memoryRecord(db, workspaceId, input.recordId);
+  const branch = await resolveBranch(db, workspaceId, record.pipelineId, input.branch ?? "main");
+  const current = await head(db, branch.branchId, record.step, meta.id);
+  if (current?.status !== "active") {
+    throw notFound(`Memory ${meta.id} is not current on branch "${branch.branchName}"${current ? " (it is deleted: restore it first)" : ""}.`);
+  }
+  const latest = await db.record.findUniqueOrThrow({ where: { id: current.recordId } });
+  const was = memoryMetaOf(latest as { metadata: Record<string, unknown> })!;
+  const content = input.change.event === "UPDATE" ? input.change.content : latest.content;
+  const next: MemoryMeta = {
+    id: was.id,
+    version: was.version + 1,
+    event: input.change.event,
+    status: input.change.event === "DELETE" ? "deleted" : "active",
+    previous: latest.id,
+    fact: null,
+    reason: `${input.change.event === "DELETE" ? "deleted" : "edited"}${input.actor ? ` by ${input.actor}` : ""}`,
+    manual: true,
+    ...(input.userId ? { by: input.userId } : {}),
+  };
+  const key = reviseKey(latest.step, latest.id, input.change.event, content);
+  const id = await commitPersonVersion(db, workspaceId, branch, latest, { content, meta: next, key, operator: `consolidate:${input.change.event.toLowerCase()}-by-api` });
+  return { recordId: id, history: await memoryHistory(db, workspaceId, latest.id, { branch: branch.branchName }) };
 }

@@ -98,10 +98,18 @@ export const recordRouter = createTRPCRouter({
     .query(({ ctx, input }) => listByStep(ctx.db, { ...input, workspaceId: ctx.workspace.id })),
   /** A memory's versions (consolidate steps): what it said when, and which fact changed it. */
   history: workspaceProcedure("pipelines:read")
+    .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/records/{id}/history", summary: "A memory's history: every version, when and which fact changed it", tag: "Memories" } })
     .input(z.object({ id: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
     .output(memoryHistorySchema)
-    .query(({ ctx, input }) => memoryHistory(ctx.db, ctx.workspace.id, input.id, { branch: input.branch })),
+    .query(async ({ ctx, input }) => {
+      // A key limited to pipelines or a scope: another scope's record answers "not found" before anything is said about it.
+      if (ctx.restrictions && isRestricted(ctx.restrictions)) {
+        const record = await ctx.db.record.findFirst({ where: { id: input.id, workspaceId: ctx.workspace.id }, select: { pipelineId: true, scope: true } });
+        if (record) assertMaySeeRecord(ctx.restrictions, record, `Record "${input.id}"`);
+      }
+      return memoryHistory(ctx.db, ctx.workspace.id, input.id, { branch: input.branch });
+    }),
   /** Restore a deleted memory on a branch (a new version; the tombstone stays in its history). */
   restore: workspaceProcedure("pipelines:write")
     .meta({ audit: { action: "memory.restore", target: (input) => `record:${String(input.id)}`, summary: (input) => ({ branch: input.branch ?? "main" }) } })

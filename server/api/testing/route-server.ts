@@ -18,7 +18,7 @@ import { appOpenApiDocument, appRestEndpoints } from "../rest-app";
 import { appRouter } from "../root";
 import { createContext } from "../trpc";
 
-type Handler = (req: Request) => Promise<Response>;
+export type Handler = (req: Request) => Promise<Response>;
 
 export interface RouteServer {
   url: string;
@@ -65,8 +65,9 @@ async function send(res: ServerResponse, response: Response) {
   res.end();
 }
 
-export async function startRouteServer(): Promise<RouteServer> {
-  const table = await routes();
+/** `extra`: more routes served the same way (e.g. the compat APIs, which sit above this layer). */
+export async function startRouteServer(extra: Array<[RegExp, Handler]> = []): Promise<RouteServer> {
+  const table = [...extra, ...(await routes())];
   let base = "";
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0]!;

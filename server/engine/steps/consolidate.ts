@@ -58,6 +58,8 @@ export interface MemoryMeta {
   untimed?: boolean;
   /** Who restored it (RESTORE). */
   by?: string;
+  /** Made by a person or an agent through the memory API (an edit or a deletion), not by a fact. */
+  manual?: boolean;
 }
 
 /** One memory of a stored memory set (`metadata.consolidate.memories` of a set record). */
@@ -105,24 +107,45 @@ function prefixKeysOf(ctx: StepContext<ConsolidateStep>, scope: string, facts: O
 }
 
 
-/** Memories restored by a person on this branch (their RESTORE versions), by memory id. */
+/**
+ * Versions a person made on this branch (restores, and edits or deletions through the memory API:
+ * `memory.manual`), the newest of each memory, pointed as current or as its tombstone.
+ */
 function restoresOf(ctx: StepContext<ConsolidateStep>) {
   return ctx.memo("restores", async () => {
     const byMemory = new Map<string, EngineRecord>();
-    for (const r of await ctx.store.pointedRecordsWhere(ctx.run.branchId, ctx.step.name, "memory.event", "RESTORE")) byMemory.set(memoryMetaOf(r)!.id, r);
+    const { branchId } = ctx.run;
+    const found = [
+      ...(await ctx.store.pointedRecordsWhere(branchId, ctx.step.name, "memory.event", "RESTORE")),
+      ...(await ctx.store.pointedRecordsWhere(branchId, ctx.step.name, "memory.manual", "true")),
+      ...(await ctx.store.pointedRecordsWhere(branchId, deletedPointerStep(ctx.step.name), "memory.manual", "true")),
+    ];
+    for (const r of found) byMemory.set(memoryMetaOf(r)!.id, r);
     return byMemory;
   });
 }
 
 /**
- * A restore holds while the memory set still has the tombstone it restored: the restored version
- * replaces it. (A later fact that changes the memory starts from the restored version.)
+ * A person's version holds while the memory set still has the version it replaced (through a
+ * chain of a person's versions: edit, then edit again): it replaces that version. (A later fact
+ * that changes the memory starts from the person's version.)
  */
 async function applyRestores(ctx: StepContext<ConsolidateStep>, state: Map<string, Memory>) {
   const restores = await restoresOf(ctx);
   for (const [id, r] of restores) {
     const current = state.get(id);
-    if (current?.status === "deleted" && current.recordId === memoryMetaOf(r)!.previous) state.set(id, memoryOf(r)!);
+    if (!current) continue;
+    let link: EngineRecord | undefined = r;
+    for (let hops = 0; link && hops < 100; hops++) {
+      const meta = memoryMetaOf(link)!;
+      if (meta.previous === current.recordId) {
+        state.set(id, memoryOf(r)!);
+        break;
+      }
+      if (!meta.previous) break;
+      const [previous] = await ctx.store.getRecords([meta.previous]);
+      link = previous && (memoryMetaOf(previous)?.manual || memoryMetaOf(previous)?.event === "RESTORE") ? previous : undefined;
+    }
   }
 }
 

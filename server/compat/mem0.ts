@@ -1,0 +1,321 @@
+/**
+ * The Mem0 platform API (as `mem0ai`'s `MemoryClient` 3.x calls it) over a Synthex pipeline, at
+ * `<app>/compat/mem0`. Memories are the records of the bound pipeline's memory step; an `add`
+ * goes through live ingest (one closed session per call, scope from the entity ids) and answers
+ * the memory step's decisions for it (ADD / UPDATE / DELETE / NONE). Every call goes through the
+ * tRPC procedures with the key's context. What Synthex does not have answers 400 with what to use.
+ */
+import { randomUUID } from "node:crypto";
+import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, waitFor, type Binding, type CompatRequest, type Entities } from "./binding";
+import { compileFilters, entityParams } from "./filters";
+
+const BASE = "/compat/mem0";
+
+/** Mem0's error body (Django REST Framework's `detail`); the client shows the text. */
+export function mem0Error(status: number, message: string, headers?: HeadersInit): Response {
+  return Response.json({ detail: message }, { status, headers });
+}
+
+const refuse = (message: string) => new CompatError(400, message);
+
+interface MemoryLike {
+  memoryId: string;
+  content: string;
+  scope: string;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  event?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** A memory in Mem0's shape; the entity ids come back from the scope. */
+function memoryJson(m: MemoryLike, extra: Record<string, unknown> = {}) {
+  const e = entitiesOf(m.scope);
+  return {
+    id: m.memoryId,
+    memory: m.content,
+    user_id: e.user ?? null,
+    agent_id: e.agent ?? null,
+    app_id: e.app ?? null,
+    run_id: e.run ?? null,
+    metadata: null,
+    categories: [],
+    created_at: new Date(m.createdAt).toISOString(),
+    updated_at: new Date(m.updatedAt).toISOString(),
+    expiration_date: null,
+    structured_attributes: { scope: m.scope },
+    ...extra,
+  };
+}
+
+const filterable = (m: MemoryLike) => ({ entities: entitiesOf(m.scope), createdAt: new Date(m.createdAt), updatedAt: new Date(m.updatedAt) });
+
+async function body(req: Request): Promise<Record<string, unknown>> {
+  const text = await req.text();
+  if (!text.trim()) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new CompatError(400, `The body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new CompatError(400, "The body must be a JSON object.");
+  return parsed as Record<string, unknown>;
+}
+
+/** Options of `add` Synthex cannot honour, and what to use instead. */
+const ADD_REFUSED: Record<string, string> = {
+  custom_categories: "categories are not kept: a pipeline step (e.g. a classify transform) can label memories",
+  custom_instructions: "extraction instructions are the pipeline's prompts: edit the facts step's prompt on a branch",
+  agent_custom_instructions: "extraction instructions are the pipeline's prompts: edit the facts step's prompt on a branch",
+  structured_data_schema: "structured extraction is a pipeline step: add a transform with a JSON schema",
+  expiration_date: "memories do not expire here: delete them, or purge a scope",
+  includes: "the pipeline's prompts decide what is extracted",
+  excludes: "the pipeline's prompts decide what is extracted",
+};
+
+async function add(c: CompatRequest, b: Binding, input: Record<string, unknown>) {
+  for (const [key, why] of Object.entries(ADD_REFUSED)) if (input[key] !== undefined && input[key] !== null) throw refuse(`${key}: not supported by Synthex (${why}).`);
+  if (input.infer === false) {
+    throw refuse("infer: false is not supported: every message goes through the pipeline's extract and consolidate steps. Send the text as a user message, or import records through /api/v1.");
+  }
+  const raw = typeof input.messages === "string" ? [{ role: "user", content: input.messages }] : input.messages;
+  if (!Array.isArray(raw) || !raw.length) throw refuse("messages: a non-empty list of { role, content } (or a string).");
+  const time = typeof input.timestamp === "number" ? new Date(input.timestamp * 1000).toISOString() : undefined;
+  const metadata = input.metadata && typeof input.metadata === "object" ? (input.metadata as Record<string, unknown>) : undefined;
+  const messages = raw.map((m: unknown, i) => {
+    const msg = m as { role?: unknown; content?: unknown; name?: unknown };
+    if (typeof msg?.content !== "string") throw refuse(`messages[${i}].content: text only (images and documents are not supported here).`);
+    return { role: typeof msg.role === "string" ? msg.role : "user", content: msg.content, ...(time ? { time } : {}), ...(metadata ? { metadata } : {}) };
+  });
+  const entities = entityParams(input);
+  const scope = scopeOf(entities);
+  const sessionId = `mem0:${entities.run ?? "add"}:${randomUUID()}`.slice(0, 200);
+  const ingested = await c.caller.ingest.messages({ pipelineId: b.pipeline, source: b.source, sessionId, scope, messages, close: true });
+  if (!ingested.recordId) return { results: [] };
+  const recordId = ingested.recordId;
+  const probe = () => c.caller.memory.ofSource({ pipelineId: b.pipeline, step: b.memoryStep, recordId });
+  let found = await waitFor(probe, (v) => !v.pending);
+  // A run was in progress when the session closed: this record waits for the next one.
+  if (!found.pending && !ingested.runRequested) {
+    await c.caller.run.start({ pipelineId: b.pipeline, options: {} }).catch((err: unknown) => {
+      if (statusOf(err).status !== 409) throw err;
+    });
+    found = await waitFor(probe, (v) => !v.pending);
+  }
+  if (found.pending) {
+    return { results: [{ message: "Memory processing has been queued: the pipeline is still running.", status: "PENDING", event_id: recordId }] };
+  }
+  return { results: found.versions.map((v) => memoryJson(v, { event: v.event === "NONE" ? "NONE" : v.event, data: { memory: v.content } })) };
+}
+
+async function search(c: CompatRequest, b: Binding, input: Record<string, unknown>) {
+  for (const key of ["categories", "metadata", "fields"]) if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (memories keep no categories or metadata of their own; filter by entity ids).`);
+  if (typeof input.query !== "string" || !input.query.trim()) throw refuse("query: required.");
+  const filter = compileFilters(input.filters);
+  const topK = typeof input.top_k === "number" && input.top_k > 0 ? Math.min(100, Math.floor(input.top_k)) : 10;
+  const threshold = typeof input.threshold === "number" ? input.threshold : null;
+  const found = await c.caller.search.search({
+    pipelineId: b.pipeline,
+    query: input.query,
+    step: b.memoryStep,
+    scope: filter.prefix,
+    limit: Math.min(100, topK * 4),
+    mode: input.keyword_search === true ? "fts" : "hybrid",
+  });
+  const results = found.hits
+    .filter((h) => h.step === b.memoryStep)
+    .map((h) => {
+      const meta = (h.metadata as { memory?: { id?: string } }).memory;
+      return { hit: h, memory: { memoryId: meta?.id ?? h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, updatedAt: h.createdAt } };
+    })
+    .filter(({ memory }) => filter.test(filterable(memory)))
+    .filter(({ hit }) => threshold === null || hit.score.fused >= threshold)
+    .slice(0, topK)
+    .map(({ hit, memory }) => memoryJson(memory, { score: hit.score.fused }));
+  return { results };
+}
+
+async function list(c: CompatRequest, b: Binding, filters: unknown) {
+  const filter = compileFilters(filters);
+  const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope: filter.prefix });
+  return memories.filter((m) => filter.test(filterable(m)));
+}
+
+async function getAll(c: CompatRequest, b: Binding, req: Request, input: Record<string, unknown>) {
+  for (const key of ["categories", "keywords"]) if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (memories keep no categories; filter by entity ids).`);
+  const filters = { ...(input.filters as object | undefined), ...(input.start_date ? { created_at: { gte: input.start_date } } : {}) };
+  const all = await list(c, b, Object.keys(filters).length ? filters : undefined);
+  const url = new URL(req.url);
+  const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
+  const size = Math.min(1000, Math.max(1, Number(url.searchParams.get("page_size") ?? 100) || 100));
+  const link = (p: number) => {
+    const u = new URL(url);
+    u.searchParams.set("page", String(p));
+    u.searchParams.set("page_size", String(size));
+    return u.toString();
+  };
+  return {
+    count: all.length,
+    next: page * size < all.length ? link(page + 1) : null,
+    previous: page > 1 ? link(page - 1) : null,
+    results: all.slice((page - 1) * size, page * size).map((m) => memoryJson(m)),
+  };
+}
+
+async function current(c: CompatRequest, b: Binding, memoryId: string) {
+  const memory = await c.caller.memory.get({ pipelineId: b.pipeline, step: b.memoryStep, memoryId });
+  if (memory.status !== "active") throw new CompatError(404, `Memory ${memoryId} was deleted (restore it with POST /api/v1/records/${memory.recordId}/restore).`);
+  return memory;
+}
+
+async function update(c: CompatRequest, b: Binding, memoryId: string, input: Record<string, unknown>) {
+  for (const key of ["metadata", "timestamp", "expiration_date"]) {
+    if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (a memory's metadata and time come from the facts it was made from; only text can be edited).`);
+  }
+  if (typeof input.text !== "string" || !input.text.trim()) throw refuse("text: required (the memory's new text).");
+  const memory = await current(c, b, memoryId);
+  await c.caller.memory.update({ id: memory.recordId, content: input.text });
+  return memoryJson(await current(c, b, memoryId));
+}
+
+async function remove(c: CompatRequest, b: Binding, memoryId: string) {
+  const memory = await current(c, b, memoryId);
+  await c.caller.memory.delete({ id: memory.recordId });
+}
+
+async function history(c: CompatRequest, b: Binding, memoryId: string) {
+  const memory = await c.caller.memory.get({ pipelineId: b.pipeline, step: b.memoryStep, memoryId });
+  const h = await c.caller.record.history({ id: memory.recordId });
+  const e = entitiesOf(h.scope);
+  const versions = [...h.versions].reverse();
+  return versions.map((v, i) => ({
+    id: v.recordId,
+    memory_id: h.memoryId,
+    input: v.fact ? [{ role: "user", content: v.fact.content }] : [],
+    old_memory: i > 0 ? versions[i - 1]!.content : null,
+    new_memory: v.content,
+    user_id: e.user ?? null,
+    agent_id: e.agent ?? null,
+    categories: [],
+    event: v.event,
+    reason: v.reason,
+    created_at: v.at,
+    updated_at: v.at,
+  }));
+}
+
+const MAX_BATCH = 1000;
+
+async function batch(c: CompatRequest, b: Binding, method: string, input: Record<string, unknown>) {
+  const items = input.memories;
+  if (!Array.isArray(items) || !items.length || items.length > MAX_BATCH) throw refuse(`memories: a list of 1 to ${MAX_BATCH} { memory_id${method === "PUT" ? ", text" : ""} }.`);
+  const wanted = items.map((m: unknown, i) => {
+    const item = m as { memory_id?: unknown; text?: unknown };
+    if (typeof item?.memory_id !== "string") throw refuse(`memories[${i}].memory_id: required.`);
+    if (method === "PUT" && (typeof item.text !== "string" || !item.text.trim())) throw refuse(`memories[${i}].text: required.`);
+    return { memoryId: item.memory_id, text: item.text as string };
+  });
+  // Every memory is checked before any changes: one unknown id changes nothing.
+  const found = [];
+  for (const w of wanted) found.push({ ...w, memory: await current(c, b, w.memoryId) });
+  for (const f of found) {
+    if (method === "PUT") await c.caller.memory.update({ id: f.memory.recordId, content: f.text });
+    else await c.caller.memory.delete({ id: f.memory.recordId });
+  }
+  return { message: `Successfully ${method === "PUT" ? "updated" : "deleted"} ${found.length} memories` };
+}
+
+async function deleteAll(c: CompatRequest, b: Binding, entities: Entities) {
+  if (!Object.keys(entities).length) throw refuse("Name at least one of user_id, agent_id, app_id or run_id: deleting every memory at once is refused.");
+  const filter = Object.fromEntries(Object.entries(entities).map(([k, v]) => [`${k}_id`, v]));
+  const memories = await list(c, b, filter);
+  for (const m of memories) await c.caller.memory.delete({ id: m.recordId });
+  return { message: `Memories deleted successfully! (${memories.length})` };
+}
+
+async function entities(c: CompatRequest, b: Binding) {
+  const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep });
+  const byEntity = new Map<string, { type: string; name: string; total: number; first: Date; last: Date }>();
+  for (const m of memories) {
+    for (const [type, name] of Object.entries(entitiesOf(m.scope))) {
+      const key = `${type}:${name}`;
+      const at = new Date(m.createdAt);
+      const e = byEntity.get(key) ?? { type, name, total: 0, first: at, last: at };
+      e.total += 1;
+      if (at < e.first) e.first = at;
+      if (at > e.last) e.last = at;
+      byEntity.set(key, e);
+    }
+  }
+  const results = [...byEntity.entries()].map(([id, e]) => ({ id, name: e.name, type: e.type, total_memories: e.total, created_at: e.first.toISOString(), updated_at: e.last.toISOString(), owner: null, metadata: null }));
+  return { count: results.length, next: null, previous: null, results };
+}
+
+/** Deleting an entity erases it: every scope with that id is purged (records, what derives from them, live sessions). */
+async function deleteEntity(c: CompatRequest, b: Binding, type: string, name: string) {
+  if (!["user", "agent", "app", "run"].includes(type)) throw refuse(`Entity type "${type}": one of user, agent, app, run.`);
+  const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep });
+  const scopes = new Set(memories.filter((m) => entitiesOf(m.scope)[type as keyof Entities] === name).map((m) => m.scope));
+  if (type === "user") scopes.add(scopeOf({ user: name }));
+  const covered = [...scopes].sort().filter((s, _, all) => !all.some((o) => o !== s && s.startsWith(`${o}:`)));
+  for (const scope of covered) await c.caller.record.purgeScope({ pipelineId: b.pipeline, scope });
+  return { message: "Entity deleted successfully." };
+}
+
+/** Mem0 endpoints Synthex answers with a refusal, and what to use instead. */
+const REFUSED: Array<[RegExp, string]> = [
+  [/^\/api\/v1\/orgs\//, "Organisations and projects are Mem0's: here the API key's workspace and the bound pipeline play that part (Settings → API keys; the pipeline's steps and prompts are its configuration)."],
+  [/^\/api\/v1\/webhooks\//, "Mem0-shaped webhooks are not available: Synthex sends projection webhooks when a pipeline output changes (see the README, Webhooks)."],
+  [/^\/v2\/profiles\/|^\/v2\/entities\/[^/]+\/[^/]+\/profile\/$/, "Mem0 profiles are not available: a scope's brief (GET /api/v1/pipelines/{pipeline}/brief?scope=user:<id>) and the pipeline's projection outputs are the per-user summary."],
+  [/^\/v1\/feedback\/$/, "Feedback on memories is not stored: score a pipeline's memory with Synthex evals (synthex eval)."],
+  [/^\/v1\/exports\//, "Memory exports are not available here: read records with /api/v1 (GET /records/{id}, search) or the CLI."],
+  [/^\/v1\/event\//, "Events are not kept: an add answers its memories' events when the pipeline has run (PENDING while it runs)."],
+];
+
+async function route(req: Request, c: CompatRequest): Promise<unknown> {
+  const method = req.method.toUpperCase();
+  const path = c.path.endsWith("/") ? c.path : `${c.path}/`;
+  for (const [pattern, message] of REFUSED) if (pattern.test(path)) throw refuse(message);
+  if (path === "/v1/ping/" && method === "GET") {
+    const bound = await bindPipeline(req, c, "Mem0").then((b) => b.pipeline).catch(() => null);
+    return { status: "ok", org_id: c.ctx.actor.workspaceId, project_id: bound ?? "unbound", user_email: null };
+  }
+  const b = await bindPipeline(req, c, "Mem0");
+  const url = new URL(req.url);
+  let m: RegExpExecArray | null;
+  if (path === "/v3/memories/add/" && method === "POST") return add(c, b, await body(req));
+  if (path === "/v3/memories/search/" && method === "POST") return search(c, b, await body(req));
+  if (path === "/v3/memories/" && method === "POST") return getAll(c, b, req, await body(req));
+  if (path === "/v1/memories/" && method === "DELETE") return deleteAll(c, b, entityParams(Object.fromEntries(url.searchParams)));
+  if (path === "/v1/batch/" && (method === "PUT" || method === "DELETE")) return batch(c, b, method, await body(req));
+  if (path === "/v1/entities/" && method === "GET") return entities(c, b);
+  if ((m = /^\/v[12]\/entities\/([^/]+)\/([^/]+)\/$/.exec(path)) && method === "DELETE") return deleteEntity(c, b, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
+  if ((m = /^\/v1\/memories\/([^/]+)\/history\/$/.exec(path)) && method === "GET") return history(c, b, decodeURIComponent(m[1]!));
+  if ((m = /^\/v1\/memories\/([^/]+)\/$/.exec(path))) {
+    const id = decodeURIComponent(m[1]!);
+    if (method === "GET") return memoryJson(await current(c, b, id));
+    if (method === "PUT") return update(c, b, id, await body(req));
+    if (method === "DELETE") {
+      if (url.searchParams.get("delete_linked") === "true") throw refuse("delete_linked: not supported (a memory's versions are one memory here: delete removes it, its history stays).");
+      await remove(c, b, id);
+      return { message: "Memory deleted successfully!" };
+    }
+  }
+  throw new CompatError(404, `No Mem0 endpoint ${method} ${path} here (Synthex serves the MemoryClient's memories, search, history, batch and entities endpoints).`);
+}
+
+/** Answers one request under /compat/mem0. */
+export async function handleMem0(req: Request): Promise<Response> {
+  const opened = await openCompat(req, BASE, mem0Error);
+  if (opened instanceof Response) return opened;
+  try {
+    return Response.json(await route(req, opened));
+  } catch (err) {
+    const { status, message } = statusOf(err);
+    return mem0Error(status, message);
+  }
+}
+
+/** The route handler (app/compat/mem0/[...path]/route.ts), behind the API's body limit. */
+export const mem0Route = limitedRoute(handleMem0, mem0Error);
