@@ -677,6 +677,8 @@ export interface components {
             children: components["schemas"]["LineageTree"][];
             id: string;
             preview: string;
+            /** @description A record outside the caller's scope: its place in the tree, no preview. */
+            redacted?: boolean;
             repeated?: boolean;
             step: string;
         };
@@ -757,6 +759,19 @@ export interface components {
             auditId: string | null;
             byStep: {
                 [key: string]: number;
+            };
+            /** @description Copies of the purged text outside the records, per kind. */
+            copies: {
+                /** @description Eval cases whose retrieved previews and answer quoted a purged record: replaced (ids and scores stay). */
+                evalCases: number;
+                /** @description Idempotency-Key answers kept for the workspace's callers, replaced by a 410 tombstone (a replay is never the purged answer, nor run again). */
+                idempotencyResponses: number;
+                /** @description Team question-set questions answered by a purged record: the ids go, and a question left with none goes. */
+                questions: number;
+                /** @description Run failures about a purged record or its scope: error and raw model response replaced. */
+                runFailures: number;
+                /** @description Webhook deliveries (queued or sent) of a purged record or scope: deleted. */
+                webhookDeliveries: number;
             };
             dryRun: boolean;
             edges: number;
@@ -3110,6 +3125,8 @@ export interface operations {
                             id: string;
                             onBranch: boolean | null;
                             preview: string;
+                            /** @description A record outside the caller's scope (an API key limited to a scope): its id, step and depth, no scope or preview. */
+                            redacted?: boolean;
                             scope: string;
                             step: string;
                         }[];

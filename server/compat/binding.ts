@@ -89,7 +89,9 @@ export async function openCompat(req: Request, base: string, errorResponse: (sta
     pipelineFromPath = decodeURIComponent(bound[1]!);
     path = bound[2] ?? "/";
   }
-  return { caller: createCaller(ctx), ctx: ctx as CompatRequest["ctx"], path, pipelineFromPath };
+  // Counted once for this request above: the procedures it calls (and an add's polling) must not count again.
+  const counted: Context = { ...ctx, apiRateCounted: true };
+  return { caller: createCaller(counted), ctx: counted as CompatRequest["ctx"], path, pipelineFromPath };
 }
 
 /**
