@@ -319,18 +319,29 @@ class Connection {
     }
   }
 
+  /**
+   * `onRawData` gets a view into PGlite's WASM memory (`HEAPU8.subarray`), valid only during the
+   * call: the backend reuses that memory for the next chunk, and a memory growth detaches it. A
+   * socket that cannot take a chunk at once (a result bigger than the kernel's buffer; the whole
+   * result is produced synchronously, so the client cannot read in between) keeps a reference
+   * and writes it later, so each chunk is copied before it is queued: without the copy, a result
+   * of a few MB arrived corrupt or crashed the process with an uncaught RangeError.
+   */
   private async exec(msg: Uint8Array, forward: boolean) {
     this.executing = true;
+    const send = forward && !this.closed && this.socket.writable;
+    if (send) this.socket.cork();
     try {
       await this.db.runExclusive(() =>
         this.db.execProtocolRawStream(msg, {
           onRawData: (data: Uint8Array) => {
             this.scan(data);
-            if (forward && !this.closed && this.socket.writable) this.socket.write(data);
+            if (send && !this.closed && this.socket.writable) this.socket.write(Buffer.from(data));
           },
         }),
       );
     } finally {
+      if (send) this.socket.uncork();
       this.executing = false;
       this.lastActivity = Date.now();
     }
