@@ -119,11 +119,11 @@ describe("eval runs", () => {
     }
     // Runs of more cases than one page (200) are compared whole, in position order, with the first hits of each.
     const many = async (from: typeof main) => {
-      const { id: _id, createdAt: _c, ...row } = await db.evalRun.findUniqueOrThrow({ where: { id: from.id } });
+      const row = await db.evalRun.findUniqueOrThrow({ where: { id: from.id }, omit: { id: true, createdAt: true } });
       const copy = await db.evalRun.create({ data: { ...row, judge: row.judge ?? {}, progress: row.progress ?? {}, metrics: row.metrics ?? {}, perCategory: row.perCategory ?? {}, cost: row.cost ?? {}, latency: row.latency ?? {}, skips: row.skips ?? [] } });
-      const cases = await db.evalCase.findMany({ where: { evalRunId: from.id }, orderBy: { position: "asc" } });
+      const cases = await db.evalCase.findMany({ where: { evalRunId: from.id }, orderBy: { position: "asc" }, omit: { id: true, evalRunId: true } });
       const data = Array.from({ length: 450 }, (_, p) => {
-        const { id: _cid, evalRunId: _r, ...c } = cases[p % cases.length]!;
+        const c = cases[p % cases.length]!;
         return { ...c, evidence: c.evidence ?? [], scores: c.scores ?? {}, retrieved: c.retrieved ?? [], evalRunId: copy.id, position: p, questionId: `q${p}` };
       });
       await db.evalCase.createMany({ data });
