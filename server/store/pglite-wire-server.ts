@@ -184,7 +184,9 @@ class Connection {
     private readonly verifier: ScramVerifier,
   ) {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
-    this.authTimer = setTimeout(() => this.refuse("08006", "authentication timed out"), AUTH_TIMEOUT_MS);
+    // Checked again after pending I/O: an event loop blocked by a long query fires the timer late,
+    // before the client's answer that arrived meanwhile has been read.
+    this.authTimer = setTimeout(() => setImmediate(() => this.phase !== "ready" && this.refuse("08006", "authentication timed out")), AUTH_TIMEOUT_MS);
     this.authTimer.unref();
     socket.setNoDelay(true);
     socket.on("data", (chunk) => this.onData(chunk));
