@@ -42,7 +42,12 @@ const STATUS_IDLE = 0x49; // 'I'
 const FE_PASSWORD = 0x70; // 'p': SASLInitialResponse / SASLResponse
 /** Messages before authentication are tiny; anything bigger is not a Postgres client. */
 const MAX_AUTH_MESSAGE = 8 * 1024;
-const AUTH_TIMEOUT_MS = 10_000;
+/**
+ * Postgres's default authentication_timeout. A client in the same process as the server (the CLI,
+ * `npm start`) answers each step only when the event loop is free, and a long query blocks it: ten
+ * seconds refused healthy clients under load ("08006 authentication timed out").
+ */
+const AUTH_TIMEOUT_MS = 60_000;
 
 export interface WireServerOptions {
   /** Every client must prove it knows this password (SCRAM-SHA-256); any user name is accepted. */
