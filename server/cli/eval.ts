@@ -12,6 +12,7 @@ import type { AppRouter } from "../api/root";
 import { METRIC_NAMES, LOWER_IS_BETTER } from "../eval/metrics";
 import { EVAL_MODES, EVAL_TEMPLATES } from "../eval/templates";
 import { BENCHMARKS, LOCOMO_CATEGORIES } from "../eval/types";
+import { isTransientDbError } from "../store/db-errors";
 import type { Connection } from "./api";
 import { bar, ProgressLine, table } from "./output";
 
@@ -197,14 +198,10 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
           budgetUsd,
         });
         const line = new ProgressLine();
-        let run: EvalRun;
-        for (;;) {
-          run = await conn.api.evals.get.query({ workspaceId: conn.workspaceId, id: started.id });
-          const p = run.progress as { phase?: string; done?: number; total?: number };
+        const run = await waitForEval(() => conn.api.evals.get.query({ workspaceId: conn.workspaceId, id: started.id }), (r) => {
+          const p = r.progress as { phase?: string; done?: number; total?: number };
           if (!o.json && p.phase) line.update(`${target.label.padEnd(22)} ${p.phase.padEnd(6)} ${bar(p.done ?? 0, p.total ?? 0)}`);
-          if (!["queued", "running"].includes(run.status)) break;
-          await new Promise((r) => setTimeout(r, 250));
-        }
+        });
         if (!o.json) line.done(`${target.label.padEnd(22)} ${run.status} · ${run.questions} questions`);
         if (run.status !== "completed") deps.fail(`The eval of ${target.label} ${run.status}: ${run.error ?? "no reason given"}`);
         results.push({ label: target.label, run });
@@ -221,6 +218,38 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       console.log(lines.join("\n"));
     }),
   );
+}
+
+/** How long the wait for an eval keeps retrying a database that does not answer (in a row). */
+const EVAL_WAIT_OUTAGE_MS = 120_000;
+
+/**
+ * Polls a started eval until it is no longer queued or running. A transient database error (the
+ * link dropped, an authentication or pool timeout under load) is retried with backoff: the eval
+ * runs on, and its stored status decides how the command ends. Other errors, and an outage
+ * longer than EVAL_WAIT_OUTAGE_MS, are thrown.
+ */
+async function waitForEval(get: () => Promise<EvalRun>, onProgress: (run: EvalRun) => void): Promise<EvalRun> {
+  let failingSince: number | null = null;
+  let backoff = 250;
+  for (;;) {
+    let run: EvalRun;
+    try {
+      run = await get();
+    } catch (err) {
+      if (!isTransientDbError(err)) throw err;
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince > EVAL_WAIT_OUTAGE_MS) throw err;
+      await new Promise((r) => setTimeout(r, backoff));
+      backoff = Math.min(backoff * 2, 5_000);
+      continue;
+    }
+    failingSince = null;
+    backoff = 250;
+    onProgress(run);
+    if (!["queued", "running"].includes(run.status)) return run;
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 /** A question set named on the command line, in the shape the command prints; templates cannot score it. */

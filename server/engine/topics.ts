@@ -5,17 +5,22 @@
  */
 import { stemmer } from "stemmer";
 
-/** Life areas most conversations touch; a step can name its own (`topics` on the operator). */
+/**
+ * Life areas most conversations touch, each with everyday vocabulary of that area; a step can name
+ * its own (`topics` on the operator). The lists are general on purpose: common words of each area,
+ * of similar length, never the themes or wording of a benchmark conversation (an offline operator
+ * tuned to one data set scores that data set, not memory). A word belongs to one area only.
+ */
 export const DEFAULT_TOPICS: Readonly<Record<string, readonly string[]>> = {
-  work: ["job", "work", "career", "office", "boss", "colleague", "coworker", "company", "salary", "interview", "meeting", "client", "promotion", "business", "manager"],
-  family: ["family", "kid", "child", "children", "son", "daughter", "mom", "dad", "mother", "father", "sister", "brother", "wife", "husband", "parent", "grandma", "grandpa", "baby", "adopt"],
-  relationships: ["friend", "friendship", "partner", "date", "dating", "boyfriend", "girlfriend", "relationship", "marriage", "wedding", "community", "support"],
-  health: ["health", "doctor", "sick", "ill", "gym", "exercise", "workout", "diet", "sleep", "therapy", "therapist", "hospital", "run", "running", "yoga", "stress", "mental"],
-  hobbies: ["paint", "painting", "music", "guitar", "piano", "book", "read", "reading", "game", "hike", "camping", "art", "photography", "cook", "cooking", "bake", "garden", "dance", "pottery", "sing"],
-  travel: ["trip", "travel", "flight", "vacation", "beach", "visit", "city", "country", "abroad", "hotel", "tour", "road"],
-  technology: ["code", "coding", "python", "javascript", "api", "server", "database", "app", "software", "bug", "deploy", "computer", "program", "model", "data"],
-  learning: ["learn", "study", "class", "course", "school", "university", "college", "degree", "exam", "research", "teacher", "student", "education"],
-  identity: ["identity", "transgender", "gender", "lgbtq", "pride", "faith", "religion", "belief", "value", "culture", "heritage"],
+  work: ["job", "work", "career", "office", "boss", "colleague", "coworker", "company", "salary", "interview", "meeting", "client", "promotion", "business", "manager", "project", "deadline", "shift", "hire", "employer"],
+  family: ["family", "kid", "child", "children", "son", "daughter", "mom", "dad", "mother", "father", "sister", "brother", "wife", "husband", "parent", "grandmother", "grandfather", "baby", "cousin", "relative"],
+  relationships: ["friend", "friendship", "partner", "date", "dating", "boyfriend", "girlfriend", "relationship", "marriage", "wedding", "neighbor", "neighbour", "breakup", "love", "romance", "couple", "engagement", "anniversary", "roommate", "acquaintance"],
+  health: ["health", "doctor", "sick", "ill", "illness", "gym", "exercise", "workout", "diet", "sleep", "therapy", "therapist", "hospital", "medicine", "injury", "pain", "nurse", "fitness", "stress", "mental"],
+  hobbies: ["hobby", "music", "paint", "painting", "book", "read", "reading", "game", "sport", "art", "craft", "draw", "drawing", "photography", "cook", "cooking", "garden", "gardening", "dance", "movie"],
+  travel: ["trip", "travel", "flight", "vacation", "holiday", "beach", "visit", "city", "country", "abroad", "hotel", "tour", "journey", "airport", "passport", "luggage", "sightseeing", "destination", "train", "cruise"],
+  technology: ["code", "coding", "python", "javascript", "api", "server", "database", "app", "software", "bug", "deploy", "computer", "program", "model", "data", "phone", "internet", "website", "laptop", "device"],
+  learning: ["learn", "study", "class", "course", "school", "university", "college", "degree", "exam", "research", "teacher", "student", "education", "lesson", "homework", "lecture", "semester", "graduate", "tutor", "scholarship"],
+  beliefs: ["belief", "faith", "religion", "church", "prayer", "god", "spiritual", "value", "culture", "tradition", "heritage", "identity", "politics", "vote", "cause", "volunteer", "charity", "activism", "principle", "ethics"],
 };
 export const DEFAULT_TOPIC_FALLBACK = "general";
 

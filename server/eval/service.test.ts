@@ -117,6 +117,26 @@ describe("eval runs", () => {
     for (const q of cmp.questions.filter((x) => x.status === "regressed")) {
       expect(q.runs[raw.id]!.scores["session_hit@5"]).toBeGreaterThan(q.runs[main.id]!.scores["session_hit@5"] ?? 0);
     }
+    // Runs of more cases than one page (200) are compared whole, in position order, with the first hits of each.
+    const many = async (from: typeof main) => {
+      const row = await db.evalRun.findUniqueOrThrow({ where: { id: from.id }, omit: { id: true, createdAt: true } });
+      const copy = await db.evalRun.create({ data: { ...row, judge: row.judge ?? {}, progress: row.progress ?? {}, metrics: row.metrics ?? {}, perCategory: row.perCategory ?? {}, cost: row.cost ?? {}, latency: row.latency ?? {}, skips: row.skips ?? [] } });
+      const cases = await db.evalCase.findMany({ where: { evalRunId: from.id }, orderBy: { position: "asc" }, omit: { id: true, evalRunId: true } });
+      const data = Array.from({ length: 450 }, (_, p) => {
+        const c = cases[p % cases.length]!;
+        return { ...c, evidence: c.evidence ?? [], scores: c.scores ?? {}, retrieved: c.retrieved ?? [], evalRunId: copy.id, position: p, questionId: `q${p}` };
+      });
+      await db.evalCase.createMany({ data });
+      return copy.id;
+    };
+    const [bigA, bigB] = [await many(raw), await many(main)];
+    const big = await compareEvalRuns(db, workspaceId, bigA, [bigB]);
+    expect(big.questions).toHaveLength(450);
+    expect(big.questions.filter((q) => q.status === "same").map((q) => q.questionId)).toEqual(
+      Array.from({ length: 450 }, (_, p) => `q${p}`).filter((id) => big.questions.find((q) => q.questionId === id)!.status === "same"),
+    );
+    expect(big.questions.every((q) => q.runs[bigA] && q.runs[bigB] && q.runs[bigA]!.retrieved.length <= 10)).toBe(true);
+    await db.evalRun.deleteMany({ where: { id: { in: [bigA, bigB] } } });
     expect(cmp.runs[1]!.deltas["session_hit@5"]).toBeCloseTo((main.metrics as Record<string, number>)["session_hit@5"]! - (raw.metrics as Record<string, number>)["session_hit@5"]!);
     expect((await listEvalRuns(db, workspaceId, { pipelineId: pipeline.id })).map((r) => r.id).sort()).toEqual([main.id, raw.id].sort());
     // The Evals tab's one polled list: the pipeline's runs and the template runs on its datasets.

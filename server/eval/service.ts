@@ -844,12 +844,14 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
     if (r.status !== "completed") throw badRequest(`Eval run ${r.id} is ${r.status}: only completed runs can be compared.`);
     if (r.datasetId !== baseline.datasetId) throw badRequest(`Eval run ${r.id} scored another dataset than the baseline: compare runs of one benchmark file.`);
   }
-  const cases = await db.evalCase.findMany({ where: { workspaceId, evalRunId: { in: ids } }, orderBy: { position: "asc" } });
   const byQuestion = new Map<string, { question: string; category: string; gold: string; sample: string; runs: Record<string, { caseId: string; scores: Metrics; answer: string; retrieved: StoredHit[] }> }>();
-  for (const c of cases) {
-    const row = byQuestion.get(c.questionId) ?? { question: c.question, category: c.category, gold: c.gold, sample: c.sample, runs: {} };
-    row.runs[c.evalRunId] = { caseId: c.id, scores: metricsSchema.parse(c.scores), answer: c.answer, retrieved: storedHitsSchema.parse(c.retrieved) };
-    byQuestion.set(c.questionId, row);
+  for (const id of ids) {
+    for await (const c of evalCasePages(db, workspaceId, id)) {
+      const row = byQuestion.get(c.questionId) ?? { question: c.question, category: c.category, gold: c.gold, sample: c.sample, runs: {} };
+      // The first hits only (what the compare view lists); the case itself has them all.
+      row.runs[c.evalRunId] = { caseId: c.id, scores: metricsSchema.parse(c.scores), answer: c.answer, retrieved: storedHitsSchema.parse(c.retrieved).slice(0, COMPARE_HITS) };
+      byQuestion.set(c.questionId, row);
+    }
   }
   const hit = (m?: Metrics) => m?.["session_hit@5"] ?? 0;
   const questions = [...byQuestion.entries()].map(([questionId, row]) => {
@@ -883,6 +885,27 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
     questions,
     counts: { regressed: questions.filter((q) => q.status === "regressed").length, improved: questions.filter((q) => q.status === "improved").length },
   };
+}
+
+/** Hits per question and run a comparison returns (the compare view shows 8). */
+const COMPARE_HITS = 10;
+/** Cases read per query: a full run's cases (kilobytes each, with their hits) are never read in one result. */
+const CASE_PAGE = 200;
+
+/** A run's cases in position order, a page per query (keyset on the (evalRunId, position) index). */
+async function* evalCasePages(db: Db, workspaceId: string, evalRunId: string) {
+  let after = -1;
+  for (;;) {
+    const page = await db.evalCase.findMany({
+      where: { workspaceId, evalRunId, position: { gt: after } },
+      orderBy: { position: "asc" },
+      take: CASE_PAGE,
+      select: { id: true, evalRunId: true, position: true, questionId: true, question: true, category: true, gold: true, sample: true, scores: true, answer: true, retrieved: true },
+    });
+    yield* page;
+    if (page.length < CASE_PAGE) return;
+    after = page[page.length - 1]!.position;
+  }
 }
 
 /** One case with its retrieved records (ids of records in the eval copy: open them with record.lineage). */

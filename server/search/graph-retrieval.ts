@@ -19,6 +19,7 @@ import { badRequest } from "../core/errors";
 import type { PipelineSpec } from "../pipeline/spec";
 import { bm25Terms } from "../text/bm25";
 import { beliefsTouching, entitiesNamed, graphSourceRows, type BeliefRow, type EntityRow } from "../store/graph-retrieval-reads";
+import { byTieKey } from "../store/record-sql";
 import { parseJson, type BranchContext, type RecordFilters } from "./context";
 
 /** Longest entity name, in words, looked up in a question. */
@@ -98,6 +99,8 @@ export interface GraphCandidate {
   id: string;
   step: string;
   time: string | null;
+  /** Tie-break of equal scores (see tieKey). */
+  key: string;
   /** 0..1. */
   score: number;
   paths: EvidencePath[];
@@ -522,12 +525,12 @@ export async function graphRetrieve(
     const source = bySource.get(row.sourceId)!;
     const score = Math.round(source.score * centrality(turnList(row.sourceTurns), turnList(row.turns)) * 1e4) / 1e4;
     const cur = byRecord.get(row.id);
-    if (!cur) byRecord.set(row.id, { id: row.id, step: row.step, time: row.time, score, paths: source.paths });
+    if (!cur) byRecord.set(row.id, { id: row.id, step: row.step, time: row.time, key: row.key, score, paths: source.paths });
     else {
       cur.score = Math.max(cur.score, score);
       cur.paths = [...cur.paths, ...source.paths].sort((a, b) => b.score - a.score).slice(0, PATHS_PER_RECORD);
     }
   }
-  const candidates = [...byRecord.values()].sort((a, b) => b.score - a.score || (b.time ?? "").localeCompare(a.time ?? "") || a.id.localeCompare(b.id)).slice(0, args.n);
+  const candidates = [...byRecord.values()].sort((a, b) => b.score - a.score || (b.time ?? "").localeCompare(a.time ?? "") || byTieKey(a, b)).slice(0, args.n);
   return { entities, unknownNames, candidates, beliefsRead: read };
 }

@@ -19,8 +19,8 @@
  * scores but does not select candidates on its own.
  */
 import type { Db } from "../core/db";
-import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type TermWeight } from "../store/lexical-index";
-import { filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
+import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type ScoredRecord, type TermWeight } from "../store/lexical-index";
+import { byTieKey, filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -138,12 +138,7 @@ export function withListDepths<W extends { df: number; lim: number | null }>(wei
   return weights.map((w) => ({ ...w, lim: w.df > TRUNCATE_FACTOR * perList ? perList : null }));
 }
 
-export interface LexicalHit {
-  id: string;
-  step: string;
-  time: string | null;
-  score: number;
-}
+export type LexicalHit = ScoredRecord;
 
 /**
  * BM25 candidates over `steps` on the branch, filtered by `filters` (scope, time, metadata), in
@@ -202,7 +197,7 @@ export async function bm25Candidates(
   const bm25 = { k1: BM25_K1, b: BM25_B };
   const indexed = args.steps.filter((s) => stats.has(s));
   const unindexed = args.steps.filter((s) => !stats.has(s));
-  const hits: Array<{ id: string; step: string; time: string | null; score: number }> = [];
+  const hits: ScoredRecord[] = [];
   if (indexed.length) {
     const params = new Params();
     const scope = normalizeScope(args.filters.scope);
@@ -246,7 +241,7 @@ export async function bm25Candidates(
   }
   return hits
     .map((h) => ({ ...h, score: h.score / norm }))
-    .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+    .sort((a, b) => b.score - a.score || byTieKey(a, b))
     .slice(0, args.n);
 }
 

@@ -19,6 +19,7 @@ import {
   type CandidateShape,
   type Neighbour,
 } from "../store/search-reads";
+import { byTieKey } from "../store/record-sql";
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import { isQueryEmbedder } from "../llm/embedder";
@@ -152,6 +153,8 @@ interface Candidate {
   id: string;
   step: string;
   time: string | null;
+  /** Content-derived tie-break of equal scores (never the random id): see tieKey. */
+  key: string;
   fts: number | null;
   semantic: number | null;
   ftsRank?: number;
@@ -179,7 +182,7 @@ async function ftsCandidates(
   n: number,
 ): Promise<Candidate[]> {
   const hits = await bm25Candidates(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, steps, terms, stats, n, filters, timeExpr: TIME_EXPR });
-  return hits.map((h, i) => ({ id: h.id, step: h.step, time: h.time, fts: h.score, semantic: null, ftsRank: i + 1 }));
+  return hits.map((h, i) => ({ id: h.id, step: h.step, time: h.time, key: h.key, fts: h.score, semantic: null, ftsRank: i + 1 }));
 }
 
 /**
@@ -214,13 +217,13 @@ async function semanticCandidates(
   }
   return {
     plan,
-    candidates: rows.map((r, i) => ({ id: r.id, step: r.step, time: r.time, fts: null, semantic: 1 - r.dist, semRank: i + 1 })),
+    candidates: rows.map((r, i) => ({ id: r.id, step: r.step, time: r.time, key: r.key, fts: null, semantic: 1 - r.dist, semRank: i + 1 })),
   };
 }
 
 async function exactCandidates(db: Db, ctx: BranchContext, steps: string[], phrase: string, filters: RecordFilters, n: number): Promise<Candidate[]> {
   const rows = await phraseRecords(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, steps, filters, phrase, n });
-  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, fts: null, semantic: null }));
+  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, key: r.key, fts: null, semantic: null }));
 }
 
 /**
@@ -348,7 +351,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
 
   // Fuse.
   const fusion = { ...FUSION_DEFAULTS, ...input.fusion };
-  const graphList: Candidate[] = (graph?.candidates ?? []).map((g, i) => ({ id: g.id, step: g.step, time: g.time, fts: null, semantic: null, graph: g.score, graphRank: i + 1, paths: g.paths }));
+  const graphList: Candidate[] = (graph?.candidates ?? []).map((g, i) => ({ id: g.id, step: g.step, time: g.time, key: g.key, fts: null, semantic: null, graph: g.score, graphRank: i + 1, paths: g.paths }));
   const byId = new Map<string, Candidate>();
   for (const c of [...fts, ...sem, ...graphList]) {
     const prev = byId.get(c.id);
@@ -380,7 +383,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     const dated = dateRange?.use === "boost" && inRange(c.time, dateRange) ? DATE_BOOST : 1;
     return { c, score: score * dated * recencyFactor(c.time, recency, now) };
   });
-  fused.sort((a, b) => b.score - a.score || a.c.id.localeCompare(b.c.id));
+  fused.sort((a, b) => b.score - a.score || byTieKey(a.c, b.c));
   let ranked = (dedupe ? withoutOverlaps(fused, shapes) : fused).slice(0, pool);
 
   // Unscoped: the highest altitude wins; lower hits are attached for drill-down.
@@ -430,7 +433,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const scoreOf = new Map(ranked.map((r) => [r.c.id, r.score]));
   for (const h of hits) {
     h.score.fused = scoreOf.get(h.id) ?? 0;
-    h.lowerHits = (lower.get(h.id) ?? []).sort((a, b) => b.altitude - a.altitude || a.id.localeCompare(b.id));
+    h.lowerHits = (lower.get(h.id) ?? []).sort((a, b) => b.altitude - a.altitude || byTieKey(byId.get(a.id)!, byId.get(b.id)!));
     if (graph) {
       const c = byId.get(h.id)!;
       h.score.graph = c.graph ?? null;

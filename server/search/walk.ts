@@ -10,6 +10,7 @@ import { badRequest } from "../core/errors";
 import type { PipelineSpec } from "../pipeline/spec";
 import { Bm25Index } from "../text/bm25";
 import { directSourceRows, parentRowsOfStep, stepRowsInScope, type WalkRow } from "../store/provenance-reads";
+import { byTieKey } from "../store/record-sql";
 import { normalizeScope, parseJson, resolveBranch } from "./context";
 
 export const DEFAULT_WALK_BEAM = 3;
@@ -76,10 +77,11 @@ export function walkPath(spec: PipelineSpec, from: string): string[] {
 
 type Row = WalkRow;
 
-const byTimeDesc = (a: Row, b: Row) => (b.time ?? "").localeCompare(a.time ?? "") || a.id.localeCompare(b.id);
+const byTimeDesc = (a: Row, b: Row) => (b.time ?? "").localeCompare(a.time ?? "") || byTieKey(a, b);
 
 /** The `n` rows closest to the query (BM25 among these rows), newest first on equal scores. */
 function best(rows: Row[], query: string, n: number): Array<Row & { score: number }> {
+  rows = [...rows].sort(byTieKey); // the same order whatever order the database read them in
   const scores = new Map(new Bm25Index(rows.map((r) => r.content)).rank(query).map((r) => [r.index, r.score]));
   return rows
     .map((r, i) => ({ ...r, score: scores.get(i) ?? 0 }))

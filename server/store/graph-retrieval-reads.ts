@@ -6,7 +6,7 @@
  * read through the branch's pointers and the scope. Every read is workspace-filtered.
  */
 import type { Db } from "../core/db";
-import { filterConditions, onBranch, Params, trace, type RecordFilters } from "./record-sql";
+import { filterConditions, onBranch, Params, tieKey, trace, type RecordFilters } from "./record-sql";
 import { TIME_EXPR } from "./search-reads";
 
 interface GraphWhere {
@@ -86,6 +86,8 @@ export interface GraphSourceRow {
   id: string;
   step: string;
   time: string | null;
+  /** Tie-break of equal scores (see tieKey). */
+  key: string;
   /** `metadata.custom.turns` of the source and of the record (turn numbers), when they have them. */
   sourceTurns: unknown;
   turns: unknown;
@@ -116,7 +118,7 @@ export async function graphSourceRows(db: Db, args: { workspaceId: string; branc
            AND (w.metadata #> '{custom,turns}') @> s.turns
        UNION
        SELECT s.id, down."childId", s.turns FROM src s JOIN "RecordEdge" down ON down."parentId" = s.id AND down."workspaceId" = ${ws})
-     SELECT m."sourceId", r.id, r.step, ${TIME_EXPR} AS time, m."sourceTurns", r.metadata #> '{custom,turns}' AS turns
+     SELECT m."sourceId", r.id, r.step, ${TIME_EXPR} AS time, ${tieKey()} AS key, m."sourceTurns", r.metadata #> '{custom,turns}' AS turns
      FROM mapped m JOIN "Record" r ON r.id = m.id
      WHERE ${where.join(" AND ")}`;
   return db.$queryRawUnsafe<GraphSourceRow[]>(trace("graph-sources", sql, p.values), ...p.values);

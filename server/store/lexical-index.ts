@@ -9,7 +9,7 @@
  * (branchId, step, term, recordId), and needs no pointer probe per candidate.
  */
 import type { Db, DbTx } from "../core/db";
-import { Params, trace } from "./record-sql";
+import { Params, tieKey, trace } from "./record-sql";
 
 export interface TermStatRow {
   step: string;
@@ -184,11 +184,20 @@ export interface Bm25Params {
   b: number;
 }
 
+/**
+ * Digits BM25 scores are rounded to: a sum of floats depends on the order its terms are added in
+ * (the order rows arrive in), and a difference in the last bits must not decide a ranking. Equal
+ * rounded scores are ordered by the content key.
+ */
+const SCORE_DIGITS = 9;
+
 export interface ScoredRecord {
   id: string;
   step: string;
   time: string | null;
   score: number;
+  /** Tie-break of equal scores (see tieKey). */
+  key: string;
 }
 
 /**
@@ -228,8 +237,9 @@ export async function postingScores(
   const weights = params.add(JSON.stringify(args.weights), "jsonb");
   const phrases = params.add(JSON.stringify(args.phrases), "jsonb");
   const rescore = params.add(args.rescore, "int");
+  // Rounded (see SCORE_DIGITS): a float sum depends on the order rows arrive in.
   const termScore = (w: string, p: string) =>
-    `sum(${w}.idf * ${p}.tf * ${bm25.k1 + 1} / (${p}.tf + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * ${p}.len / GREATEST(${w}.avg, 1))))::float8`;
+    `round(sum(${w}.idf * ${p}.tf * ${bm25.k1 + 1} / (${p}.tf + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * ${p}.len / GREATEST(${w}.avg, 1))))::numeric, ${SCORE_DIGITS})::float8`;
   // A term's postings, in the scope and the scopes under it when there is one: two index-only
   // reads of SearchPosting_scope_idx (which carries record, tf and len), one for 'a:b' and one for
   // the range 'a:b:…'. Written as one "= OR LIKE" the planner took a bitmap OR and visited the
@@ -257,7 +267,7 @@ export async function postingScores(
          UNION ALL
          SELECT q.lexeme, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
            SELECT x."recordId", x.step, x.tf, x.len FROM (${postings(`x."recordId", x.step, x.tf, x.len, x.impact`)}) x
-           ORDER BY x.impact DESC LIMIT q.lim) x
+           ORDER BY x.impact DESC FETCH FIRST (q.lim) ROWS WITH TIES) x
          WHERE q.selects AND q.lim IS NOT NULL) p
        ${filterSql}
        GROUP BY p."recordId", p.step),
@@ -288,19 +298,19 @@ export async function postingScores(
        GROUP BY m.id),
      top AS MATERIALIZED (
        SELECT c.id, c.step, c.s + COALESCE(m.s, 0) AS s, c.terms || COALESCE(m.terms, '{}') AS terms FROM sel c LEFT JOIN com m ON m.id = c.id
-       ORDER BY 3 DESC, 1 LIMIT ${rescore}),
+       ORDER BY 3 DESC FETCH FIRST (${rescore}) ROWS WITH TIES),
      ph AS MATERIALIZED (
        SELECT x.step, ARRAY[x.lexemes->>0, x.lexemes->>1] AS lexemes, x.tsquery::tsquery AS tq, x.bonus
        FROM jsonb_to_recordset(${phrases}) AS x(step text, lexemes jsonb, tsquery text, bonus float8))
      -- The phrase test reads the record's tsvector (large for a transcript): only for records holding both lexemes.
-     SELECT t.id, t.step, ${args.timeExpr} AS t,
-            t.s + COALESCE((SELECT sum(ph.bonus) FROM ph
-                            WHERE ph.step = t.step AND CASE WHEN t.terms @> ph.lexemes THEN r."searchVector" @@ ph.tq ELSE false END), 0) AS score
+     SELECT t.id, t.step, ${args.timeExpr} AS t, ${tieKey()} AS key,
+            round((t.s + COALESCE((SELECT sum(ph.bonus) FROM ph
+                            WHERE ph.step = t.step AND CASE WHEN t.terms @> ph.lexemes THEN r."searchVector" @@ ph.tq ELSE false END), 0))::numeric, ${SCORE_DIGITS})::float8 AS score
      FROM top t JOIN "Record" r ON r.id = t.id
      WHERE ${args.where.join(" AND ")}
-     ORDER BY score DESC, t.id LIMIT ${params.add(args.n, "int")}`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; score: number }>>(trace("bm25", sql, params.values), ...params.values);
-  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, score: Number(r.score) }));
+     ORDER BY score DESC, key LIMIT ${params.add(args.n, "int")}`;
+  const rows = await db.$queryRawUnsafe<ScoredRow[]>(trace("bm25", sql, params.values), ...params.values);
+  return rows.map(scored);
 }
 
 /**
@@ -331,18 +341,23 @@ export async function tsvectorScores(
      ph AS MATERIALIZED (
        SELECT x.step, x.tsquery::tsquery AS tq, x.bonus FROM jsonb_to_recordset(${phrases}) AS x(step text, tsquery text, bonus float8)),
      cand AS MATERIALIZED (
-       SELECT r.id, r.step, ${args.timeExpr} AS t, r."searchVector" AS sv, length(r."searchVector") AS len
+       SELECT r.id, r.step, ${args.timeExpr} AS t, ${tieKey()} AS key, r."searchVector" AS sv, length(r."searchVector") AS len
        FROM "Record" r
        WHERE r."searchVector" @@ ${tsquery} AND ${args.where.join(" AND ")}
-       LIMIT ${params.add(args.maxScored, "int")}),
+       ORDER BY key LIMIT ${params.add(args.maxScored, "int")}),
      avglen AS (SELECT step, GREATEST(avg(len), 1)::float8 AS avg FROM cand GROUP BY step)
-     SELECT c.id, c.step, c.t,
+     SELECT c.id, c.step, c.t, c.key, round((
        (SELECT COALESCE(sum(q.idf * cardinality(u.positions) * ${bm25.k1 + 1}
                  / (cardinality(u.positions) + ${bm25.k1} * (${1 - bm25.b} + ${bm25.b} * c.len / COALESCE(NULLIF(q.avg, 0), a.avg)))), 0)
           FROM unnest(c.sv) u JOIN q ON q.lexeme = u.lexeme AND q.step = c.step)
-       + COALESCE((SELECT sum(ph.bonus) FROM ph WHERE ph.step = c.step AND c.sv @@ ph.tq), 0) AS score
+       + COALESCE((SELECT sum(ph.bonus) FROM ph WHERE ph.step = c.step AND c.sv @@ ph.tq), 0))::numeric, ${SCORE_DIGITS})::float8 AS score
      FROM cand c JOIN avglen a ON a.step = c.step
-     ORDER BY score DESC, c.id LIMIT ${params.add(args.n, "int")}`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; score: number }>>(trace("bm25-tsvector", sql, params.values), ...params.values);
-  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, score: Number(r.score) }));
+     ORDER BY score DESC, c.key LIMIT ${params.add(args.n, "int")}`;
+  const rows = await db.$queryRawUnsafe<ScoredRow[]>(trace("bm25-tsvector", sql, params.values), ...params.values);
+  return rows.map(scored);
+}
+
+type ScoredRow = { id: string; step: string; t: string | null; score: number; key: string };
+function scored(r: ScoredRow): ScoredRecord {
+  return { id: r.id, step: r.step, time: r.t, score: Number(r.score), key: r.key };
 }

@@ -42,7 +42,12 @@ const STATUS_IDLE = 0x49; // 'I'
 const FE_PASSWORD = 0x70; // 'p': SASLInitialResponse / SASLResponse
 /** Messages before authentication are tiny; anything bigger is not a Postgres client. */
 const MAX_AUTH_MESSAGE = 8 * 1024;
-const AUTH_TIMEOUT_MS = 10_000;
+/**
+ * Postgres's default authentication_timeout. A client in the same process as the server (the CLI,
+ * `npm start`) answers each step only when the event loop is free, and a long query blocks it: ten
+ * seconds refused healthy clients under load ("08006 authentication timed out").
+ */
+const AUTH_TIMEOUT_MS = 60_000;
 
 export interface WireServerOptions {
   /** Every client must prove it knows this password (SCRAM-SHA-256); any user name is accepted. */
@@ -184,7 +189,9 @@ class Connection {
     private readonly verifier: ScramVerifier,
   ) {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
-    this.authTimer = setTimeout(() => this.refuse("08006", "authentication timed out"), AUTH_TIMEOUT_MS);
+    // Checked again after pending I/O: an event loop blocked by a long query fires the timer late,
+    // before the client's answer that arrived meanwhile has been read.
+    this.authTimer = setTimeout(() => setImmediate(() => this.phase !== "ready" && this.refuse("08006", "authentication timed out")), AUTH_TIMEOUT_MS);
     this.authTimer.unref();
     socket.setNoDelay(true);
     socket.on("data", (chunk) => this.onData(chunk));
@@ -319,18 +326,29 @@ class Connection {
     }
   }
 
+  /**
+   * `onRawData` gets a view into PGlite's WASM memory (`HEAPU8.subarray`), valid only during the
+   * call: the backend reuses that memory for the next chunk, and a memory growth detaches it. A
+   * socket that cannot take a chunk at once (a result bigger than the kernel's buffer; the whole
+   * result is produced synchronously, so the client cannot read in between) keeps a reference
+   * and writes it later, so each chunk is copied before it is queued: without the copy, a result
+   * of a few MB arrived corrupt or crashed the process with an uncaught RangeError.
+   */
   private async exec(msg: Uint8Array, forward: boolean) {
     this.executing = true;
+    const send = forward && !this.closed && this.socket.writable;
+    if (send) this.socket.cork();
     try {
       await this.db.runExclusive(() =>
         this.db.execProtocolRawStream(msg, {
           onRawData: (data: Uint8Array) => {
             this.scan(data);
-            if (forward && !this.closed && this.socket.writable) this.socket.write(data);
+            if (send && !this.closed && this.socket.writable) this.socket.write(Buffer.from(data));
           },
         }),
       );
     } finally {
+      if (send) this.socket.uncork();
       this.executing = false;
       this.lastActivity = Date.now();
     }

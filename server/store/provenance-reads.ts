@@ -6,7 +6,7 @@
  * no SQL of their own.
  */
 import type { Db } from "../core/db";
-import { filterConditions, Params, parseJson, trace, type RecordFilters } from "./record-sql";
+import { filterConditions, Params, parseJson, tieKey, trace, type RecordFilters } from "./record-sql";
 
 /** A record as provenance views list it. */
 export interface ProvenanceRow {
@@ -318,9 +318,10 @@ export async function lineageRecordsOfSteps(
 ): Promise<Array<{ top: string; id: string; evalMeta: { sample?: unknown; session?: unknown } | null }>> {
   const rows = await db.$queryRawUnsafe<Array<{ top: string; id: string; meta: unknown }>>(
     `${LINEAGE_WALK}
-     SELECT DISTINCT w.top, w.id, r.metadata #> '{custom,eval}' AS meta
+     SELECT DISTINCT w.top, w.id, r.metadata #> '{custom,eval}' AS meta, ${tieKey()} AS key
      FROM walk w JOIN "Record" r ON r.id = w.id
-     WHERE r.step = ANY($3::text[]) AND r."workspaceId" = $2`,
+     WHERE r.step = ANY($3::text[]) AND r."workspaceId" = $2
+     ORDER BY key`,
     ids,
     workspaceId,
     steps,
@@ -382,9 +383,9 @@ export async function branchBuildCostPerStep(
 // Top-down walks (search/walk.ts) ---------------------------------------------------------------
 
 /** A record as a walk reads it: content, metadata and its time; `parentId` is the record it was reached from. */
-export type WalkRow = { id: string; step: string; scope: string; content: string; metadata: unknown; time: string | null; parentId?: string | null };
+export type WalkRow = { id: string; step: string; scope: string; content: string; metadata: unknown; time: string | null; key: string; parentId?: string | null };
 
-const WALK_COLUMNS = `r.id, r.step, r.scope, r.content, r.metadata, r.metadata #>> '{time,created_at}' AS time`;
+const WALK_COLUMNS = `r.id, r.step, r.scope, r.content, r.metadata, r.metadata #>> '{time,created_at}' AS time, ${tieKey()} AS key`;
 
 /** Every record a branch shows for one step, optionally within a scope (and its sub-scopes). */
 export async function stepRowsInScope(db: Db, args: { workspaceId: string; branchId: string; step: string; scope?: string }): Promise<WalkRow[]> {
@@ -394,7 +395,8 @@ export async function stepRowsInScope(db: Db, args: { workspaceId: string; branc
      WHERE bp."branchId" = ${p.add(args.branchId)} AND bp.step = ${p.add(args.step)} AND r."workspaceId" = ${p.add(args.workspaceId)}
      ${filterConditions(p, { scope: args.scope })
        .map((c) => `AND ${c}`)
-       .join(" ")}`,
+       .join(" ")}
+     ORDER BY key`,
     ...p.values,
   );
 }

@@ -17,6 +17,20 @@ export class Params {
 }
 
 /** Escapes LIKE wildcards (backslash is the default LIKE escape character). */
+/**
+ * A record's rank tie-break: its content fingerprint, then its materialization key (unique in a
+ * pipeline, derived from content and inputs). Two builds of the same data give the same keys, so
+ * equal scores order the same way; a record id (random) must never decide an order.
+ */
+export function tieKey(r = "r"): string {
+  return `(${r}."contentFingerprint" || ' ' || ${r}."materializationKey")`;
+}
+
+/** Orders by `tieKey` values (code points, no locale). */
+export function byTieKey(a: { key: string }, b: { key: string }): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
 export function likeEscape(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

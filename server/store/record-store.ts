@@ -16,6 +16,7 @@ import type {
   StepScope,
 } from "./types";
 import type { Db, DbTx } from "../core/db";
+import { tieKey } from "./record-sql";
 
 type Row = Record<string, unknown>;
 
@@ -52,7 +53,7 @@ function groupKeyExpr(groupBy: GroupBy, orderKey: string): { expr: string; param
   }
   // Count windows (Pyramid tiers): the n-th block of `every` records in order, per scope.
   return {
-    expr: `lpad((((row_number() OVER (PARTITION BY r.scope ORDER BY r.metadata #>> '${metaPath(orderKey)}', r.id)) - 1) / $3)::text, 8, '0')`,
+    expr: `lpad((((row_number() OVER (PARTITION BY r.scope ORDER BY r.metadata #>> '${metaPath(orderKey)}', ${tieKey()})) - 1) / $3)::text, 8, '0')`,
     param: groupBy.every,
     windowed: true,
   };
@@ -175,11 +176,11 @@ export class PostgresRecordStore implements RecordStore {
     const g = groupKeyExpr(groupBy, orderKey);
     const rows = await this.rows(
       `SELECT * FROM (
-         SELECT ${RECORD_COLUMNS}, ${g.expr} AS gk, r.metadata #>> $5::text[] AS ok
+         SELECT ${RECORD_COLUMNS}, ${g.expr} AS gk, r.metadata #>> $5::text[] AS ok, ${tieKey()} AS tie
          FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
          WHERE p."branchId" = $1 AND p.step = $2 ${g.windowed ? "" : "AND r.scope = $4"}) m
        WHERE m.scope = $4 AND m.gk = $6
-       ORDER BY m.ok NULLS FIRST, m.id`,
+       ORDER BY m.ok NULLS FIRST, m.tie`,
       s.branchId,
       upstream,
       g.param,
@@ -204,7 +205,7 @@ export class PostgresRecordStore implements RecordStore {
     const rows = await this.rows(
       `SELECT r.id, r."contentFingerprint" FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
        WHERE p."branchId" = $1 AND p.step = $2 AND r.scope = $3
-       ORDER BY r.metadata #>> $4::text[] NULLS FIRST, r.id`,
+       ORDER BY r.metadata #>> $4::text[] NULLS FIRST, ${tieKey()}`,
       branchId,
       step,
       scope,

@@ -5,7 +5,7 @@
  * final rows with snippets. Every read is workspace-filtered and branch-aware.
  */
 import type { Db } from "../core/db";
-import { filterConditions, narrowsRecords, normalizeScope, onBranch, Params, trace, type RecordFilters } from "./record-sql";
+import { byTieKey, filterConditions, narrowsRecords, normalizeScope, onBranch, Params, tieKey, trace, type RecordFilters } from "./record-sql";
 
 /** A record's time for ranking and filters: its metadata time, else when it was stored. */
 export const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
@@ -40,6 +40,8 @@ export interface Neighbour {
   step: string;
   time: string | null;
   dist: number;
+  /** Tie-break of equal distances (see tieKey). */
+  key: string;
 }
 
 /**
@@ -58,14 +60,17 @@ export async function nearestExact(
   // embedding of the model, not knowing the candidate set is small). OFFSET 0 keeps the subquery
   // from being pulled up into that same hash join over a sequential scan of the embeddings.
   const sql = `WITH cand AS MATERIALIZED (
-       SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1})
-     SELECT c.id, c.step, c.t, (e.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
+       SELECT r.id, r.step, ${TIME_EXPR} AS t, ${tieKey()} AS key FROM "Record" r WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1})
+     SELECT c.id, c.step, c.t, c.key, (e.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
      FROM cand c CROSS JOIN LATERAL (SELECT x.vector FROM "Embedding" x WHERE x."recordId" = c.id AND x.model = ${sqlString(args.model)} OFFSET 0) e
      WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates}
-     ORDER BY dist, c.id LIMIT ${params.add(args.n, "int")}`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; dist: number }>>(trace("semantic-exact", sql, params.values), ...params.values);
-  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, dist: Number(r.dist) }));
+     ORDER BY dist, c.key LIMIT ${params.add(args.n, "int")}`;
+  const rows = await db.$queryRawUnsafe<NeighbourRow[]>(trace("semantic-exact", sql, params.values), ...params.values);
+  return rows.map(neighbour);
 }
+
+type NeighbourRow = { id: string; step: string; t: string | null; dist: number; key: string };
+const neighbour = (r: NeighbourRow): Neighbour => ({ id: r.id, step: r.step, time: r.t, dist: Number(r.dist), key: r.key });
 
 /** The filters narrow by scope and by nothing else (the common case: one user's or one team's memory). */
 function onlyScope(f: RecordFilters): boolean {
@@ -95,12 +100,13 @@ async function nearestInScope(
   const sql = `WITH cand AS MATERIALIZED (
        SELECT x."recordId" AS id, x.step, (x.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
        FROM "Embedding" x WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1})
-     SELECT c.id, c.step, (SELECT ${TIME_EXPR} FROM "Record" r WHERE r.id = c.id) AS t, c.dist
-     FROM (SELECT * FROM cand ORDER BY dist, id OFFSET 0) c
+     SELECT c.id, c.step, (SELECT ${TIME_EXPR} FROM "Record" r WHERE r.id = c.id) AS t, (SELECT ${tieKey()} FROM "Record" r WHERE r.id = c.id) AS key, c.dist
+     FROM (SELECT * FROM cand ORDER BY dist OFFSET 0) c
      WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates} AND ${onBranch(params, args.branchId, args.steps, "c")}
-     LIMIT ${params.add(args.n, "int")}`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; dist: number }>>(trace("semantic-scope", sql, params.values), ...params.values);
-  return rows.map((r) => ({ id: r.id, step: r.step, time: r.t, dist: Number(r.dist) }));
+     ORDER BY c.dist FETCH FIRST (${params.add(args.n, "int")}) ROWS WITH TIES`;
+  // Every record tied with the n-th is read, so the tie-break below picks the same ones each time.
+  const rows = await db.$queryRawUnsafe<NeighbourRow[]>(trace("semantic-scope", sql, params.values), ...params.values);
+  return rows.map(neighbour).sort((a, b) => a.dist - b.dist || byTieKey(a, b)).slice(0, args.n);
 }
 
 /** Nearest neighbours through the model's HNSW index, filters applied as the index streams (iterative scan). */
@@ -108,27 +114,25 @@ export async function nearestHnsw(db: Db, args: Knn): Promise<Neighbour[]> {
   const params = new Params();
   const v = params.add(args.vector, `vector(${args.dims})`);
   const where = recordConditions(params, args, args.filters);
-  const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, (e.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
+  const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, ${tieKey()} AS key, (e.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
      FROM "Embedding" e JOIN "Record" r ON r.id = e."recordId"
      WHERE e.model = ${sqlString(args.model)} AND ${where.join(" AND ")}
      ORDER BY e.vector::vector(${args.dims}) <=> ${v} LIMIT ${params.add(args.n, "int")}`;
   const [, , result] = await db.$transaction([
     db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
     db.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, args.n * 2))}`),
-    db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; dist: number }>>(trace("semantic-hnsw", sql, params.values), ...params.values),
+    db.$queryRawUnsafe<NeighbourRow[]>(trace("semantic-hnsw", sql, params.values), ...params.values),
   ]);
-  return (result as Array<{ id: string; step: string; t: string | null; dist: number }>)
-    .map((r) => ({ id: r.id, step: r.step, time: r.t, dist: Number(r.dist) }))
-    .sort((a, b) => a.dist - b.dist);
+  return (result as NeighbourRow[]).map(neighbour).sort((a, b) => a.dist - b.dist || byTieKey(a, b));
 }
 
 /** Records containing `phrase` literally (case-insensitive), newest first. */
 export async function phraseRecords(db: Db, args: BranchSteps & { filters: RecordFilters; phrase: string; n: number }) {
   const params = new Params();
   const where = [`strpos(lower(r.content), lower(${params.add(args.phrase)})) > 0`, ...recordConditions(params, args, args.filters)];
-  return db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null }>>(
-    `SELECT r.id, r.step, ${TIME_EXPR} AS t FROM "Record" r WHERE ${where.join(" AND ")}
-     ORDER BY t DESC NULLS LAST, r.id LIMIT ${params.add(args.n, "int")}`,
+  return db.$queryRawUnsafe<Array<{ id: string; step: string; t: string | null; key: string }>>(
+    `SELECT r.id, r.step, ${TIME_EXPR} AS t, ${tieKey()} AS key FROM "Record" r WHERE ${where.join(" AND ")}
+     ORDER BY t DESC NULLS LAST, key LIMIT ${params.add(args.n, "int")}`,
     ...params.values,
   );
 }
