@@ -7,6 +7,10 @@ const nextConfig: NextConfig = {
     "@electric-sql/pglite-pgvector",
     "@electric-sql/pglite-socket",
     "pglite-prisma-adapter",
+    // Media importers: tesseract starts worker threads from its own files, and pdf.js ships a prebuilt bundle.
+    "tesseract.js",
+    "unpdf",
+    "mammoth",
   ],
   typedRoutes: false,
   // The Docker image (SYNTHEX_STANDALONE=1) runs `node server.js` from a self-contained

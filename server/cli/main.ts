@@ -10,6 +10,7 @@ import { TRPCError } from "@trpc/server";
 import { TEMPLATE_IDS } from "../pipeline/templates";
 import { specToToml } from "../pipeline/toml";
 import { IMPORT_FORMATS, type ImportFormat } from "../importers/types";
+import { SOURCE_FORMATS, type SourceFormat } from "../pipeline/spec";
 import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
 import type { LineageResult } from "../search/provenance";
 import { describePath } from "../search/evidence-path";
@@ -183,7 +184,8 @@ export function buildCli() {
           workspaceId: conn.workspaceId,
           name,
           template: o.template,
-          format: format ?? "chatgpt-export",
+          // A document, image or audio file goes into a source that takes files.
+          format: format && (SOURCE_FORMATS as readonly string[]).includes(format) ? (format as SourceFormat) : format ? "folder" : "chatgpt-export",
         });
         writeConfig({ ...readConfig(), pipeline: name, branch: undefined });
         const source = created.spec.sources[0]?.name ?? "chats";
