@@ -224,6 +224,42 @@ export function buildCli() {
     );
 
   program
+    .command("watch <dir>")
+    .description("import every note, document, image or audio file that appears or changes in a folder (once per content); Ctrl-C stops")
+    .option("--source <name>", "source name (default: the first source)")
+    .option("--stable-ms <ms>", "wait until a file's size is still this long before reading it", "2000")
+    .option("--poll", "poll the folder (network drives)")
+    .action(
+      action(async (conn, opts, dir: string) => {
+        const o = opts as GlobalOptions & { source?: string; stableMs: string; poll?: boolean };
+        const { pipeline, version } = await resolvePipeline(conn, opts);
+        const source = o.source ?? version.spec.sources[0]?.name;
+        if (!source) throw new CliError("This pipeline has no source.");
+        const { watchFolder } = await import("../services/watch-folder");
+        const say = (line: string) => (opts.json ? undefined : console.log(line));
+        const watcher = watchFolder(dir, {
+          stableMs: Number(o.stableMs) || 2000,
+          usePolling: o.poll,
+          importOne: (file) => importInto(conn, pipeline.id, source, file),
+          onEvent: (e) => {
+            if (opts.json) return console.log(JSON.stringify(e));
+            if (e.kind === "imported") say(`imported ${e.file}: ${num(e.received)} read, ${num(e.added)} new${e.added ? " (incremental run requested)" : ""}`);
+            else if (e.kind === "unchanged") say(`${e.file}: same content as ${e.sameAs}, already imported`);
+            else if (e.kind === "failed") console.error(`synthex: ${e.file}: ${e.message}`);
+            else if (e.kind === "deleted") say(`${e.file} was deleted from the folder; its records stay in memory (forget them in the explorer)`);
+          },
+        });
+        await watcher.ready;
+        say(`Watching ${dir} → ${pipeline.name}/${source}. Ctrl-C to stop.`);
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        await watcher.close();
+      }, ([dir], opts) => { needsPipeline(opts); requireFile(dir); }),
+    );
+
+  program
     .command("status")
     .description("records per step and what is stale")
     .action(
