@@ -63,13 +63,13 @@ export async function* importAudio(file: string, opts: ImporterOptions = {}): As
   let content: string;
   let transcript: Record<string, unknown>;
   let end = seconds ?? 0;
-  if (opts.transcribe) {
-    let res: Awaited<ReturnType<NonNullable<ImporterOptions["transcribe"]>>>;
-    try {
-      res = await opts.transcribe({ file, name, mime });
-    } catch (err) {
-      throw new ImportError(`${name}: transcription failed (${(err as Error).message}).`, file);
-    }
+  let res: Awaited<ReturnType<NonNullable<ImporterOptions["transcribe"]>>> = null;
+  try {
+    res = opts.transcribe ? await opts.transcribe({ file, name, mime }) : null;
+  } catch (err) {
+    throw new ImportError(`${name}: transcription failed (${(err as Error).message}).`, file);
+  }
+  if (res) {
     const duration = res.duration ?? res.segments.at(-1)?.end ?? seconds ?? 0;
     if (duration > limits.maxAudioSeconds) throw new ImportError(`${name} is ${clock(duration)} long, over the ${clock(limits.maxAudioSeconds)} limit (SYNTHEX_IMPORT_MAX_AUDIO_SECONDS).`, file);
     end = duration;
@@ -78,7 +78,7 @@ export async function* importAudio(file: string, opts: ImporterOptions = {}): As
     if (!res.text.trim() && !segments.some((s) => s.text.trim())) content = `[${name}: a ${clock(duration)} recording in which the transcription found no speech.]`;
     transcript = { status: "done", model: res.model, segments };
   } else {
-    content = `[${name}: an audio memo${seconds !== null ? ` of ${clock(seconds)}` : ""} that awaits transcription — no transcription provider is set for this workspace. Import it again once one is (Settings → Models).]`;
+    content = `[${name}: an audio memo${seconds !== null ? ` of ${clock(seconds)}` : ""} that awaits transcription — no transcription provider is set for this workspace. Import it again once one is (an OpenAI-compatible provider in Settings).]`;
     transcript = { status: "awaiting" };
     yield { warning: { conversation: name, reason: "no transcription provider: stored as a record that awaits transcription" } };
   }

@@ -16,7 +16,11 @@ import { createPipeline } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
-import { docx, encryptedPdf, textPdf, textPng } from "./testing/media-fixtures";
+import { startMockOpenAIServer } from "../llm/testing/mock-openai-server";
+import { upsertProvider } from "../services/providers";
+import { docx, encryptedPdf, textPdf, textPng, toneWav } from "./testing/media-fixtures";
+
+process.env.SYNTHEX_ENCRYPTION_KEY ??= "test-encryption-secret-for-media";
 
 let db: Db;
 let close: () => Promise<void>;
@@ -67,5 +71,42 @@ describe("documents and images, import → run → search", () => {
 
     const word = await search(db, { workspaceId, pipelineId: pipeline.id, query: "nutmeg", mode: "fts", limit: 5 });
     expect(word.hits[0]!.content).toContain("# Soups");
+  }, 120_000);
+
+  it("stores a voice memo as awaiting transcription without a provider; with the mock provider, timed segments that search finds", async () => {
+    const memo = path.join(tmp, "memo.wav");
+    await toneWav(memo, 3);
+    const { pipeline } = await createPipeline(db, workspaceId, { name: "memos", spec: ragBaselineSpec("folder") });
+    const waiting = await importFile(db, { workspaceId, pipelineId: pipeline.id, source: "chats", path: memo });
+    expect(waiting).toMatchObject({ format: "audio", added: 1, warnings: [{ conversation: "memo.wav", reason: expect.stringMatching(/awaits transcription/) }] });
+    const before = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "chats" } });
+    expect(before.content).toMatch(/memo\.wav: an audio memo of 0:03 that awaits transcription/);
+    expect(before.metadata).toMatchObject({ modality: "audio", transcript: { status: "awaiting" } });
+
+    const mock = await startMockOpenAIServer({ apiKey: "sk-memo" });
+    try {
+      await upsertProvider(db, workspaceId, { name: "mock", kind: "openai-compatible", baseUrl: mock.baseUrl, apiKey: "sk-memo", timeoutMs: 5000 });
+      const done = await importFile(db, { workspaceId, pipelineId: pipeline.id, source: "chats", path: memo });
+      expect(done).toMatchObject({ format: "audio", added: 1, warnings: [] });
+      expect(mock.requests.filter((r) => r.path.endsWith("/audio/transcriptions")).map((r) => r.body)).toEqual([
+        { model: "whisper-1", fileName: "memo.wav", fileSize: 44 + 3 * 16000 * 2, response_format: "verbose_json" },
+      ]);
+    } finally {
+      await mock.close();
+    }
+    const run = await runPipeline(db, { workspaceId, pipelineId: pipeline.id });
+    expect(run.status).toBe("completed");
+    const found = await search(db, { workspaceId, pipelineId: pipeline.id, query: "water the basil balcony", mode: "fts", limit: 5 });
+    expect(found.hits[0]!.content).toMatch(/\[0:01–0:03\] Remember to water the basil on the balcony/);
+    // The memo's record now holds the transcript (the awaiting one is replaced, not kept beside it).
+    const { branch } = await import("../services/pipelines").then((m) => m.getBranch(db, pipeline.id, "main"));
+    const pointed = await db.branchPointer.findMany({ where: { branchId: branch.id, step: "chats" } });
+    expect(pointed).toHaveLength(1);
+    const memoRecord = await db.record.findUniqueOrThrow({ where: { id: pointed[0]!.recordId } });
+    expect(memoRecord.metadata).toMatchObject({
+      modality: "audio",
+      position: { start_s: 0, end_s: 3 },
+      transcript: { status: "done", model: "mock/whisper-1", segments: [{ start: 0, end: 1.5, text: "Voice memo memo.wav." }, { start: 1.5, end: 3 }] },
+    });
   }, 120_000);
 });

@@ -51,8 +51,8 @@ export interface TranscriptSegment {
   text: string;
 }
 
-/** Turns an audio file into text with timed segments (the workspace's OpenAI-compatible provider). */
-export type Transcriber = (input: { file: string; name: string; mime: string }) => Promise<{ text: string; duration?: number; segments: TranscriptSegment[]; model: string }>;
+/** Turns an audio file into text with timed segments (the workspace's OpenAI-compatible provider); null when there is no provider. */
+export type Transcriber = (input: { file: string; name: string; mime: string }) => Promise<{ text: string; duration?: number; segments: TranscriptSegment[]; model: string } | null>;
 
 /** A failure that stops the whole import: it names the file (and the conversation, when known) and says why. */
 export class ImportError extends DomainError {
