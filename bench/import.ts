@@ -220,14 +220,13 @@ async function main() {
   else console.log(`kept ${dir}`);
 }
 
+const heapCapped = /--max-old-space-size/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
 if (args.includes("--media")) {
   // Documents and OCR (see bench/import-media.ts).
   clearInterval(sampler);
   rmSync(dir, { recursive: true, force: true });
   await import("./import-media");
-} else {
-const heapCapped = /--max-old-space-size/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
-if (!args.includes("--db-owner") && !heapCapped && !args.includes("--no-heap-cap")) {
+} else if (!args.includes("--db-owner") && !heapCapped && !args.includes("--no-heap-cap")) {
   // V8 grows the old generation lazily (default limit ~2 GB), so RSS measures GC slack, not what the
   // importer holds. Re-run with a 256 MB heap limit (a CLI can do the same): if the import fits,
   // memory is flat. `--no-heap-cap` measures the default instead.
@@ -249,4 +248,3 @@ if (!args.includes("--db-owner") && !heapCapped && !args.includes("--no-heap-cap
   if (!keep) rmSync(dir, { recursive: true, force: true });
   process.exit(1);
 });
-}
