@@ -91,7 +91,7 @@ export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId:
       >
         {busy ? <Loader2 className="size-5 animate-spin" /> : <FileUp className="size-5" />}
         <span className="font-medium text-foreground">{busy ? `Importing ${busy}…` : "Drop files here or click to choose"}</span>
-        <span>ChatGPT or Claude export (.json / .zip), JSONL, Markdown, text</span>
+        <span>ChatGPT or Claude export (.json / .zip), JSONL, Markdown, text, PDF, Word, HTML, images (OCR), audio memos</span>
         <input
           ref={input}
           type="file"
