@@ -58,20 +58,22 @@ export function MediaOriginCard({ metadata }: { metadata: Record<string, unknown
           {m.image ? ` · ${m.image.width}×${m.image.height}` : null}
         </CardDescription>
       </CardHeader>
-      <CardContent>
-        {m.modality === "image" ? <ImageOcr m={m} /> : null}
-        {m.transcript?.segments?.length ? <Segments segments={m.transcript.segments} model={m.transcript.model} /> : null}
-        {m.document?.headings?.length ? (
-          <ol className="space-y-0.5 text-sm" aria-label="Headings">
-            {m.document.headings.slice(0, 40).map((h, i) => (
-              <li key={i} style={{ paddingLeft: `${(h.level - 1) * 0.9}rem` }}>
-                <span className="text-muted-foreground">line {h.line} · </span>
-                {h.text}
-              </li>
-            ))}
-          </ol>
-        ) : null}
-      </CardContent>
+      {m.modality === "image" || m.transcript?.segments?.length || m.document?.headings?.length ? (
+        <CardContent className="min-w-0">
+          {m.modality === "image" ? <ImageOcr m={m} /> : null}
+          {m.transcript?.segments?.length ? <Segments segments={m.transcript.segments} model={m.transcript.model} /> : null}
+          {m.document?.headings?.length ? (
+            <ol className="space-y-0.5 text-sm" aria-label="Headings">
+              {m.document.headings.slice(0, 40).map((h, i) => (
+                <li key={i} style={{ paddingLeft: `${(h.level - 1) * 0.9}rem` }}>
+                  <span className="text-muted-foreground">line {h.line} · </span>
+                  {h.text}
+                </li>
+              ))}
+            </ol>
+          ) : null}
+        </CardContent>
+      ) : null}
     </Card>
   );
 }
@@ -103,11 +105,11 @@ function Segments({ segments, model }: { segments: Array<{ start: number; end: n
     <div data-testid="memo-segments">
       <ol className="space-y-1 text-sm">
         {segments.map((s, i) => (
-          <li key={i} className="grid grid-cols-[6.5rem_1fr] gap-2">
-            <span className="font-mono text-xs text-muted-foreground tabular-nums">
+          <li key={i} className="flex flex-wrap items-baseline gap-x-2">
+            <span className="shrink-0 font-mono text-xs text-muted-foreground tabular-nums">
               {clock(s.start)}–{clock(s.end)}
             </span>
-            <span>{s.text}</span>
+            <span className="min-w-0 break-words">{s.text}</span>
           </li>
         ))}
       </ol>
