@@ -7,6 +7,10 @@ const nextConfig: NextConfig = {
     "@electric-sql/pglite-pgvector",
     "@electric-sql/pglite-socket",
     "pglite-prisma-adapter",
+    // Media importers: tesseract starts worker threads from its own files, and pdf.js ships a prebuilt bundle.
+    "tesseract.js",
+    "unpdf",
+    "mammoth",
   ],
   typedRoutes: false,
   // On every page and API response: no framing by other sites (clickjacking), no MIME sniffing,

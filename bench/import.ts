@@ -2,6 +2,7 @@
  * npm run bench:import — generates a ChatGPT export (~2,000 conversations, ~200 MB, with regenerations,
  * tool calls and hidden messages), imports it into a fresh embedded database, prints time and peak RSS.
  * Usage: npm run bench:import -- [conversations] [--zip] [--keep] [--in-process]   (default 2000; goal: peak RSS < 400 MB)
+ *        npm run bench:import -- --media [pages] [images]   PDF pages/s, OCR images/s, RSS for a 500-page PDF
  *
  * The import runs with a 256 MB V8 heap limit (`--no-heap-cap` for Node's default, where RSS mostly
  * shows lazy garbage collection).
@@ -220,7 +221,12 @@ async function main() {
 }
 
 const heapCapped = /--max-old-space-size/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
-if (!args.includes("--db-owner") && !heapCapped && !args.includes("--no-heap-cap")) {
+if (args.includes("--media")) {
+  // Documents and OCR (see bench/import-media.ts).
+  clearInterval(sampler);
+  rmSync(dir, { recursive: true, force: true });
+  await import("./import-media");
+} else if (!args.includes("--db-owner") && !heapCapped && !args.includes("--no-heap-cap")) {
   // V8 grows the old generation lazily (default limit ~2 GB), so RSS measures GC slack, not what the
   // importer holds. Re-run with a 256 MB heap limit (a CLI can do the same): if the import fits,
   // memory is flat. `--no-heap-cap` measures the default instead.

@@ -39,8 +39,12 @@ export function metaString(meta: Record<string, unknown>, path: string): string 
 
 export function recordLabel(r: { id: string; metadata: Record<string, unknown> | null }): string {
   const m = r.metadata ?? {};
+  // A PDF page is labelled with its page: "Lease · p. 2".
+  const page = (m.position as { page?: unknown } | undefined)?.page;
+  const title = metaString(m, "chat.title");
+  if (title && typeof page === "number") return `${title} · p. ${page}`;
   return (
-    metaString(m, "chat.title") ??
+    title ??
     metaString(m, "time.period") ??
     metaString(m, "title") ??
     metaString(m, "source.path") ??

@@ -19,6 +19,7 @@ import { describePath } from "@/server/search/evidence-path";
 import { excerpt, recordLabel, type RecordSummary } from "./api";
 import { hasEntitiesStep } from "./graph-model";
 import { Highlight } from "./highlight";
+import { MediaOriginCard } from "./media-origin";
 import { DeletedMemoriesPanel } from "./memory-history";
 
 export const MODES = ["fts", "semantic", "hybrid", "graph"] as const;
@@ -394,6 +395,7 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
                       leaf · raw source
                     </Badge>
                   )}
+                  <MediaOriginCard metadata={selected.data.metadata} />
                   <div className="text-sm whitespace-pre-wrap" data-testid="record-content">
                     <Highlight text={selected.data.content} query={q} />
                   </div>

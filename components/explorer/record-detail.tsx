@@ -14,6 +14,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { Skeleton } from "@/components/ui/skeleton";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { recordLabel } from "./api";
+import { MediaOriginCard } from "./media-origin";
 import { MemoryHistoryCard } from "./memory-history";
 import { PurgeRecordButton } from "./purge-record-dialog";
 
@@ -65,6 +66,7 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
         }
       />
       <PipelineTabs pipelineId={pipelineId} />
+      <MediaOriginCard metadata={r.metadata} />
       <div className="grid gap-6 lg:grid-cols-2">
         <Card>
           <CardHeader>

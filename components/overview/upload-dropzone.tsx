@@ -14,13 +14,18 @@ export const UPLOAD_FORMAT_LABELS: Record<Exclude<ImportFormat, "folder">, strin
   jsonl: "JSONL (one message or conversation per line)",
   markdown: "Markdown transcript",
   text: "Plain text transcript",
+  pdf: "PDF (one record per page)",
+  docx: "Word document (.docx)",
+  html: "Web page (.html)",
+  image: "Image with text (OCR: PNG, JPEG, WebP)",
+  audio: "Audio memo (WAV, MP3, M4A)",
 };
 
 /** The upload route answers an import's result, or `{ error }`. */
 type UploadResponse = Partial<ImportFileResult> & { error?: { code: string; message: string } };
 type Report = Partial<ImportFileResult> & { fileName: string; ok: boolean; error?: string };
 
-/** Drop a ChatGPT/Claude export, JSONL, Markdown or text file onto a source; one report per file. */
+/** Drop a ChatGPT/Claude export, JSONL, Markdown or text file, a PDF, DOCX, HTML page, image or audio memo onto a source; one report per file. */
 export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId: string; source: string; onImported?: () => void }) {
   const { workspace } = useWorkspace();
   const canWrite = useCan("pipelines:write");
@@ -86,13 +91,13 @@ export function UploadDropzone({ pipelineId, source, onImported }: { pipelineId:
       >
         {busy ? <Loader2 className="size-5 animate-spin" /> : <FileUp className="size-5" />}
         <span className="font-medium text-foreground">{busy ? `Importing ${busy}…` : "Drop files here or click to choose"}</span>
-        <span>ChatGPT or Claude export (.json / .zip), JSONL, Markdown, text</span>
+        <span>ChatGPT or Claude export (.json / .zip), JSONL, Markdown, text, PDF, Word, HTML, images (OCR), audio memos</span>
         <input
           ref={input}
           type="file"
           multiple
           className="hidden"
-          accept=".json,.zip,.jsonl,.ndjson,.md,.markdown,.txt"
+          accept=".json,.zip,.jsonl,.ndjson,.md,.markdown,.txt,.pdf,.docx,.html,.htm,.png,.jpg,.jpeg,.webp,.wav,.mp3,.m4a"
           onChange={(e) => {
             const files = [...(e.target.files ?? [])];
             e.target.value = "";

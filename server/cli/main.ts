@@ -10,6 +10,7 @@ import { TRPCError } from "@trpc/server";
 import { TEMPLATE_IDS } from "../pipeline/templates";
 import { specToToml } from "../pipeline/toml";
 import { IMPORT_FORMATS, type ImportFormat } from "../importers/types";
+import { SOURCE_FORMATS, type SourceFormat } from "../pipeline/spec";
 import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
 import type { LineageResult } from "../search/provenance";
 import { describePath } from "../search/evidence-path";
@@ -183,7 +184,8 @@ export function buildCli() {
           workspaceId: conn.workspaceId,
           name,
           template: o.template,
-          format: format ?? "chatgpt-export",
+          // A document, image or audio file goes into a source that takes files.
+          format: format && (SOURCE_FORMATS as readonly string[]).includes(format) ? (format as SourceFormat) : format ? "folder" : "chatgpt-export",
         });
         writeConfig({ ...readConfig(), pipeline: name, branch: undefined });
         const source = created.spec.sources[0]?.name ?? "chats";
@@ -219,6 +221,42 @@ export function buildCli() {
         if (!source) throw new CliError("This pipeline has no source.");
         reportImport(opts, file, await importInto(conn, pipeline.id, source, file, o.format));
       }, ([file], opts) => { needsPipeline(opts); requireFile(file); }),
+    );
+
+  program
+    .command("watch <dir>")
+    .description("import every note, document, image or audio file that appears or changes in a folder (once per content); Ctrl-C stops")
+    .option("--source <name>", "source name (default: the first source)")
+    .option("--stable-ms <ms>", "wait until a file's size is still this long before reading it", "2000")
+    .option("--poll", "poll the folder (network drives)")
+    .action(
+      action(async (conn, opts, dir: string) => {
+        const o = opts as GlobalOptions & { source?: string; stableMs: string; poll?: boolean };
+        const { pipeline, version } = await resolvePipeline(conn, opts);
+        const source = o.source ?? version.spec.sources[0]?.name;
+        if (!source) throw new CliError("This pipeline has no source.");
+        const { watchFolder } = await import("../services/watch-folder");
+        const say = (line: string) => (opts.json ? undefined : console.log(line));
+        const watcher = watchFolder(dir, {
+          stableMs: Number(o.stableMs) || 2000,
+          usePolling: o.poll,
+          importOne: (file) => importInto(conn, pipeline.id, source, file),
+          onEvent: (e) => {
+            if (opts.json) return console.log(JSON.stringify(e));
+            if (e.kind === "imported") say(`imported ${e.file}: ${num(e.received)} read, ${num(e.added)} new${e.added ? " (incremental run requested)" : ""}`);
+            else if (e.kind === "unchanged") say(`${e.file}: same content as ${e.sameAs}, already imported`);
+            else if (e.kind === "failed") console.error(`synthex: ${e.file}: ${e.message}`);
+            else if (e.kind === "deleted") say(`${e.file} was deleted from the folder; its records stay in memory (forget them in the explorer)`);
+          },
+        });
+        await watcher.ready;
+        say(`Watching ${dir} → ${pipeline.name}/${source}. Ctrl-C to stop.`);
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        await watcher.close();
+      }, ([dir], opts) => { needsPipeline(opts); requireFile(dir); }),
     );
 
   program

@@ -7,6 +7,8 @@ import path from "node:path";
 import { importChatgpt } from "./chatgpt";
 import { importClaude } from "./claude";
 import { isZipPath, peek, pickConversationsEntry, zipEntryNames } from "./input";
+import { detectMedia, type MediaFormat } from "./media";
+import { importMedia } from "./media-file";
 import { importFolder, importJsonl, importMarkdown } from "./text";
 import { IMPORT_FORMATS, ImportError, type ImportEvent, type ImporterOptions, type ImportFormat } from "./types";
 
@@ -14,6 +16,7 @@ export { IMPORT_FORMATS, ImportError, type ImportEvent, type ImporterOptions, ty
 export { importChatgpt, chatgptConversationToItem } from "./chatgpt";
 export { importClaude, claudeConversationToItem } from "./claude";
 export { importJsonl, importMarkdown, importFolder } from "./text";
+export { mediaLimits, type MediaLimits, type Modality } from "./media";
 
 export function isImportFormat(v: string): v is ImportFormat {
   return (IMPORT_FORMATS as readonly string[]).includes(v);
@@ -43,6 +46,9 @@ export async function detectFormat(file: string): Promise<ImportFormat> {
   const st = await stat(file).catch(() => null);
   if (!st) throw new ImportError(`${file} does not exist.`, file);
   if (st.isDirectory()) return "folder";
+  // Documents, images and audio by extension checked against content (a lying extension is refused).
+  const media = await detectMedia(file);
+  if (media) return media;
   const ext = path.extname(file).toLowerCase();
   if (isZipPath(file)) {
     const names = await zipEntryNames(file);
@@ -97,5 +103,7 @@ function importerFor(file: string, format: ImportFormat, opts: ImporterOptions):
       return importMarkdown(file, { ...opts, format });
     case "folder":
       return importFolder(file, opts);
+    default:
+      return importMedia(file, format satisfies MediaFormat, opts);
   }
 }

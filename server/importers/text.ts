@@ -4,7 +4,10 @@ import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import type { SourceItem } from "../core/source-item";
-import { capMessage, capTitle, DEFAULT_MAX_MESSAGE_CHARS, ImportError, isObject, jsonPreview, str, toIso, type ImportEvent, type ImporterOptions } from "./types";
+import { detectMedia, MEDIA_EXTENSIONS } from "./media";
+import { mediaEventsOrSkip } from "./media-file";
+import { lazyOcrEngine } from "./ocr";
+import { capMessage, capTitle, DEFAULT_MAX_MESSAGE_CHARS, ImportError, isObject, jsonPreview, str, toIso, type ImportEvent, type ImporterOptions, type OcrEngine } from "./types";
 
 type Obj = Record<string, unknown>;
 
@@ -339,6 +342,7 @@ export async function* importMarkdown(file: string, opts: ImporterOptions & { fo
 }
 
 const NOTE_EXT = /\.(md|markdown|txt)$/i;
+const isImportable = (name: string) => NOTE_EXT.test(name) || path.extname(name).toLowerCase() in MEDIA_EXTENSIONS;
 
 async function* walk(dir: string, rel = ""): AsyncGenerator<string> {
   const entries = await readdir(path.join(dir, rel), { withFileTypes: true });
@@ -347,32 +351,52 @@ async function* walk(dir: string, rel = ""): AsyncGenerator<string> {
     if (e.name.startsWith(".") || e.name === "node_modules") continue;
     const r = rel ? `${rel}/${e.name}` : e.name;
     if (e.isDirectory()) yield* walk(dir, r);
-    else if (e.isFile() && NOTE_EXT.test(e.name)) yield r;
+    else if (e.isFile() && isImportable(e.name)) yield r;
   }
 }
 
+/**
+ * A folder of notes, documents, images and audio, one file at a time. A document, image or audio
+ * file that cannot be imported (a corrupt PDF, an extension that lies, a file over a limit) is
+ * skipped whole with a warning naming it, and the rest go on. Images share one OCR worker.
+ */
 export async function* importFolder(dir: string, opts: ImporterOptions = {}): AsyncGenerator<ImportEvent> {
   const st = await stat(dir).catch(() => null);
   if (!st?.isDirectory()) throw new ImportError(`${dir} is not a folder.`, dir);
+  const ocr: OcrEngine = opts.ocr ?? lazyOcrEngine();
   let files = 0;
-  for await (const rel of walk(dir)) {
-    files++;
-    const full = path.join(dir, rel);
-    const { text, reason, mtime } = await readTextFile(full);
-    if (text === null) {
-      yield { warning: { conversation: rel, reason: reason ?? "unreadable; skipped" } };
-      continue;
+  try {
+    for await (const rel of walk(dir)) {
+      files++;
+      const full = path.join(dir, rel);
+      const shownPath = path.join(/*turbopackIgnore: true*/ opts.displayPath ?? dir, rel);
+      if (!NOTE_EXT.test(rel)) {
+        const format = await detectMedia(full).catch((err: unknown) => (err instanceof ImportError ? err : Promise.reject(err)));
+        if (format instanceof ImportError || !format) {
+          yield { warning: { conversation: rel, reason: `${format ? format.message.replace(/\.$/, "") : "not a document, image or audio file"}; skipped`, skipped: true } };
+          continue;
+        }
+        yield* await mediaEventsOrSkip(full, format, rel, { ...opts, ocr, fileKey: rel, displayPath: shownPath });
+        continue;
+      }
+      const { text, reason, mtime } = await readTextFile(full);
+      if (text === null) {
+        yield { warning: { conversation: rel, reason: reason ?? "unreadable; skipped" } };
+        continue;
+      }
+      const res = markdownToItem(text, {
+        externalId: rel,
+        path: shownPath,
+        fileName: rel,
+        format: /\.txt$/i.test(rel) ? "text" : "markdown",
+        mtime,
+        maxMessageChars: opts.maxMessageChars,
+      });
+      if (res.warning) yield { warning: { conversation: rel, reason: res.warning } };
+      if (res.item) yield { item: res.item };
     }
-    const res = markdownToItem(text, {
-      externalId: rel,
-      path: path.join(/*turbopackIgnore: true*/ opts.displayPath ?? dir, rel),
-      fileName: rel,
-      format: /\.txt$/i.test(rel) ? "text" : "markdown",
-      mtime,
-      maxMessageChars: opts.maxMessageChars,
-    });
-    if (res.warning) yield { warning: { conversation: rel, reason: res.warning } };
-    if (res.item) yield { item: res.item };
+  } finally {
+    if (!opts.ocr) await ocr.close();
   }
-  if (files === 0) throw new ImportError(`${dir} has no .md or .txt files.`, dir);
+  if (files === 0) throw new ImportError(`${dir} has no .md or .txt files, documents, images or audio.`, dir);
 }

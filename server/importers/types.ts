@@ -1,7 +1,7 @@
 import { DomainError } from "../core/errors";
 import type { SourceItem } from "../core/source-item";
 
-export const IMPORT_FORMATS = ["chatgpt-export", "claude-export", "jsonl", "markdown", "text", "folder"] as const;
+export const IMPORT_FORMATS = ["chatgpt-export", "claude-export", "jsonl", "markdown", "text", "folder", "pdf", "docx", "html", "image", "audio"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 export interface ImportWarning {
@@ -22,7 +22,37 @@ export interface ImporterOptions {
   maxMessageChars?: number;
   /** A single conversation larger than this (bytes of JSON) is skipped with a warning. Default 256 MiB. */
   maxConversationBytes?: number;
+  /** A media file's identity inside its source (a folder import passes its relative path); default its name. */
+  fileKey?: string;
+  /** Limits for documents, images and audio (see `mediaLimits`); unset ones come from the environment. */
+  limits?: Partial<{ maxFileBytes: number; maxPages: number; maxPixels: number; maxAudioSeconds: number }>;
+  /** An OCR engine to share across the files of one import (a folder); else each image starts its own. */
+  ocr?: OcrEngine;
+  /** Transcribes audio; without it an audio file becomes a record that awaits transcription. */
+  transcribe?: Transcriber;
 }
+
+/** One recognised line of an image, with the engine's confidence (0–100). */
+export interface OcrLine {
+  text: string;
+  confidence: number;
+}
+
+export interface OcrEngine {
+  /** OCR of an image (any format the engine reads; the importer hands it a greyscale PNG). */
+  recognize(image: Buffer): Promise<{ text: string; lines: OcrLine[] }>;
+  close(): Promise<void>;
+}
+
+/** A transcription segment: seconds from the start of the recording. */
+export interface TranscriptSegment {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** Turns an audio file into text with timed segments (the workspace's OpenAI-compatible provider); null when there is no provider. */
+export type Transcriber = (input: { file: string; name: string; mime: string }) => Promise<{ text: string; duration?: number; segments: TranscriptSegment[]; model: string } | null>;
 
 /** A failure that stops the whole import: it names the file (and the conversation, when known) and says why. */
 export class ImportError extends DomainError {

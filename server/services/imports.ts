@@ -13,6 +13,7 @@ import { notifySourceAppended, type SourceAppended } from "./executor";
 import { recordAudit } from "./audit";
 import { appendSourceRecords, getBranch } from "./pipelines";
 import { toJsonColumn } from "../core/json";
+import { workspaceTranscriber } from "../llm/transcribe";
 import type { SourceItem } from "../core/source-item";
 
 export interface ImportFileInput {
@@ -141,7 +142,8 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
     format ??= await detectFormat(file);
     if (!input.format) await db.sourceImport.update({ where: { id: row.id }, data: { format } });
     const batchSize = input.batchSize ?? 500;
-    for await (const ev of readImport(file, format, { displayPath: display, maxMessageChars: input.maxMessageChars })) {
+    const transcribe = workspaceTranscriber(db, input.workspaceId);
+    for await (const ev of readImport(file, format, { displayPath: display, maxMessageChars: input.maxMessageChars, transcribe })) {
       if ("warning" in ev) {
         warningCount++;
         if (ev.warning.skipped) skipped++;

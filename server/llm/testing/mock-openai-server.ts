@@ -1,6 +1,6 @@
 /**
  * A mock OpenAI-compatible HTTP server for tests and benchmarks (real HTTP on 127.0.0.1, random
- * port). It answers `/v1/chat/completions`, `/v1/embeddings`, `/v1/models` and (minimally) the
+ * port). It answers `/v1/chat/completions`, `/v1/embeddings`, `/v1/models`, `/v1/audio/transcriptions` and (minimally) the
  * Anthropic `/v1/messages`, reports `usage`
  * counted with the real tokenizer, and can be scripted to misbehave: 429 with Retry-After, 500,
  * hang past the client's timeout, malformed JSON, empty content, a non-JSON body (`faults` below
@@ -91,13 +91,36 @@ function sampleFromSchema(schema: unknown, text: string): unknown {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
+}
+
+/** The mock's transcript of an uploaded recording: two timed segments naming the file. */
+export function mockTranscript(fileName: string, bytes: number) {
+  const segments = [
+    { id: 0, start: 0, end: 1.5, text: ` Voice memo ${fileName}.` },
+    { id: 1, start: 1.5, end: 3, text: ` Remember to water the basil on the balcony (${bytes} bytes).` },
+  ];
+  return { task: "transcribe", language: "english", duration: 3, text: segments.map((s) => s.text.trim()).join(" "), segments };
+}
+
+/** \`POST /audio/transcriptions\` (multipart): the model, the file's name and size are recorded; verbose_json answers with segments. */
+async function transcription(raw: Buffer, contentType: string) {
+  const form = await new Response(new Uint8Array(raw), { headers: { "content-type": contentType } }).formData();
+  const file = form.get("file");
+  if (!(file instanceof Blob)) return { status: 400, body: { error: { message: "a multipart field named file is required" } } };
+  const name = (file as File).name ?? "audio";
+  const answer = mockTranscript(name, file.size);
+  return {
+    status: 200,
+    body: form.get("response_format") === "verbose_json" ? answer : { text: answer.text },
+    request: { model: String(form.get("model") ?? ""), fileName: name, fileSize: file.size, response_format: String(form.get("response_format") ?? "json") },
+  };
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -134,14 +157,22 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
   let id = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const raw = await readBody(req);
+    const rawBytes = await readBody(req);
+    const path = (req.url ?? "").replace(/\?.*$/, "");
+    if (path.endsWith("/audio/transcriptions")) {
+      const presentedKey = req.headers.authorization;
+      if (options.apiKey && presentedKey !== `Bearer ${options.apiKey}`) return send(res, 401, { error: { message: "Incorrect API key provided." } });
+      const answer = await transcription(rawBytes, req.headers["content-type"] ?? "");
+      requests.push({ path, body: answer.request ?? {}, authorization: presentedKey, text: "" });
+      return send(res, answer.status, answer.body);
+    }
+    const raw = rawBytes.toString("utf8");
     let body: Record<string, unknown> = {};
     try {
       body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
     } catch {
       return send(res, 400, { error: { message: "invalid JSON body" } });
     }
-    const path = (req.url ?? "").replace(/\?.*$/, "");
     const isEmbeddings = path.endsWith("/embeddings");
     const inputs = isEmbeddings ? (Array.isArray(body.input) ? (body.input as string[]) : [String(body.input ?? "")]) : [];
     const text = isEmbeddings ? inputs.join("\n") : messageText(body);

@@ -1,0 +1,59 @@
+/**
+ * Images (PNG, JPEG, WebP) → OCR text, one item per file: per-line confidence in `metadata.ocr`, a
+ * low-confidence result flagged, and a small WebP thumbnail (a data URL, ≤ 160 px) so the
+ * explorer can show the picture beside its text without storing the original. sharp decodes
+ * the image (a corrupt or oversized one is refused before any OCR) and hands tesseract a greyscale PNG.
+ */
+import sharp, { type Metadata } from "sharp";
+import { checkFile, displayName, fileSha256, mediaLimits, mediaMetadata } from "./media";
+import { ocrImage, withOcr } from "./ocr";
+import { ImportError, type ImportEvent, type ImporterOptions } from "./types";
+
+const MIME: Record<string, string> = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
+export const THUMBNAIL_PX = 160;
+
+export async function* importImage(file: string, opts: ImporterOptions = {}): AsyncGenerator<ImportEvent> {
+  const limits = mediaLimits(opts.limits);
+  const bytes = await checkFile(file, limits);
+  const name = displayName(file, opts);
+  let meta: Metadata;
+  try {
+    meta = await sharp(file, { limitInputPixels: false }).metadata();
+  } catch (err) {
+    throw new ImportError(`${name} is not a readable image (${(err as Error).message}).`, file);
+  }
+  const width = meta.width ?? 0;
+  const height = meta.height ?? 0;
+  if (!meta.format || !MIME[meta.format]) throw new ImportError(`${name} is a ${meta.format ?? "unknown"} image; OCR reads PNG, JPEG and WebP.`, file);
+  if (width * height > limits.maxPixels) {
+    throw new ImportError(`${name} is ${width}×${height} (${(width * height / 1e6).toFixed(1)} megapixels), over the ${(limits.maxPixels / 1e6).toFixed(0)}-megapixel limit (SYNTHEX_IMPORT_MAX_PIXELS).`, file);
+  }
+  let png: Buffer;
+  let thumb: Buffer;
+  try {
+    png = await sharp(file, { limitInputPixels: false }).rotate().greyscale().png().toBuffer();
+    thumb = await sharp(file, { limitInputPixels: false }).rotate().resize(THUMBNAIL_PX, THUMBNAIL_PX, { fit: "inside", withoutEnlargement: true }).webp({ quality: 60 }).toBuffer();
+  } catch (err) {
+    throw new ImportError(`${name} could not be decoded (${(err as Error).message}): the image is damaged or truncated.`, file);
+  }
+  const ocr = await withOcr(opts.ocr, (engine) => ocrImage(png, engine)).catch((err: Error) => {
+    throw new ImportError(`${name}: OCR failed (${err.message}).`, file);
+  });
+  if (!ocr.text.trim()) yield { warning: { conversation: name, reason: "OCR found no text in the image; kept as a record that says so" } };
+  if (ocr.meta.low_confidence) yield { warning: { conversation: name, reason: `OCR confidence is low (mean ${ocr.meta.mean_confidence}/100): check the text` } };
+  const title = name.replace(/\.[^.]+$/, "");
+  yield {
+    item: {
+      externalId: opts.fileKey ?? name,
+      content: ocr.text.trim() || `[${name}: an image in which OCR found no text.]`,
+      metadata: mediaMetadata({
+        format: "image",
+        file: { name, sha256: await fileSha256(file), bytes, type: MIME[meta.format]! },
+        position: { line_start: 1, line_end: Math.max(1, ocr.meta.lines.length) },
+        path: opts.displayPath ?? file,
+        title,
+        extra: { image: { width, height, thumbnail: `data:image/webp;base64,${thumb.toString("base64")}` }, ocr: ocr.meta },
+      }),
+    },
+  };
+}
