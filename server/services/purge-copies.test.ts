@@ -93,7 +93,8 @@ beforeAll(async () => {
   writeFileSync(
     victimFile,
     [
-      line("victim-1", `My locker code is ${CANARY}. I keep the locker key under the blue mat.`),
+      // Every sentence holds the string: the projection sends the scope's latest memory, whichever it is.
+      line("victim-1", `My locker code is ${CANARY}. I keep the ${CANARY} locker key under the blue mat.`),
       line("victim-2", `Remember that my gym badge says ${CANARY} on the back.`),
     ].join("\n"),
   );
@@ -114,6 +115,8 @@ beforeAll(async () => {
   // ...and the next one, which makes what failed (and queues the projection webhooks).
   expect((await runPipeline(db, { workspaceId, pipelineId })).status).toBe("completed");
   await waitForRuns();
+  const deliveries = await db.webhookDelivery.findMany({ where: { pipelineId }, select: { payload: true } });
+  expect(deliveries.map((d) => JSON.stringify(d.payload)).join("\n"), "a queued projection webhook quotes the victim's memory").toContain(CANARY);
 }, 240_000);
 
 afterAll(async () => {
