@@ -34,7 +34,7 @@ describe(".env.example", () => {
   it("names every variable the product reads", () => {
     const files = [...["server", "app", "inngest", "lib", "scripts"].flatMap((d) => sources(d)), "instrumentation.ts", "next.config.ts"];
     const read = new Set<string>();
-    const pattern = /(?:process\.env|\benv)\.([A-Z][A-Z0-9_]+)|env(?:Int|Period)\("([A-Z][A-Z0-9_]+)"|fromEnv\("([A-Z][A-Z0-9_]+)"/g;
+    const pattern = /(?:process\.env|\benv)\.([A-Z][A-Z0-9_]+)|env(?:Int|Period|Number)\("([A-Z][A-Z0-9_]+)"|fromEnv\("([A-Z][A-Z0-9_]+)"/g;
     for (const file of files) {
       for (const m of readFileSync(path.join(ROOT, file), "utf8").matchAll(pattern)) read.add((m[1] ?? m[2] ?? m[3])!);
     }
