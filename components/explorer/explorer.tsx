@@ -358,8 +358,8 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
           </section>
 
           {/* Column 3: content of the selected source */}
-          <section className="flex min-h-0 flex-col rounded-xl border">
-            <header className="flex items-center gap-2 border-b px-3 py-2 text-xs text-muted-foreground">
+          <section className="flex min-h-0 min-w-0 flex-col rounded-xl border">
+            <header className="flex flex-wrap items-center gap-2 border-b px-3 py-2 text-xs text-muted-foreground">
               Content
               {selected.data ? (
                 <>

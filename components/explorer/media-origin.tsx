@@ -80,7 +80,7 @@ export function MediaOriginCard({ metadata }: { metadata: Record<string, unknown
 
 function ImageOcr({ m }: { m: Media }) {
   return (
-    <div className="flex flex-col gap-4 sm:flex-row" data-testid="image-ocr">
+    <div className="flex flex-wrap gap-4" data-testid="image-ocr">
       {m.image?.thumbnail ? (
         // A data URL the importer made (≤ 160 px WebP): next/image adds nothing here.
         // eslint-disable-next-line @next/next/no-img-element
@@ -88,10 +88,10 @@ function ImageOcr({ m }: { m: Media }) {
       ) : (
         <p className="text-sm text-muted-foreground">No thumbnail stored: the text below is what OCR read in {m.file.name}.</p>
       )}
-      <ul className="min-w-0 flex-1 space-y-1 text-sm">
+      <ul className="min-w-0 shrink grow basis-48 space-y-1 text-sm">
         {(m.ocr?.lines ?? []).map((l, i) => (
           <li key={i} className="flex items-baseline gap-2">
-            <span className={l.low ? "text-amber-600 dark:text-amber-400" : ""}>{l.text}</span>
+            <span className={`min-w-0 break-words ${l.low ? "text-amber-600 dark:text-amber-400" : ""}`}>{l.text}</span>
             <span className="shrink-0 text-xs text-muted-foreground">{l.confidence}%</span>
           </li>
         ))}
