@@ -79,7 +79,7 @@ describe("quick add over REST", () => {
     expect(first).toMatchObject({ status: 200, json: { added: true, runRequested: true, scope: "", source: "chats", pipelineId } });
     const record = await db.record.findUniqueOrThrow({ where: { id: first.json.recordId as string } });
     expect(record.content).toBe(`# Vault\n\nhttps://wiki.example.com/vault\n\n${NOTE}`);
-    expect(record.metadata).toMatchObject({ modality: "text", kind: "note", chat: { title: "Vault" }, source: { type: "note", url: "https://wiki.example.com/vault" } });
+    expect(record.metadata).toMatchObject({ modality: "text", kind: "note", chat: { title: "Vault" }, source: { type: "note", path: expect.stringMatching(/^note:[0-9a-f]{12}$/), url: "https://wiki.example.com/vault" } });
     await runsSettled();
     expect((await db.run.findFirstOrThrow({ where: { pipelineId }, orderBy: { createdAt: "desc" } })).status).toBe("completed");
 

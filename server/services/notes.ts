@@ -5,29 +5,14 @@
  * for the incremental run, as a closed ingest session does. Nothing is fetched: `url` is a label.
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import type { z } from "zod";
 import type { Db } from "../core/db";
 import { notFound } from "../core/errors";
+import { noteInputSchema, type NoteInput } from "../core/note";
 import type { SourceItem } from "../core/source-item";
 import { contentFingerprint } from "../pipeline/hashing";
 import { requestIncrementalRun } from "./ingest";
 import { appendSourceRecords, getBranch } from "./pipelines";
-
-export const MAX_NOTE_CHARS = 100_000;
-export const MAX_NOTE_TITLE_CHARS = 200;
-
-export const noteInputSchema = z.object({
-  text: z
-    .string()
-    .trim()
-    .min(1, "The note is empty: write or paste some text.")
-    .max(MAX_NOTE_CHARS, `A note is at most ${MAX_NOTE_CHARS.toLocaleString("en-US")} characters: split a longer text, or import it as a file.`)
-    .meta({ description: "The note, or a page's text pasted by the user (URLs are not fetched)." }),
-  title: z.string().trim().max(MAX_NOTE_TITLE_CHARS, `A title is at most ${MAX_NOTE_TITLE_CHARS} characters.`).optional(),
-  url: z.url({ protocol: /^https?$/, error: "url: an http(s) address, e.g. https://example.com/page." }).max(2000).optional().meta({ description: "Where the text came from (a label; not fetched)." }),
-  scope: z.string().trim().max(256).optional().meta({ description: "Scope of the note's record, e.g. acme:user-42; default: the source's." }),
-});
-export type NoteInput = z.input<typeof noteInputSchema>;
 
 /** The source item of a note: identity and content from the text, title and url only (not the time). */
 export function noteItem(input: z.output<typeof noteInputSchema>, now = new Date()): SourceItem {
@@ -42,8 +27,9 @@ export function noteItem(input: z.output<typeof noteInputSchema>, now = new Date
       time: { created_at: now.toISOString() },
       modality: "text",
       kind: "note",
-      chat: { title },
-      source: { type: "note", ...(input.url ? { url: input.url } : {}) },
+      // An untitled note is labelled by its first line; `source.path` names the note as a document (the documents template groups by it).
+      chat: { title: title ?? firstLine(input.text) },
+      source: { type: "note", path: `note:${hash.slice(0, 12)}`, ...(input.url ? { url: input.url } : {}) },
     },
   };
 }
@@ -63,4 +49,10 @@ export async function addNote(db: Db, target: { workspaceId: string; pipelineId:
   });
   const runRequested = added > 0 ? await requestIncrementalRun(db, target, "quick add: a note", `a note was added to ${def.name}`) : false;
   return { pipelineId: target.pipelineId, source: def.name, recordId: record?.id ?? null, scope: record?.scope ?? item.scope ?? def.scope ?? "", added: added > 0, chars: item.content.length, runRequested };
+}
+
+/** The first line of a text, cut to 80 characters with an ellipsis. */
+function firstLine(text: string): string {
+  const line = text.split("\n", 1)[0]!.trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }

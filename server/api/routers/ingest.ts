@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { Db } from "../../core/db";
 import { effectiveScope, type KeyRestrictions } from "../../services/api-keys";
 import { getSession, ingestInputSchema, ingestMessages } from "../../services/ingest";
-import { addNote, noteInputSchema } from "../../services/notes";
+import { noteInputSchema } from "../../core/note";
+import { addNote } from "../../services/notes";
 import { assertMayIngestInto, assertMaySeeRecord } from "../../services/record-visibility";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
