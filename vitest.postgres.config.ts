@@ -45,6 +45,7 @@ export const databaseTests = [
   "server/services/audit.test.ts",
   "server/services/branches.test.ts",
   "server/services/cost.test.ts",
+  "server/services/documents-template.test.ts",
   "server/services/fault-injection.test.ts",
   "server/services/graph.test.ts",
   "server/services/ingest.test.ts",

@@ -226,6 +226,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pipelines/{pipelineId}/sources/{source}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a note (or pasted text) as a source item */
+        post: operations["ingest_addItem_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pipelines/{pipelineId}/sources/{source}/messages": {
         parameters: {
             query?: never;
@@ -2424,6 +2441,133 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SearchResult"];
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: the state does not allow it (the message says why), or a request with the same Idempotency-Key is still being answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was first used for a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ingest_addItem_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key and body gets the first answer again (kept 24 h) instead of running twice. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                pipelineId: string;
+                /** @description A source of the pipeline's spec, e.g. chats. */
+                source: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default main */
+                    branch?: string;
+                    /** @description Scope of the note's record, e.g. acme:user-42; default: the source's. */
+                    scope?: string;
+                    /** @description The note, or a page's text pasted by the user (URLs are not fetched). */
+                    text: string;
+                    title?: string;
+                    /**
+                     * Format: uri
+                     * @description Where the text came from (a label; not fetched).
+                     */
+                    url?: string;
+                    /** @description The workspace; optional with an API key (its own workspace). */
+                    workspaceId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: the same note is there already (nothing added). */
+                        added: boolean;
+                        chars: number;
+                        pipelineId: string;
+                        recordId: string | null;
+                        runRequested: boolean;
+                        scope: string;
+                        source: string;
+                    };
                 };
             };
             /** @description The input is invalid (the message says which field and why). */

@@ -26,6 +26,7 @@ import { toast } from "@/components/ui/sonner";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
 import { PipelineTabs } from "./pipeline-tabs";
+import { QuickAdd } from "./quick-add";
 import { UploadDropzone } from "./upload-dropzone";
 
 /** Above this estimated cost the Run button asks first. */
@@ -254,6 +255,7 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
                   </span>
                 </div>
                 <UploadDropzone pipelineId={pipelineId} source={s.name} onImported={refreshAll} />
+                <QuickAdd pipelineId={pipelineId} source={s.name} onAdded={refreshAll} />
               </div>
             ))}
           </div>

@@ -510,7 +510,9 @@ describe("isolation matrix", () => {
     const IN_SCOPE = "WOMBAT-ENG-3318";
     const C: Values = {};
     /** Where a field name means something else (as PER_PROCEDURE above): search reads its own output and steps, and `from` is a date there. */
-    const inputC = (def: ProcDef, name: string) => inputFor(def, { ...C, ...(name === "search.search" ? { output: undefined, step: undefined, from: undefined } : {}) });
+    // A quick-added note (in the key's scope) holds this scope's marker: a note "x" would be the best evidence for ask's question "x".
+    const inputC = (def: ProcDef, name: string) =>
+      inputFor(def, { ...C, ...(name === "search.search" ? { output: undefined, step: undefined, from: undefined } : {}), ...(name === "ingest.addItem" ? { text: `A note of ${IN_SCOPE}.` } : {}) });
     let scopedKey: Credentials;
     let ownerKeyC: Credentials;
 

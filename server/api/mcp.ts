@@ -99,6 +99,21 @@ export function createMcpServer(caller: Caller): McpServer {
       ),
   );
   server.registerTool(
+    "add_note",
+    {
+      description: "Add a note (or a page's text) to a pipeline source as one item; the same note twice adds nothing. A new note starts an incremental run. URLs are labels, never fetched.",
+      inputSchema: {
+        pipeline,
+        source: z.string().min(1).describe("A source of the pipeline, e.g. chats."),
+        text: z.string().min(1),
+        title: z.string().optional(),
+        url: z.string().optional().describe("Where the text came from (not fetched)."),
+        scope: z.string().optional(),
+      },
+    },
+    (args) => tool(() => caller.ingest.addItem({ pipelineId: args.pipeline, source: args.source, text: args.text, title: args.title, url: args.url, scope: args.scope })),
+  );
+  server.registerTool(
     "read_output",
     {
       description: "Read a projection output (e.g. context): the current memory block for a scope, ready for a system prompt.",

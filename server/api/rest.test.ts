@@ -102,6 +102,7 @@ describe("REST /api/v1", () => {
       "/records/{id}/purge": { dryRun: true },
       "/pipelines/{pipelineId}/purge": { scope: "acme:nobody", dryRun: true },
       "/pipelines/{pipelineId}/sources/{source}/messages": { sessionId: "live-2", messages: [{ role: "user", content: "a message over REST" }] },
+      "/pipelines/{pipelineId}/sources/{source}/items": { text: "a note over REST" },
     };
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
@@ -232,7 +233,7 @@ describe("REST /api/v1", () => {
     };
     const agent = await connect(keys.a);
     const { tools } = await agent.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search", "walk"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["add_note", "ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search", "walk"]);
 
     const found = await agent.callTool({ name: "search", arguments: { pipeline: "memory", query: "lighthouse key", mode: "fts", limit: 3 } });
     const text = (found.content as Array<{ text: string }>)[0]!.text;

@@ -142,21 +142,24 @@ export async function closeSession(db: Db, session: IngestSession, now = new Dat
     recordId = record?.id ?? null;
   }
   const { count } = await db.ingestSession.updateMany({ where: { id: session.id, status: "open" }, data: { status: "closed", closedAt: now, recordId } });
-  const runRequested = count > 0 && messages.length > 0 ? await requestIncrementalRun(db, session) : false;
+  const runRequested = count > 0 && messages.length > 0 ? await requestIncrementalRun(db, session, "ingest: a session closed", `session ${session.sessionId} closed`) : false;
   return { recordId, runRequested };
 }
 
-/** Inngest: the debounced `source.appended`. Local: a run of main, unless one is already queued or running. */
-async function requestIncrementalRun(db: Db, session: IngestSession): Promise<boolean> {
+/**
+ * Inngest: the debounced `source.appended`. Local: a run of main, unless one is already queued or
+ * running (then false: the records wait for the next run). `what` names the change in the log.
+ */
+export async function requestIncrementalRun(db: Db, target: { workspaceId: string; pipelineId: string }, auditTrigger: string, what: string): Promise<boolean> {
   try {
-    const sent = await notifySourceAppended({ workspaceId: session.workspaceId, pipelineId: session.pipelineId, branch: "main" });
+    const sent = await notifySourceAppended({ workspaceId: target.workspaceId, pipelineId: target.pipelineId, branch: "main" });
     if (sent.sent) return true;
-    await startRun(db, { workspaceId: session.workspaceId, pipelineId: session.pipelineId, branch: "main", triggeredBy: "ingest", auditTrigger: "ingest: a session closed" });
+    await startRun(db, { workspaceId: target.workspaceId, pipelineId: target.pipelineId, branch: "main", triggeredBy: "ingest", auditTrigger });
     return true;
   } catch (err) {
     // A run in progress: the record waits for the next run (the next close or `synthex run`).
     if (err instanceof DomainError && err.code === "CONFLICT") return false;
-    console.error(`[synthex ingest] session ${session.sessionId} closed; the run was not requested: ${(err as Error).message}`);
+    console.error(`[synthex ingest] ${what}; the run was not requested: ${(err as Error).message}`);
     return false;
   }
 }

@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { Db } from "../../core/db";
 import { effectiveScope, type KeyRestrictions } from "../../services/api-keys";
 import { getSession, ingestInputSchema, ingestMessages } from "../../services/ingest";
+import { noteInputSchema } from "../../core/note";
+import { addNote } from "../../services/notes";
 import { assertMayIngestInto, assertMaySeeRecord } from "../../services/record-visibility";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
@@ -55,6 +57,41 @@ export const ingestRouter = createTRPCRouter({
         title: input.title,
         messages: input.messages,
         close: input.close,
+      }),
+    ),
+  /** Quick add: a note or pasted text becomes a source item (same note twice: nothing added); a new one requests a run. */
+  addItem: pipelineProcedure("pipelines:write")
+    .meta({ keyRestrictions: "enforced" })
+    .meta({
+      audit: {
+        action: "source.addNote",
+        target: (_input, out) => `pipeline:${(out as { pipelineId: string }).pipelineId}/source:${(out as { source: string }).source}`,
+        // Counts and ids only: never the note's text, title or url.
+        summary: (_input, out) => {
+          const o = out as { recordId: string | null; added: boolean; chars: number; runRequested: boolean };
+          return { recordId: o.recordId, added: o.added, chars: o.chars, runRequested: o.runRequested };
+        },
+      },
+    })
+    .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/sources/{source}/items", summary: "Add a note (or pasted text) as a source item", tag: "Ingest" } })
+    .input(noteInputSchema.extend({ source }))
+    .output(
+      z.object({
+        pipelineId: z.string(),
+        source: z.string(),
+        recordId: z.string().nullable(),
+        scope: z.string(),
+        added: z.boolean().meta({ description: "false: the same note is there already (nothing added)." }),
+        chars: z.number().int(),
+        runRequested: z.boolean(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) =>
+      addNote(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, {
+        text: input.text,
+        title: input.title,
+        url: input.url,
+        scope: effectiveScope(ctx.restrictions, input.scope),
       }),
     ),
   session: pipelineProcedure("pipelines:read")

@@ -8,6 +8,7 @@ import { blankTemplate } from "./blank";
 import { bm25SessionsTemplate } from "./bm25-sessions";
 import { bm25WindowsTemplate } from "./bm25-windows";
 import { chatMemoryTemplate } from "./chat-memory";
+import { documentsTemplate } from "./documents";
 import { mem0Template } from "./mem0";
 import { memexTemplate } from "./memex";
 import { pyramidTemplate } from "./pyramid";
@@ -29,6 +30,7 @@ export const TEMPLATES: readonly PipelineTemplate[] = [
   memexTemplate,
   mem0Template,
   ragTemplate,
+  documentsTemplate,
   bm25SessionsTemplate,
   bm25WindowsTemplate,
   blankTemplate,
