@@ -15,6 +15,7 @@ import base from "./vitest.config";
 export const pgliteOnlyTests = ["server/eval/locomo-dev.test.ts"];
 
 export const databaseTests = [
+  "**/*.postgres.test.ts",
   "components/overview/upload-route.test.ts",
   "inngest/dispatch.test.ts",
   "inngest/eval-function.test.ts",
@@ -34,11 +35,12 @@ export const databaseTests = [
   "server/http/csrf.test.ts",
   "server/http/route-limits.test.ts",
   "server/importers/import-file.test.ts",
+  "server/importers/import-media.test.ts",
   "server/importers/importers.fuzz.test.ts",
   "server/llm/providers.test.ts",
   "server/search/graph-search.test.ts",
-  "server/search/neighbourhood.test.ts",
   "server/search/lexical.test.ts",
+  "server/search/neighbourhood.test.ts",
   "server/search/ranking.test.ts",
   "server/search/search.test.ts",
   "server/services/ask.test.ts",
@@ -53,15 +55,15 @@ export const databaseTests = [
   "server/services/memory-templates.test.ts",
   "server/services/outbound-settings.test.ts",
   "server/services/provider-check.test.ts",
-  "server/services/purge.test.ts",
   "server/services/purge-copies.test.ts",
+  "server/services/purge.test.ts",
   "server/services/pyramid.test.ts",
   "server/services/run-recovery.test.ts",
   "server/services/synapse.test.ts",
   "server/services/templates-run.test.ts",
   "server/services/users.test.ts",
+  "server/services/watch-folder.test.ts",
   "server/store/embedding-store.test.ts",
-  "**/*.postgres.test.ts",
 ];
 
 export default defineConfig({ ...base, test: { ...base.test, include: databaseTests, exclude: configDefaults.exclude } });
