@@ -9,7 +9,7 @@ import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
 import { indexPipeline } from "./indexing";
-import { mentionsInMetadata } from "./relative-dates";
+import { mentionLabel, mentionsInMetadata } from "./relative-dates";
 import { search, type SearchInput } from "./search";
 
 /**
@@ -58,12 +58,16 @@ const q = async (query: string, extra: Partial<SearchInput> = {}) => {
 
 describe("relative dates at index time", () => {
   it("stores each session's resolved phrases in metadata.time.mentions, and scans a record once", async () => {
-    const rows = await db.record.findMany({ where: { pipelineId, step: "transcripts" }, select: { content: true, metadata: true } });
-    const of = (id: string) => mentionsInMetadata(rows.find((r) => r.content === SESSIONS.find((s) => s.id === id)!.text)!.metadata);
+    const rows = await db.record.findMany({ where: { pipelineId, step: "transcripts" }, select: { content: true, metadata: true, contentFingerprint: true } });
+    const row = (id: string) => rows.find((r) => r.content === SESSIONS.find((s) => s.id === id)!.text)!;
+    const of = (id: string) => mentionsInMetadata(row(id).metadata, row(id).contentFingerprint);
     expect(of("evidence")).toEqual([{ text: "last night", from: "2022-05-01", to: "2022-05-01" }]);
     expect(of("painting")).toEqual([{ text: "last month", from: "2022-05-01", to: "2022-05-31" }]);
     expect(of("marathon")).toEqual([{ text: "Three weeks ago", from: "2022-04-28", to: "2022-05-04" }]);
     expect(of("movies-march")).toEqual([]);
+    expect(of("painting").map(mentionLabel)).toEqual(["last month → 2022-05-01 – 2022-05-31"]);
+    // Copied onto a record with other content, they are not its own.
+    expect(mentionsInMetadata(row("evidence").metadata, "another-fingerprint")).toEqual([]);
     expect((await indexPipeline(db, pipelineId)).dateScanned).toBe(0);
   });
 });
