@@ -36,6 +36,7 @@ export const databaseTests = [
   "server/importers/import-file.test.ts",
   "server/importers/importers.fuzz.test.ts",
   "server/llm/providers.test.ts",
+  "server/search/date-window.test.ts",
   "server/search/graph-search.test.ts",
   "server/search/neighbourhood.test.ts",
   "server/search/lexical.test.ts",
