@@ -38,6 +38,7 @@ export const databaseTests = [
   "server/importers/import-media.test.ts",
   "server/importers/importers.fuzz.test.ts",
   "server/llm/providers.test.ts",
+  "server/search/date-window.test.ts",
   "server/search/graph-search.test.ts",
   "server/search/lexical.test.ts",
   "server/search/neighbourhood.test.ts",

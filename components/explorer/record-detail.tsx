@@ -13,6 +13,7 @@ import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "@/com
 import { EmptyState } from "@/components/ui/empty-state";
 import { Skeleton } from "@/components/ui/skeleton";
 import { errorMessage, useTRPC } from "@/lib/trpc";
+import { mentionLabel, mentionsInMetadata } from "@/server/search/relative-dates";
 import { recordLabel } from "./api";
 import { MediaOriginCard } from "./media-origin";
 import { MemoryHistoryCard } from "./memory-history";
@@ -51,6 +52,8 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
   const audit = (r.audit ?? {}) as Record<string, unknown>;
   const model = typeof audit.model === "string" ? audit.model : null;
   const offline = model?.startsWith("offline/") ?? false;
+  // Relative time resolved at index time ("last night" → the day before the session), when it is this record's own.
+  const mentions = mentionsInMetadata(r.metadata, r.contentFingerprint);
   const num = (k: string) => (typeof audit[k] === "number" ? (audit[k] as number) : null);
 
   return (
@@ -109,6 +112,7 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
                   )
                 }
               />
+              {mentions.length ? <Row k="Dates mentioned" v={<span data-testid="date-mentions">{mentions.map(mentionLabel).join("; ")}</span>} /> : null}
               <Row k="Embeddings" v={r.embeddings.map((e) => `${e.model} (${e.dimensions}d)`).join(", ") || "—"} />
               <details className="mt-2 text-xs">
                 <summary className="cursor-pointer text-muted-foreground">All metadata (JSON)</summary>

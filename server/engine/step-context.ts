@@ -98,6 +98,8 @@ export function inheritedMetadata(inputs: EngineRecord[]): Metadata {
   if (latest) meta.time = { created_at: latest };
   if (inputs.length === 1) {
     for (const k of ["chat", "source", "time"]) if (first[k] !== undefined) meta[k] = first[k];
+    // Relative dates resolved in the source's text (search indexing) are not this record's.
+    if (meta.time && typeof meta.time === "object" && !Array.isArray(meta.time)) meta.time = Object.fromEntries(Object.entries(meta.time).filter(([k]) => k !== "mentions" && k !== "mentions_of"));
   }
   return meta;
 }

@@ -51,7 +51,7 @@ describe("LongMemEval loader", () => {
     const { dataset, skips } = loadDataset({ benchmark: "longmemeval", text: JSON.stringify(longMemEvalFixture()), name: "lme.json" });
     expect(dataset.samples.map((s) => s.id)).toEqual(["e47becba", "gpt4_1_abs", "q3"]);
     const first = dataset.questions[0]!;
-    expect(first).toMatchObject({ sample: "e47becba", category: "single-session-user", evidence: ["answer_e47becba#1"], evidenceSessions: ["answer_e47becba"], apart: false });
+    expect(first).toMatchObject({ sample: "e47becba", category: "single-session-user", evidence: ["answer_e47becba#1"], evidenceSessions: ["answer_e47becba"], apart: false, askedAt: "2023-05-30T23:40:00.000Z" });
     expect(dataset.samples[0]!.sessions[1]!.time).toBe("2023-05-22T10:00:00.000Z");
     expect(JSON.stringify(dataset.samples)).not.toContain("has_answer");
     expect(dataset.questions.find((q) => q.id === "gpt4_1_abs")!.apart).toBe(true);

@@ -107,6 +107,7 @@ export function parseLongMemEval(text: string, file = "longmemeval.json"): LoadR
       evidence,
       evidenceSessions: answerSessions,
       apart: abstention,
+      ...(typeof item.question_date === "string" && parseLongMemEvalDate(item.question_date) ? { askedAt: parseLongMemEvalDate(item.question_date)! } : {}),
     });
   });
   const dataset: Dataset = { benchmark: "longmemeval", name: file.split("/").pop() ?? file, samples, questions };

@@ -470,7 +470,7 @@ async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model: ModelP
     const started = performance.now();
     let hits: Array<HitRecord & { score: number }>;
     try {
-      hits = await retrieve(db, run, scope, q.question, bm25);
+      hits = await retrieve(db, run, scope, q.question, bm25, q.askedAt);
     } catch (err) {
       skips.push({ where: q.id, reason: `search failed: ${(err as Error).message}; skipped`, dropped: true });
       continue;
@@ -612,7 +612,7 @@ function isTemporal(benchmark: string, q: Question): boolean {
 }
 
 /** Ranked records for one question, within its sample's scope. */
-async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, query: string, bm25: Map<string, { index: Bm25Index; records: HitRecord[] }>) {
+async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, query: string, bm25: Map<string, { index: Bm25Index; records: HitRecord[] }>, askedAt?: string) {
   if (run.mode === "bm25") {
     if (!run.step) throw badRequest("Mode bm25 ranks one step: this eval run has none.");
     const step = run.step;
@@ -647,6 +647,8 @@ async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, quer
     step: run.step ?? undefined,
     scope,
     limit: run.k,
+    // A relative time in the question ("last week") means the week before it was asked.
+    ...(askedAt ? { asOf: askedAt } : {}),
     // Metrics read each hit's content; highlighted snippets would only cost time.
     snippets: false,
   });

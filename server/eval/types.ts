@@ -44,6 +44,8 @@ export const questionSchema = z.object({
   altitude: z.string().optional(),
   /** SynthexBench freshness: an outdated value the memory must not prefer. */
   stale: z.string().optional(),
+  /** ISO time the question is asked (LongMemEval `question_date`): "last week" in it resolves against this. */
+  askedAt: z.string().optional(),
 });
 
 export const sampleSchema = z.object({

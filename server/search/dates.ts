@@ -1,3 +1,5 @@
+import { resolveRelativeDates, type ResolvedDate } from "./relative-dates";
+
 /**
  * Dates named in a query ("in May 2023", "March 2024", "in 2022", "2023-05"): the time range they
  * mean, so search can filter or boost records from that range (`SearchInput.dates`). Only explicit
@@ -60,4 +62,29 @@ export function inRange(time: string | null, range: DateRange): boolean {
   if (!time) return false;
   const t = Date.parse(time);
   return !Number.isNaN(t) && t >= Date.parse(range.from) && t <= Date.parse(range.to);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A relative time in the query ("last week", "yesterday") resolved against `anchor` (when the
+ * question is asked): the first one, as a range; null when there is none.
+ */
+export function parseRelativeRange(query: string, anchor: Date): DateRange | null {
+  const r = resolveRelativeDates(query, anchor)[0];
+  if (!r) return null;
+  return { from: `${r.from}T00:00:00.000Z`, to: iso(new Date(Date.parse(`${r.to}T00:00:00.000Z`) + DAY_MS - 1)), text: r.text };
+}
+
+/** Days after a named range in which a conversation may still talk about it ("last night", "last week"). */
+export const FORWARD_DAYS = 14;
+
+/** The range and the `days` after it: when a record written about the range is dated. */
+export function forwardWindow(range: DateRange, days = FORWARD_DAYS): DateRange {
+  return { ...range, to: iso(new Date(Date.parse(range.to) + days * DAY_MS)) };
+}
+
+/** Does a resolved mention (ISO days, inclusive) overlap the range? */
+export function mentionOverlaps(m: ResolvedDate, range: DateRange): boolean {
+  return m.from <= range.to.slice(0, 10) && m.to >= range.from.slice(0, 10);
 }

@@ -8,10 +8,12 @@
  * The run service's `afterRun` (server/services/after-run.ts) calls `indexPipeline` when a run ends.
  */
 import { getEmbedder } from "../llm/workspace-embedder";
+import { storeDateMentions, unscannedForDates } from "../store/date-mentions";
 import { ensureVectorIndex, missingEmbeddingIds, recordsToEmbed, storeEmbeddings } from "../store/embedding-store";
 import type { Db } from "../core/db";
 import { indexedSteps, resolveBranch } from "./context";
 import { refreshLexicalStats } from "./lexical";
+import { resolveRelativeDates } from "./relative-dates";
 
 /** Records embedded and stored per batch. */
 const BATCH = 256;
@@ -28,6 +30,8 @@ export interface IndexResult {
   byModel: Record<string, number>;
   /** Steps whose BM25 statistics were recomputed (their record set changed). */
   lexicalStats?: string[];
+  /** Timed records scanned for relative dates ("last night") this time; their mentions are in `metadata.time.mentions`. */
+  dateScanned?: number;
 }
 
 /** Embeds the records of covered steps on the branch that lack an embedding for their output's embedder. */
@@ -66,5 +70,25 @@ export async function indexPipeline(
     result.embedded += count;
   }
   result.lexicalStats = await refreshLexicalStats(db, ctx.workspaceId, ctx.branchId, [...indexedSteps(ctx.spec).keys()]);
+  result.dateScanned = await indexDateMentions(db, ctx.workspaceId, ctx.branchId, [...indexedSteps(ctx.spec).keys()], batchSize);
   return result;
+}
+
+/**
+ * Resolves the relative time phrases of each timed record of the steps ("last night" in a session
+ * of 2 May 2022 → 1 May 2022) and stores them in its `metadata.time.mentions`, so a question that
+ * names 1 May finds it (search.ts, date windows). Records already scanned are skipped.
+ */
+export async function indexDateMentions(db: Db, workspaceId: string, branchId: string, steps: string[], batchSize = BATCH): Promise<number> {
+  let after = "";
+  let scanned = 0;
+  for (;;) {
+    const rows = await unscannedForDates(db, { workspaceId, branchId, steps, after, limit: batchSize });
+    if (rows.length === 0) break;
+    await storeDateMentions(db, workspaceId, rows.map((r) => ({ id: r.id, mentions: resolveRelativeDates(r.content, new Date(r.createdAt)) })));
+    scanned += rows.length;
+    after = rows.at(-1)!.id;
+    if (rows.length < batchSize) break;
+  }
+  return scanned;
 }

@@ -4,12 +4,38 @@
  * question that names a date ("on 1 May 2022") can find the session of 2 May that says "last
  * night". No model: phrases are matched by pattern, ranges are UTC days.
  */
-export interface ResolvedDate {
+import { z } from "zod";
+
+const IsoDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+/** One resolved phrase: as stored in a record's `metadata.time.mentions` at index time. */
+export const ResolvedDateSchema = z.object({
   /** The phrase as written. */
-  text: string;
+  text: z.string(),
   /** Inclusive ISO day bounds (YYYY-MM-DD). */
-  from: string;
-  to: string;
+  from: IsoDay,
+  to: IsoDay,
+});
+export type ResolvedDate = z.infer<typeof ResolvedDateSchema>;
+
+/** The mentions a record's metadata carries (`time.mentions`); [] when absent or malformed. */
+export function dateMentions(value: unknown): ResolvedDate[] {
+  const parsed = z.array(ResolvedDateSchema).safeParse(value);
+  return parsed.success ? parsed.data : [];
+}
+
+/**
+ * `metadata.time.mentions` of a record's metadata object. With `fingerprint` (the record's content
+ * fingerprint), only when they were resolved from this content (`time.mentions_of`), not copied from a source.
+ */
+export function mentionsInMetadata(metadata: unknown, fingerprint?: string): ResolvedDate[] {
+  const time = z.object({ time: z.object({ mentions: z.unknown(), mentions_of: z.string().optional() }) }).safeParse(metadata);
+  if (!time.success || (fingerprint !== undefined && time.data.time.mentions_of !== fingerprint)) return [];
+  return dateMentions(time.data.time.mentions);
+}
+
+/** "last night → 2022-05-01", "last week → 2022-04-25 – 2022-05-01". */
+export function mentionLabel(m: ResolvedDate): string {
+  return `${m.text} → ${m.from === m.to ? m.from : `${m.from} – ${m.to}`}`;
 }
 
 const NUMBERS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, couple: 2, few: 3 };

@@ -8,6 +8,7 @@
  */
 import { getEmbedder } from "../llm/workspace-embedder";
 import { toVectorLiteral } from "../store/embedding-store";
+import { dateMentionsOf } from "../store/date-mentions";
 import {
   candidateShapes,
   derivedPairs,
@@ -23,7 +24,8 @@ import { byTieKey } from "../store/record-sql";
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
 import { isQueryEmbedder } from "../llm/embedder";
-import { inRange, parseDateRange, type DateRange } from "./dates";
+import { forwardWindow, inRange, mentionOverlaps, parseDateRange, parseRelativeRange, type DateRange } from "./dates";
+import { dateMentions } from "./relative-dates";
 import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
 import { altitudes, indexedSteps, narrowsRecords, parseJson, requireSteps, resolveBranch, sourceSteps, type BranchContext, type RecordFilters } from "./context";
 import { graphRetrieve, type EvidencePath, type QuestionEntity } from "./graph-retrieval";
@@ -58,7 +60,11 @@ export const GRAPH_RECENCY = { halfLifeDays: 180, weight: 0.1 } as const;
  *   must have at least this cosine similarity, so a query that shares neither words nor meaning
  *   with anything returns nothing instead of the least-bad neighbours.
  */
-/** Score multiplier for records inside a date range the query names (`dates: "boost"`). */
+/**
+ * Score multiplier for records about a date range the query names (`dates: "boost"`): dated in the
+ * range or the FORWARD_DAYS after it (a session of 2 May tells what happened on 1 May), or
+ * mentioning a day in the range (their "last night" resolved at index time, `metadata.time.mentions`).
+ */
 export const DATE_BOOST = 1.3;
 
 export interface Fusion {
@@ -106,6 +112,8 @@ export interface SearchInput extends RecordFilters {
    * unless those are given); "off" ignores it.
    */
   dates?: "boost" | "filter" | "off";
+  /** ISO time the question is asked (default now): what a relative time in it ("last week") resolves against. */
+  asOf?: string;
   /** False: no highlighted snippet (each hit's snippet is the start of its content) — faster, for callers that read the content. */
   snippets?: boolean;
 }
@@ -314,7 +322,9 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   }
   const unscoped = explicit === null;
   const dateUse = input.dates ?? "boost";
-  const parsedRange = dateUse === "off" ? null : parseDateRange(query);
+  const asOf = input.asOf === undefined ? new Date() : new Date(input.asOf);
+  if (Number.isNaN(asOf.getTime())) throw badRequest(`asOf must be an ISO date or time; got "${String(input.asOf).slice(0, 40)}".`);
+  const parsedRange = dateUse === "off" ? null : (parseDateRange(query) ?? parseRelativeRange(query, asOf));
   const dateRange = parsedRange ? { ...parsedRange, use: dateUse as "boost" | "filter" } : undefined;
   if (dateRange?.use === "filter" && !input.from && !input.to) input = { ...input, from: dateRange.from, to: dateRange.to };
   const pool = unscoped ? Math.min(300, limit * 3) : limit;
@@ -377,10 +387,13 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   // Graph mode's default recency counts age from the newest candidate; an explicit one from now.
   const newest = Math.max(...[...byId.values()].map((c) => (c.time ? Date.parse(c.time) : NaN)).filter((t) => Number.isFinite(t)));
   const now = !input.recency && mode === "graph" && Number.isFinite(newest) ? newest : Date.now();
+  const window = dateRange?.use === "boost" ? forwardWindow(dateRange) : null;
+  const mentions = window ? await dateMentionsOf(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, unknown>();
+  const about = (c: Candidate) => !!window && (inRange(c.time, window) || dateMentions(mentions.get(c.id)).some((m) => mentionOverlaps(m, dateRange!)));
   const fused = [...byId.values()].map((c) => {
     const parent = shapes.get(c.id)?.parents.find((p) => byId.has(p));
     const score = base(c) + (parent ? fusion.context * base(byId.get(parent)!) : 0);
-    const dated = dateRange?.use === "boost" && inRange(c.time, dateRange) ? DATE_BOOST : 1;
+    const dated = about(c) ? DATE_BOOST : 1;
     return { c, score: score * dated * recencyFactor(c.time, recency, now) };
   });
   fused.sort((a, b) => b.score - a.score || byTieKey(a.c, b.c));
