@@ -60,12 +60,15 @@ async function pointed(pipelineId: string, step: string) {
 }
 
 async function decisions(pipelineId: string) {
-  // In the order they were decided: by the time of their fact (then the fact's id, like the step).
+  // In the order they were decided: by the time of their fact, then the fact's content key (the step's tie-break, tieKey).
   const rows = await db.record.findMany({ where: { pipelineId, step: "memories" } });
   const events = rows.filter((r) => memoryMetaOf(r as never)).map((r) => ({ content: r.content, ...memoryMetaOf(r as never)! }));
   const facts = new Map((await db.record.findMany({ where: { id: { in: events.map((e) => e.fact!) } } })).map((f) => [f.id, f]));
-  const at = (e: (typeof events)[number]) => `${(facts.get(e.fact!)!.metadata as { time?: { created_at?: string } }).time?.created_at ?? ""}|${e.fact}`;
-  return events.sort((a, b) => at(a).localeCompare(at(b)));
+  const at = (e: (typeof events)[number]) => {
+    const f = facts.get(e.fact!)!;
+    return `${(f.metadata as { time?: { created_at?: string } }).time?.created_at ?? ""}|${f.contentFingerprint} ${f.materializationKey}`;
+  };
+  return events.sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : 0));
 }
 
 function statsOf(run: { stats: unknown }) {
@@ -152,7 +155,7 @@ describe("consolidate (offline rule)", () => {
     const events = await decisions(id);
     const untimed = events.find((e) => e.content === "Dan owns a red bicycle")!;
     expect(untimed).toMatchObject({ event: "ADD", untimed: true });
-    // Same timestamp: ordered by record id, so one of them wins deterministically and the other is its previous version.
+    // Same timestamp: ordered by content key, so one of them wins deterministically and the other is its previous version.
     const active = (await pointed(id, "memories")).map((r) => r.content);
     expect(active).toHaveLength(2);
     const colour = events.filter((e) => e.content.startsWith("Dan's favourite colour"));

@@ -385,7 +385,7 @@ function wanted(ctx: StepContext<ConsolidateStep>) {
   return ctx.memo("wanted", async () => {
     const items: ScopeItem[] = [];
     for (const scope of (await ctx.store.scopesOf(ctx.run.branchId, ctx.step.from)).sort()) {
-      // Facts without a time sort first (the store's order: NULLS FIRST, then id).
+      // Facts without a time sort first (the store's order: NULLS FIRST, then the content key).
       const facts = await ctx.store.orderedRefs(ctx.run.branchId, ctx.step.from, scope, DEFAULT_ORDER_KEY);
       // Stats count the facts decided (fewer when resuming), not the scopes.
       items.push({ id: scope, facts, prefixKeys: prefixKeysOf(ctx, scope, facts), inputs: 0 });
