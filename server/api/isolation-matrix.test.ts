@@ -304,10 +304,14 @@ describe("isolation matrix", () => {
     const graph = await createPipeline(db, workspaceA, { name: "zebra-graph", spec: templateSpec("synapsis") });
     await importFile(db, { workspaceId: workspaceA, pipelineId: graph.pipeline.id, source: "sessions", path: path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json") });
     await runPipeline(db, { workspaceId: workspaceA, pipelineId: graph.pipeline.id });
-    const entityRecord = await db.record.findFirstOrThrow({ where: { pipelineId: graph.pipeline.id, step: "entities" } });
-    const beliefRecord = await db.record.findFirstOrThrow({ where: { pipelineId: graph.pipeline.id, step: "relations" } });
-    const entityId = (entityRecord.metadata as { custom: { entity: { id: string } } }).custom.entity.id;
-    const beliefId = (beliefRecord.metadata as { custom: { belief: { id: string } } }).custom.belief.id;
+    // A graph step also writes a manifest record per scope: pick an entity and a belief themselves.
+    const custom = (r: { metadata: unknown }) => (r.metadata as { custom?: { entity?: { id: string }; belief?: { id: string } } }).custom;
+    const graphRecords = await db.record.findMany({ where: { pipelineId: graph.pipeline.id, step: { in: ["entities", "relations"] } }, orderBy: { id: "asc" } });
+    const entityRecord = graphRecords.find((r) => custom(r)?.entity?.id)!;
+    const beliefRecord = graphRecords.find((r) => custom(r)?.belief?.id)!;
+    expect(entityRecord && beliefRecord, "the synapsis pipeline built an entity and a belief").toBeTruthy();
+    const entityId = custom(entityRecord)!.entity!.id;
+    const beliefId = custom(beliefRecord)!.belief!.id;
     for (const proc of ["graph.entities", "graph.entity", "graph.belief", "graph.beliefs", "graph.insights"]) {
       PER_PROCEDURE[proc] = { pipelineId: graph.pipeline.id, scope: undefined, entityId, beliefId, ids: [beliefId] };
     }
@@ -317,9 +321,13 @@ describe("isolation matrix", () => {
     const closed = await ingestMessages(db, { workspaceId: workspaceA, pipelineId: mem0.pipeline.id, source: "chats" }, { sessionId: "zebra-mem0-session", scope: "zebra-scope", messages: [{ role: "user", content: "zebra-7731 opens the mem0 door" }], close: true });
     // Closing the session started its run.
     await (await import("@/server/services/background")).settleBackgroundWork();
-    const memory = await db.record.findFirstOrThrow({ where: { pipelineId: mem0.pipeline.id, step: "memories", content: { contains: "zebra-7731" } } });
+    // The step writes memory records and bookkeeping ones (no metadata.memory): pick a memory itself.
+    const memoryOf = (r: { metadata: unknown }) => (r.metadata as { memory?: { id: string } }).memory;
+    const memories = await db.record.findMany({ where: { pipelineId: mem0.pipeline.id, step: "memories", content: { contains: "zebra-7731" } }, orderBy: { id: "asc" } });
+    const memory = memories.find((r) => memoryOf(r)?.id);
+    expect(memory, "the mem0 pipeline made a memory of the zebra scope").toBeTruthy();
     for (const proc of ["memory.list", "memory.get", "memory.ofSource", "memory.sessions", "memory.update", "memory.delete"]) {
-      PER_PROCEDURE[proc] = { pipelineId: mem0.pipeline.id, step: undefined, id: memory.id, memoryId: (memory.metadata as { memory: { id: string } }).memory.id, recordId: closed.recordId!, idPrefix: undefined };
+      PER_PROCEDURE[proc] = { pipelineId: mem0.pipeline.id, step: undefined, id: memory!.id, memoryId: memoryOf(memory!)!.id, recordId: closed.recordId!, idPrefix: undefined };
     }
 
     Object.assign(A, {
@@ -546,8 +554,13 @@ describe("isolation matrix", () => {
       const salesCopy = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "sales", content: { contains: "40 percent" } } });
       // The leak's shape: an acme:eng record made from an acme:sales one.
       expect((await db.recordEdge.findMany({ where: { childId: merged.id } })).map((e) => e.parentId)).toContain(salesCopy.id);
-      const entity = await db.record.findFirstOrThrow({ where: { pipelineId: pipeline.id, step: "entities", scope: "acme:eng" } });
-      const belief = await db.record.findFirst({ where: { pipelineId: pipeline.id, step: "relations", scope: "acme:eng" } });
+      // Graph steps also write a manifest record per scope: pick an entity and a belief themselves.
+      const graphMeta = (await db.record.findMany({ where: { pipelineId: pipeline.id, step: { in: ["entities", "relations"] }, scope: "acme:eng" }, orderBy: { id: "asc" } })).map(
+        (r) => (r.metadata as { custom?: { entity?: { id: string }; belief?: { id: string } } }).custom,
+      );
+      const entityId = graphMeta.map((m) => m?.entity?.id).find(Boolean);
+      const beliefId = graphMeta.map((m) => m?.belief?.id).find(Boolean) ?? "bel_none";
+      expect(entityId, "the merge pipeline built an entity in acme:eng").toBeTruthy();
       const secret = async (name: string, limit: string | undefined) =>
         (await createApiKey(db, c.workspace.id, { userId: c.user.id, role: "owner" }, { name, role: "owner", ...(limit ? { scopePrefix: limit } : {}) })).secret;
       scopedKey = { session: null, key: await secret("eng-agent", "acme:eng") };
@@ -568,9 +581,9 @@ describe("isolation matrix", () => {
         from: "turns",
         query: "ledger renewal",
         question: "What happens with the ledger renewal?",
-        entityId: (entity.metadata as { custom: { entity: { id: string } } }).custom.entity.id,
-        beliefId: (belief?.metadata as { custom?: { belief?: { id: string } } } | undefined)?.custom?.belief?.id ?? "bel_none",
-        ids: [(belief?.metadata as { custom?: { belief?: { id: string } } } | undefined)?.custom?.belief?.id ?? "bel_none"],
+        entityId: entityId!,
+        beliefId,
+        ids: [beliefId],
       });
     }, 240_000);
 
