@@ -136,7 +136,10 @@ describe("purge reaches every copy of the purged text", () => {
     expect((await rest("POST", `/pipelines/${pipelineId}/ask`, askBody, "ask-1")).replayed).toBe("true");
 
     // A team question set on the victim's memory, and its eval (cases keep previews and an answer).
-    const memory = await db.record.findFirstOrThrow({ where: { pipelineId, step: "memories", scope: VICTIM, content: { contains: "locker" } } });
+    // A memory itself (the step also writes bookkeeping records, without metadata.memory).
+    const lockerRecords = await db.record.findMany({ where: { pipelineId, step: "memories", scope: VICTIM, content: { contains: "locker" } }, orderBy: { id: "asc" } });
+    const memory = lockerRecords.find((r) => (r.metadata as { memory?: unknown }).memory)!;
+    expect(memory, "the victim has a memory about the locker").toBeTruthy();
     await addToQuestionSet(db, workspaceId, { set: "lockers", question: "What is my locker code?", recordIds: [memory.id] });
     const evalRun = await runEval(db, { workspaceId, pipeline: pipelineId, questionSet: "lockers", mode: "fts" });
     expect(evalRun.status).toBe("completed");
