@@ -1,7 +1,7 @@
 /**
  * npm run bench:load — HTTP load on `npm start`: 20 concurrent clients searching and 5 ingesting
  * messages through REST `/api/v1` with an API key, for 30 s, against the embedded defaults (PGlite
- * owned by the server process) and against PostgreSQL (`/work/shared/tools/postgres-pgvector`,
+ * owned by the server process) and against PostgreSQL (`../shared/tools/postgres-pgvector` beside the repository,
  * started and stopped here). Prints throughput, p50/p99 latency, errors and the server's RSS.
  *
  *   npm run bench:load -- [--duration 30] [--search 20] [--ingest 5] [--conversations 150] [--targets embedded,postgres] [--pg-port 55224]
@@ -29,7 +29,7 @@ const ingestClients = Number(flag("ingest", "5"));
 const conversations = Number(flag("conversations", "150"));
 const targets = flag("targets", "embedded,postgres").split(",");
 const pgPort = flag("pg-port", "55224");
-const PG_TOOL = process.env.SYNTHEX_PG_TOOL ?? "/work/shared/tools/postgres-pgvector";
+const PG_TOOL = process.env.SYNTHEX_PG_TOOL ?? path.resolve(import.meta.dirname, "../../shared/tools/postgres-pgvector");
 const root = process.cwd();
 
 const TOPICS = ["lighthouse key", "sourdough starter", "tokio runtime", "balcony herbs", "train to Lyon", "borrow checker", "vector index", "tax return", "marathon plan", "piano scales"];

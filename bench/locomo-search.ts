@@ -50,7 +50,7 @@ const flag = (name: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const file = args.find((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--")) ?? "/work/shared/data/locomo-dev/locomo-dev.json";
+const file = args.find((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--")) ?? path.resolve(import.meta.dirname, "../../shared/data/locomo-dev/locomo-dev.json");
 const modes = (flag("modes") ?? "fts,semantic,hybrid").split(",") as SearchMode[];
 const step = flag("step");
 const only = flag("only");
