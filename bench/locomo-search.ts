@@ -8,7 +8,7 @@
  * its own pipeline from the default template, run offline, indexed; then every answerable
  * question (categories 1-4) is asked through `search` (unscoped unless --step).
  *
- * Metrics, computed the way /work/shared/tools/locomo-baseline does:
+ * Metrics, computed the way ../shared/tools/locomo-baseline does:
  * - session_hit@k: a gold evidence session is among the first k distinct sessions of the ranked
  *   hits (a hit's session is its `chat.conversation_id`; a hit without one, e.g. a monthly
  *   reflection, contributes the sessions of its lower hits);
