@@ -3,22 +3,12 @@
  * model (the mock server, real HTTP), and the real `mem0ai` MemoryClient's `add` answers the
  * model's decisions: ADD for a new fact, NONE when the model says a memory already has it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MockBehaviour, MockRequest } from "@/server/llm/testing/mock-openai-server";
 
-const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-mem0-model-"));
-process.env.SYNTHEX_DATA_DIR = dataDir;
-process.env.MEM0_TELEMETRY = "false";
+// Before anything that reads it is imported (server/compat/testing/compat-test-env.ts).
+const testEnv = await (await import("./testing/compat-test-env")).compatTestEnv("mem0-model");
 process.env.SYNTHEX_ENCRYPTION_KEY ??= "test-encryption-secret-for-mem0-model";
-process.env.MEM0_DIR = path.join(dataDir, "mem0-home");
-// PostgreSQL when TEST_DATABASE_URL is set (vitest.postgres.config.ts): a database of its own; else embedded.
-const adminUrl = process.env.TEST_DATABASE_URL?.trim();
-const pgDatabase = adminUrl ? await (await import("@/server/store/test-db")).createTestDatabase(adminUrl) : null;
-if (pgDatabase) process.env.DATABASE_URL = pgDatabase.url;
-else delete process.env.DATABASE_URL;
 
 const { openMigratedDb } = await import("@/server/store/runtime-env");
 const { closeDb } = await import("@/server/store/db");
@@ -62,8 +52,7 @@ afterAll(async () => {
   await mock?.close();
   await settleBackgroundWork();
   await closeDb();
-  await pgDatabase?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await testEnv.cleanup();
 });
 
 describe("mem0ai MemoryClient with a model-backed pipeline", () => {

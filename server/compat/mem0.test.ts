@@ -6,20 +6,10 @@
  * honour is refused in Mem0's error shape. Mem0's telemetry is off (MEM0_TELEMETRY=false, its
  * documented switch) and ~/.mem0 is a temp dir: the test needs no network.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-mem0-"));
-process.env.SYNTHEX_DATA_DIR = dataDir;
-process.env.MEM0_TELEMETRY = "false";
-process.env.MEM0_DIR = path.join(dataDir, "mem0-home");
-// PostgreSQL when TEST_DATABASE_URL is set (vitest.postgres.config.ts): a database of its own; else embedded.
-const adminUrl = process.env.TEST_DATABASE_URL?.trim();
-const pgDatabase = adminUrl ? await (await import("@/server/store/test-db")).createTestDatabase(adminUrl) : null;
-if (pgDatabase) process.env.DATABASE_URL = pgDatabase.url;
-else delete process.env.DATABASE_URL;
+// Before anything that reads it is imported (server/compat/testing/compat-test-env.ts).
+const testEnv = await (await import("./testing/compat-test-env")).compatTestEnv("mem0");
 
 const { openMigratedDb } = await import("@/server/store/runtime-env");
 const { closeDb } = await import("@/server/store/db");
@@ -56,8 +46,7 @@ afterAll(async () => {
   await server?.close();
   await settleBackgroundWork();
   await closeDb();
-  await pgDatabase?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await testEnv.cleanup();
 });
 
 const say = (content: string) => [{ role: "user" as const, content }];

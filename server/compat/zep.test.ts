@@ -4,18 +4,10 @@
  * → graph search finds it; a scope-limited key sees only its users; another workspace's key sees
  * nothing; what Synthex cannot honour is refused in Zep's error shape (`{ message }`).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-zep-"));
-process.env.SYNTHEX_DATA_DIR = dataDir;
-// PostgreSQL when TEST_DATABASE_URL is set (vitest.postgres.config.ts): a database of its own; else embedded.
-const adminUrl = process.env.TEST_DATABASE_URL?.trim();
-const pgDatabase = adminUrl ? await (await import("@/server/store/test-db")).createTestDatabase(adminUrl) : null;
-if (pgDatabase) process.env.DATABASE_URL = pgDatabase.url;
-else delete process.env.DATABASE_URL;
+// Before anything that reads it is imported (server/compat/testing/compat-test-env.ts).
+const testEnv = await (await import("./testing/compat-test-env")).compatTestEnv("zep");
 
 const { openMigratedDb } = await import("@/server/store/runtime-env");
 const { closeDb } = await import("@/server/store/db");
@@ -48,8 +40,7 @@ afterAll(async () => {
   await server?.close();
   await settleBackgroundWork();
   await closeDb();
-  await pgDatabase?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await testEnv.cleanup();
 });
 
 const client = (apiKey: string) => new ZepClient({ apiKey, baseUrl: `${server.url}/compat/zep` });
