@@ -1,6 +1,10 @@
 /**
  * `synthex`: the command line. Works on the embedded database by default (in a local workspace the
  * web app shows too), or against a running server with --url and an API key.
+ *
+ * Past 500 lines: this file is the command table (commander definitions and their wiring); each
+ * command's work lives in server/cli/*.ts or a service. The next split is by command group (keys,
+ * watch, import, purge) into modules that register their commands — not done in this change.
  */
 import { Command, Option } from "commander";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

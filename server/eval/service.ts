@@ -8,6 +8,10 @@
  * nothing. Each question is searched within its sample's scope at the configured altitude and
  * mode; the retrieved records are traced to sessions and turns through provenance and scored
  * (metrics.ts). The run row is `completed` only when every case is stored (one transaction).
+ *
+ * Past 500 lines, knowingly: it is one eval's lifecycle (start → build the copy → score → store),
+ * read top to bottom like services/runs.ts. Scoring, traces, datasets and templates already live in
+ * their own modules; the compare read is the next piece to move out (eval/compare.ts), not yet done.
  */
 import { createHash } from "node:crypto";
 import type { Prisma } from "../generated/prisma/client";

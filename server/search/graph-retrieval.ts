@@ -12,6 +12,9 @@
  * fully; superseded ones are kept but ranked lower, except in temporal questions ("when",
  * "before", "used to"), which want the history. Co-mention edges ("mentioned with") count less
  * than stated relations.
+ *
+ * Past 500 lines: entity matching, the belief walk and path ranking are one algorithm sharing its
+ * intermediate maps; the entity-name matcher is the piece that could stand alone (not yet split).
  */
 import type { BeliefMeta } from "../core/graph-records";
 import type { Db } from "../core/db";
