@@ -512,6 +512,8 @@ export interface components {
              */
             mode: "fts" | "semantic" | "hybrid" | "graph";
             model: string;
+            /** @description True when no record clears search's relevance floor: nothing in this memory matches the question. */
+            noMatch: boolean;
             question: string;
             uncertaintyReason: string | null;
             usage: {
@@ -961,6 +963,16 @@ export interface components {
                 /** @enum {string} */
                 use: "boost" | "filter";
             };
+            /** @description The relevance floor this search applied. */
+            floor: {
+                minScore: number | null;
+                /** @enum {string} */
+                mode: "fts" | "semantic" | "hybrid" | "graph" | "exact";
+                /** @description What a record must satisfy to be a hit in this mode. */
+                rule: string;
+                /** @description Least cosine similarity of a record found only by meaning (default 0.2; fusion.semanticFloor sets it); null where meaning is not used. */
+                semantic: number | null;
+            };
             /** @description Mode graph: the question's entities found in the graph, and capitalized names it uses that the graph does not know. */
             graph?: {
                 beliefsRead: number;
@@ -1004,6 +1016,8 @@ export interface components {
             }[];
             /** @enum {string} */
             mode: "fts" | "semantic" | "hybrid" | "graph" | "exact";
+            /** @description True when no record clears the mode's relevance floor: nothing in this memory matches the query (hits is empty). */
+            noMatch: boolean;
             notice?: string;
             query: string;
             steps: string[];

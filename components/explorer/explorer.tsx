@@ -243,9 +243,12 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
               ) : search.isError ? (
                 <p className="p-2 text-sm text-destructive">{errorMessage(search.error)}</p>
               ) : result.hits.length === 0 ? (
-                <p className="p-2 text-sm text-muted-foreground">
-                  {result.notice ?? "No matches. Try another altitude, the hybrid mode, or fewer words."}
-                </p>
+                <div className="space-y-1 p-2 text-sm" data-testid="no-good-match">
+                  <p className="font-medium">No good match</p>
+                  <p className="text-muted-foreground">
+                    {result.notice ?? "Nothing in this memory clears the relevance floor for these words. Try another altitude, other words, or fewer of them."}
+                  </p>
+                </div>
               ) : (
                 result.hits.map((h) => (
                   <button

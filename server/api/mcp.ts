@@ -25,8 +25,9 @@ async function tool(run: () => Promise<unknown>) {
   try {
     return result(await run());
   } catch (err) {
-    const message = err instanceof TRPCError ? `${err.code}: ${err.message}` : "Internal error.";
-    if (!(err instanceof TRPCError)) console.error("[synthex mcp] tool failed", err);
+    const internal = !(err instanceof TRPCError) || err.code === "INTERNAL_SERVER_ERROR";
+    const message = internal ? "Internal error." : `${err.code}: ${err.message}`;
+    if (internal) console.error("[synthex mcp] tool failed", err instanceof TRPCError ? (err.cause ?? err) : err);
     return { isError: true, content: [{ type: "text" as const, text: message }] };
   }
 }

@@ -139,6 +139,15 @@ export const searchResultSchema = z
       .optional()
       .meta({ description: "Mode graph: the question's entities found in the graph, and capitalized names it uses that the graph does not know." }),
     notice: z.string().optional(),
+    noMatch: z.boolean().meta({ description: "True when no record clears the mode's relevance floor: nothing in this memory matches the query (hits is empty)." }),
+    floor: z
+      .object({
+        mode: z.enum(["fts", "semantic", "hybrid", "graph", "exact"]),
+        semantic: z.number().nullable().meta({ description: "Least cosine similarity of a record found only by meaning (default 0.2; fusion.semanticFloor sets it); null where meaning is not used." }),
+        minScore: z.number().nullable(),
+        rule: z.string().meta({ description: "What a record must satisfy to be a hit in this mode." }),
+      })
+      .meta({ description: "The relevance floor this search applied." }),
   })
   .meta({ id: "SearchResult" }) satisfies z.ZodType<SearchResult>;
 
@@ -302,6 +311,7 @@ export const answerPacketSchema = z
         paths: z.array(evidencePathSchema).optional().meta({ description: "Mode graph: how the graph reached this record, best first." }),
       }),
     ),
+    noMatch: z.boolean().meta({ description: "True when no record clears search's relevance floor: nothing in this memory matches the question." }),
     usage: z.object({ calls: z.number().int(), tokensIn: z.number(), tokensOut: z.number(), costUsd: z.number() }),
   })
   .meta({ id: "AnswerPacket" }) satisfies z.ZodType<AnswerPacket>;

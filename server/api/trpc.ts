@@ -93,6 +93,9 @@ export interface ProcedureMeta {
   permission?: Permission;
 }
 
+/** tRPC's message for an output that fails `.output(schema)` (its output middleware, code INTERNAL_SERVER_ERROR). */
+const OUTPUT_INVALID = "Output validation failed";
+
 const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
@@ -103,12 +106,21 @@ const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   },
 });
 
-/** Domain errors become tRPC errors with the same message; anything else stays an internal error. */
-const domainErrors = t.middleware(async ({ next }) => {
+/**
+ * Domain errors become tRPC errors with the same message; anything else stays an internal error.
+ * An output that fails the procedure's own schema is the server's bug: a 500, logged with the
+ * procedure and the failing path (the caller only learns "Internal error"), never a 400.
+ */
+const domainErrors = t.middleware(async ({ next, path }) => {
   const result = await next();
   if (!result.ok && result.error.cause instanceof DomainError) {
     const cause = result.error.cause;
     throw new TRPCError({ code: cause.code, message: cause.message, cause });
+  }
+  if (!result.ok && result.error.code === "INTERNAL_SERVER_ERROR" && result.error.message === OUTPUT_INVALID) {
+    const issues = result.error.cause instanceof ZodError ? result.error.cause.issues : [];
+    console.error(`[synthex] ${path}: output failed its schema: ${issues.map((i) => `${i.path.join(".") || "output"}: ${i.message}`).join("; ") || String(result.error.cause)}`);
+    return result;
   }
   if (!result.ok && result.error.cause instanceof ZodError) {
     const issue = result.error.cause.issues[0];

@@ -65,6 +65,39 @@ export const GRAPH_RECENCY = { halfLifeDays: 180, weight: 0.1 } as const;
  *   with anything returns nothing instead of the least-bad neighbours.
  */
 /**
+ * The relevance floor, per mode: what a record must clear to be a hit at all. When none does the
+ * result says `noMatch: true` (an agent can act on "nothing here" instead of reading the least-bad
+ * neighbours). `semantic` is the least cosine similarity of a record found only by meaning
+ * (`fusion.semanticFloor` overrides it); the offline embedder's unrelated text stays well below it.
+ * - fts: the record contains at least one of the query's words (stemmed; stop words do not count);
+ * - semantic: cosine ≥ semantic;
+ * - hybrid: a query word, or cosine ≥ semantic;
+ * - graph: as hybrid, or reached from the question's entities through the graph;
+ * - exact: the record contains the phrase.
+ * A query with no word of two letters or more (only stop words, single letters, punctuation) has
+ * nothing to match in any mode: no hits, `noMatch`, and a notice that says why.
+ */
+export const RELEVANCE_FLOOR = {
+  semantic: FUSION_DEFAULTS.semanticFloor,
+  rules: {
+    fts: "contains at least one query word",
+    semantic: "cosine similarity at least the floor",
+    hybrid: "contains a query word, or cosine similarity at least the floor",
+    graph: "contains a query word, is reached through the graph, or cosine similarity at least the floor",
+    exact: "contains the phrase",
+  },
+} as const;
+
+export interface RelevanceFloor {
+  mode: SearchMode | "exact";
+  /** Least cosine similarity of a record found only by meaning; null where meaning is not used. */
+  semantic: number | null;
+  /** The caller's `minScore`, when given. */
+  minScore: number | null;
+  rule: string;
+}
+
+/**
  * Score multiplier for records about a date range the query names (`dates: "boost"`): dated in the
  * range or the FORWARD_DAYS after it (a session of 2 May tells what happened on 1 May), or
  * mentioning a day in the range (their "last night" resolved at index time, `metadata.time.mentions`).
@@ -159,6 +192,10 @@ export interface SearchResult {
   graph?: { entities: QuestionEntity[]; unknownNames: string[]; beliefsRead: number };
   /** Why a result may be empty or partial (e.g. only stop words). */
   notice?: string;
+  /** True when no record clears the relevance floor: nothing in this memory matches the query. */
+  noMatch: boolean;
+  /** The relevance floor this search applied (RELEVANCE_FLOOR). */
+  floor: RelevanceFloor;
 }
 
 interface Candidate {
@@ -216,6 +253,8 @@ async function semanticCandidates(
     throw badRequest(`Semantic search is unavailable: ${err.message}`);
   });
   const [vector] = weightOf && isQueryEmbedder(embedder) ? [embedder.embedQuery(query, weightOf)] : await embedder.embed([query]);
+  // A query with no content word embeds to the zero vector: its cosine with anything is undefined (NaN).
+  if (!vector || !vector.some((v) => v !== 0 && Number.isFinite(v))) return { plan: "exact", candidates: [] };
   const dims = embedder.dimensions;
   const where = { workspaceId: ctx.workspaceId, branchId: ctx.branchId, steps };
   const knn = { ...where, pipelineId: ctx.pipelineId, filters, vector: toVectorLiteral(vector!), dims, model: embedder.id, n };
@@ -229,7 +268,7 @@ async function semanticCandidates(
   }
   return {
     plan,
-    candidates: rows.map((r, i) => ({ id: r.id, step: r.step, time: r.time, key: r.key, fts: null, semantic: 1 - r.dist, semRank: i + 1 })),
+    candidates: rows.filter((r) => Number.isFinite(r.dist)).map((r, i) => ({ id: r.id, step: r.step, time: r.time, key: r.key, fts: null, semantic: 1 - r.dist, semRank: i + 1 })),
   };
 }
 
@@ -317,7 +356,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     const candidates = await exactCandidates(db, ctx, steps, query, input, limit);
     const hits = await hydrate(db, ctx, candidates, alt, { kind: "phrase", phrase: query });
     for (const h of hits) h.score.fused = 1;
-    return { mode: "exact", query, steps, hits };
+    return { mode: "exact", query, steps, hits, noMatch: hits.length === 0, floor: { mode: "exact", semantic: null, minScore: null, rule: RELEVANCE_FLOOR.rules.exact } };
   }
 
   const steps = explicit ?? [...indexed.keys()];
@@ -340,11 +379,12 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const terms = await queryTerms(db, query);
   const stats = await loadTermStats(db, ctx.branchId, steps, terms.lexemes);
   const lexemes = terms.lexemes.length > 0;
+  const fusion = { ...FUSION_DEFAULTS, ...input.fusion };
+  const floor: RelevanceFloor = { mode, semantic: mode === "fts" ? null : fusion.semanticFloor, minScore: input.minScore ?? null, rule: RELEVANCE_FLOOR.rules[mode] };
   let notice: string | undefined;
-  if (mode === "fts" && !lexemes) {
-    return { mode, query, steps, hits: [], notice: "The query has only stop words or punctuation: nothing to match in full text." };
+  if (!terms.lexemes.some((l) => l.length > 1 || /\d/.test(l))) {
+    return { mode, query, steps, hits: [], noMatch: true, floor, notice: "The query has only stop words, single letters or punctuation: no words to search for." };
   }
-  if (fusing && !lexemes) notice = `The query has only stop words or punctuation: results come from semantic${mode === "graph" ? " and graph" : ""} search alone.`;
   let semantic: Promise<Candidate[]> = Promise.resolve([]);
   if (mode !== "fts") {
     // One embedding model per query: the one the (first) covering search output names.
@@ -364,7 +404,6 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   ]);
 
   // Fuse.
-  const fusion = { ...FUSION_DEFAULTS, ...input.fusion };
   const graphList: Candidate[] = (graph?.candidates ?? []).map((g, i) => ({ id: g.id, step: g.step, time: g.time, key: g.key, fts: null, semantic: null, graph: g.score, graphRank: i + 1, paths: g.paths }));
   const byId = new Map<string, Candidate>();
   for (const c of [...fts, ...sem, ...graphList]) {
@@ -382,7 +421,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     );
   };
   for (const [id, c] of byId) {
-    if (fusing && c.fts === null && c.graphRank === undefined && (c.semantic ?? 0) < fusion.semanticFloor) byId.delete(id);
+    if (mode !== "fts" && c.fts === null && c.graphRank === undefined && (c.semantic ?? 0) < fusion.semanticFloor) byId.delete(id);
     else if (input.minScore !== undefined && Math.max(c.fts ?? 0, c.semantic ?? 0) < input.minScore) byId.delete(id);
   }
   const dedupe = unscoped && input.dedupe !== false;
@@ -462,7 +501,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     notice = `${notice ? `${notice} ` : ""}The question names no entity of the graph${named}: results come from full-text and semantic search alone.`;
   }
   const graphInfo = graph ? { graph: { entities: graph.entities, unknownNames: graph.unknownNames, beliefsRead: graph.beliefsRead } } : {};
-  return { mode, query, steps, hits, ...graphInfo, ...(notice ? { notice } : {}), ...(dateRange ? { dateRange } : {}) };
+  return { mode, query, steps, hits, noMatch: hits.length === 0, floor, ...graphInfo, ...(notice ? { notice } : {}), ...(dateRange ? { dateRange } : {}) };
 }
 
 type SnippetSource = { kind: "fts"; tsquery: string } | { kind: "phrase"; phrase: string } | { kind: "none" };

@@ -111,6 +111,8 @@ export interface AnswerPacket {
   confidence: { score: number; level: ConfidenceLevel; factors: { top: number; agreement: number; count: number; recency: number } };
   critic: { verdict: Verdict; reason: string; model: string; revised: boolean };
   evidence: Evidence[];
+  /** True when no record of the memory clears search's relevance floor: nothing here matches the question. */
+  noMatch: boolean;
   usage: { calls: number; tokensIn: number; tokensOut: number; costUsd: number };
 }
 
@@ -257,7 +259,7 @@ const citedRefs = (answer: string, evidence: Evidence[]) => {
   return evidence.filter((e) => refs.has(e.ref));
 };
 
-async function gatherEvidence(db: Db, input: AskInput & { mode: SearchMode }, k: number): Promise<{ evidence: Evidence[]; graph: SearchResult["graph"] }> {
+async function gatherEvidence(db: Db, input: AskInput & { mode: SearchMode }, k: number): Promise<{ evidence: Evidence[]; graph: SearchResult["graph"]; noMatch: boolean; notice?: string }> {
   const result = await search(db, {
     workspaceId: input.workspaceId,
     pipelineId: input.pipelineId,
@@ -288,7 +290,7 @@ async function gatherEvidence(db: Db, input: AskInput & { mode: SearchMode }, k:
       };
     }),
   );
-  return { evidence, graph: result.graph };
+  return { evidence, graph: result.graph, noMatch: evidence.length === 0, ...(result.notice ? { notice: result.notice } : {}) };
 }
 
 type Picked = ReturnType<typeof extractiveAnswer>;
@@ -336,11 +338,12 @@ export async function ask(db: Db, input: AskInput, model: ModelProvider = worksp
 
   // A pipeline with an entity graph answers from graph retrieval unless the caller picks a mode.
   const mode: SearchMode = input.mode ?? (hasGraph((await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch)).spec) ? "graph" : "hybrid");
-  const { evidence, graph } = await gatherEvidence(db, { ...input, question, mode }, k);
+  const { evidence, graph, noMatch, notice } = await gatherEvidence(db, { ...input, question, mode }, k);
+  const nothing = noMatch && notice ? notice : "No record of this memory matches the question.";
   const conf = confidence(evidence);
   const coverage = graph ? entityCoverage(graph, evidence) : null;
   const usage = { calls: 0, tokensIn: 0, tokensOut: 0, costUsd: 0 };
-  const base = { question, evidence, confidence: conf, usage, mode, ...(coverage ? { graph: coverage } : {}) };
+  const base = { question, evidence, noMatch, confidence: conf, usage, mode, ...(coverage ? { graph: coverage } : {}) };
   const weak = conf.score < minConfidence;
   const abstain = (kind: AnswerPacket["kind"], modelId: string, label: string, critic: AnswerPacket["critic"], reason: string): AnswerPacket => ({
     ...base,
@@ -359,7 +362,7 @@ export async function ask(db: Db, input: AskInput, model: ModelProvider = worksp
     const picked = extractiveAnswer(question, evidence);
     const critic = coverage ? graphCritic(picked, coverage, evidence) : overlapCritic(picked);
     const verdict = critic.verdict;
-    if (!evidence.length) return abstain("extractive", EXTRACTIVE_MODEL, label, critic, "No record of this memory matches the question.");
+    if (!evidence.length) return abstain("extractive", EXTRACTIVE_MODEL, label, critic, nothing);
     if (weak) return abstain("extractive", EXTRACTIVE_MODEL, label, critic, `Confidence ${conf.score} is below ${minConfidence}: the evidence is weak.`);
     if (!picked || verdict === "REJECT") return abstain("extractive", EXTRACTIVE_MODEL, label, critic, critic.reason);
     const cited = evidence.find((e) => e.ref === picked.ref)!;
@@ -389,7 +392,7 @@ export async function ask(db: Db, input: AskInput, model: ModelProvider = worksp
     return res.text.trim();
   };
   const notRun = (reason: string) => ({ verdict: "REJECT" as const, reason, model: criticModel, revised: false });
-  if (!evidence.length) return abstain("generated", answerModel, label, notRun("No evidence: nothing to answer from."), "No record of this memory matches the question.");
+  if (!evidence.length) return abstain("generated", answerModel, label, notRun("No evidence: nothing to answer from."), nothing);
   if (weak) return abstain("generated", answerModel, label, notRun("Not asked: the evidence was too weak to answer from."), `Confidence ${conf.score} is below ${minConfidence}: the evidence is weak.`);
 
   try {
