@@ -337,8 +337,12 @@ describe("bad input", () => {
     const stop = await q("the and of", { mode: "fts" });
     expect(stop.hits).toHaveLength(0);
     expect(stop.notice).toMatch(/stop words/);
-    const stopHybrid = await q("the and of", { mode: "hybrid" });
-    expect(stopHybrid.notice).toMatch(/semantic/);
+    // Nothing to match by meaning either (issue #33 item 7): no hits and a noMatch, in every mode.
+    for (const mode of ["hybrid", "semantic"] as SearchMode[]) {
+      const stopped = await q("the and of", { mode });
+      expect(stopped).toMatchObject({ hits: [], noMatch: true });
+      expect(stopped.notice).toMatch(/stop words/);
+    }
     for (const mode of ["fts", "semantic", "hybrid"] as SearchMode[]) {
       for (const text of ["&|!():*'", "rust & (python | !go):* 'x'", "'", "\\", "rust:*", "!!!", "a <-> b", "%_%"]) {
         const res = await q(text, { mode });
