@@ -45,6 +45,14 @@ export function runTotals(stats: RunStats) {
   };
 }
 
+/** How many steps are queued, running, completed, failed, skipped, cancelled (in that order, zeros left out). */
+export function stepStateCounts(steps: RunStepStats[]): Array<[string, number]> {
+  const order = ["running", "pending", "completed", "failed", "skipped", "cancelled"];
+  const counts = new Map<string, number>();
+  for (const s of steps) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+  return order.filter((k) => counts.get(k)).map((k) => [k === "pending" ? "queued" : k, counts.get(k)!]);
+}
+
 export const ACTIVE_RUN_STATUSES = ["queued", "running"];
 
 export function runDuration(run: { startedAt?: Date | string | null; finishedAt?: Date | string | null; status: string }): number | null {

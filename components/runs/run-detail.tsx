@@ -16,7 +16,7 @@ import { Skeleton } from "@/components/ui/skeleton";
 import { toast } from "@/components/ui/sonner";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC } from "@/lib/trpc";
-import { ACTIVE_RUN_STATUSES, fmtDate, fmtDuration, fmtInt, fmtUsd, runDuration, runSteps, runTotals } from "./format";
+import { ACTIVE_RUN_STATUSES, fmtDate, fmtDuration, fmtInt, fmtUsd, runDuration, runSteps, runTotals, stepStateCounts } from "./format";
 import { RunStatusBadge } from "./run-status-badge";
 
 export function RunDetail({ pipelineId, runId }: { pipelineId: string; runId: string }) {
@@ -134,7 +134,16 @@ export function RunDetail({ pipelineId, runId }: { pipelineId: string; runId: st
       <Card>
         <CardHeader>
           <CardTitle className="flex items-center gap-2">Steps {active ? <Loader2 className="size-4 animate-spin text-muted-foreground" /> : null}</CardTitle>
-          <CardDescription>Skipped = work already done (by this or any branch) and reused, at no cost.</CardDescription>
+          <CardDescription>
+            Every step of the run, from the start. Items = work items the step found to compute; skipped = work already done (by this or any branch) and reused, at no cost.
+            {steps.length ? (
+              <span className="mt-1 block" data-testid="step-counts">
+                {stepStateCounts(steps)
+                  .map(([state, n]) => `${n} ${state}`)
+                  .join(" · ")}
+              </span>
+            ) : null}
+          </CardDescription>
         </CardHeader>
         <CardContent>
           {steps.length === 0 ? (
@@ -145,6 +154,7 @@ export function RunDetail({ pipelineId, runId }: { pipelineId: string; runId: st
                 <TableRow>
                   <TableHead>Step</TableHead>
                   <TableHead>Status</TableHead>
+                  <TableHead className="text-right">Items</TableHead>
                   <TableHead className="text-right">Input</TableHead>
                   <TableHead className="text-right">Made</TableHead>
                   <TableHead className="text-right">Skipped</TableHead>
@@ -161,8 +171,15 @@ export function RunDetail({ pipelineId, runId }: { pipelineId: string; runId: st
                     <TableCell className="font-medium">
                       {s.step} <span className="text-xs text-muted-foreground">{s.type}</span>
                     </TableCell>
-                    <TableCell>
+                    <TableCell data-testid={`state-${s.step}`}>
                       <RunStatusBadge status={s.status} />
+                      {s.status === "running" && s.items !== undefined ? (
+                        <span className="ml-2 text-xs text-muted-foreground">{fmtInt(s.items)} items</span>
+                      ) : null}
+                      {s.reason ? <span className="mt-1 block text-xs text-muted-foreground">{s.reason}</span> : null}
+                    </TableCell>
+                    <TableCell className="text-right tabular-nums" data-testid={`items-${s.step}`}>
+                      {s.items === undefined ? "—" : fmtInt(s.items)}
                     </TableCell>
                     <TableCell className="text-right tabular-nums">{fmtInt(s.input)}</TableCell>
                     <TableCell className="text-right tabular-nums" data-testid={`made-${s.step}`}>

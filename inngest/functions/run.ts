@@ -13,7 +13,7 @@ import { NonRetriableError } from "inngest";
 import type { ModelProvider } from "../../server/engine/model";
 import type { StepProgress, StepStats } from "../../server/engine/runner";
 import type { Db } from "../../server/core/db";
-import { beginRun, finishRun, markRunFailed, retireRunStep, RunError, runBatch, type BatchResult } from "../../server/services/runs";
+import { beginRun, finishRun, markRunFailed, queuedStats, retireRunStep, RunError, runBatch, type BatchResult } from "../../server/services/runs";
 import { inngest as defaultClient } from "../client";
 import { runCancelled, runRequested } from "../events";
 import { flowControl, PROVIDER_KEY, RUN_FUNCTION_ID, WORKSPACE_KEY } from "../flow-control";
@@ -79,7 +79,7 @@ export function createRunFunction({ client = defaultClient, ...deps }: CreateRun
       );
       if (plan.state !== "ready") return { runId, status: plan.state === "finished" ? plan.status : "cancelled" };
       const order = plan.steps.map((s) => s.name);
-      let totals: Record<string, StepStats> = {};
+      let totals: Record<string, StepStats> = queuedStats(plan.steps);
       for (const s of plan.steps) {
         if (plan.full) await step.run(`retire:${s.name}`, async () => retireRunStep(await deps.getDb(), runId, s.name));
         let progress: StepProgress | null = null;

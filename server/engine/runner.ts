@@ -148,7 +148,7 @@ function stepContext(ctx: EngineContext, name: string, stats: StepStats, options
 
 /** Full rebuild of a step: move its records off their keys so the next batches recompute them. */
 export async function retireStep(ctx: EngineContext, name: string) {
-  const { step } = stepContext(ctx, name, emptyStats({ type: "", name, from: [] }), executionOptions({}));
+  const { step } = stepContext(ctx, name, emptyStats({ type: "", name }), executionOptions({}));
   await ctx.store.retireStep(ctx.pipelineId, name, step.svh);
 }
 
@@ -161,6 +161,7 @@ export async function startStep(ctx: EngineContext, name: string, options: RunOp
   const { kind, step } = stepContext(ctx, name, stats, executionOptions(options));
   const counts = await kind.plan(step);
   stats.skipped = counts.total - counts.pending;
+  stats.items = counts.pending;
   stats.durationMs = Date.now() - started;
   options.onEvent?.({ type: "step-started", step: name, pending: counts.pending });
   return { step: name, after: null, done: 0, pending: counts.pending, finished: false, stats };
@@ -295,20 +296,23 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 export async function planRun(ctx: EngineContext, options: Pick<RunOptions, "steps" | "from" | "full"> = {}): Promise<StepPlan[]> {
   const exec = executionOptions({ full: options.full, concurrency: 1, maxAttempts: 1, retryBaseMs: 0 });
   const pendingOf = new Map<string, number>();
+  const totalOf = new Map<string, number>();
   const plans: StepPlan[] = [];
   for (const def of selectSteps(ctx.spec, options)) {
     const { kind, step } = stepContext(ctx, def.name, emptyStats(def), exec);
     const counts = await kind.plan(step);
     let { pending, total } = counts;
     const upstreamPending = sum(inputsOf(def).map((u) => pendingOf.get(u) ?? 0));
+    const upstreamTotal = sum(inputsOf(def).map((u) => totalOf.get(u) ?? 0));
     const estimated = upstreamPending > 0;
     if (estimated) {
       // New upstream records change at most this many downstream work items.
-      const bound = kind.estimate ? kind.estimate({ ...counts, upstreamPending }) : Math.max(total, 1);
+      const bound = kind.estimate ? kind.estimate({ ...counts, upstreamPending, upstreamTotal }) : Math.max(total, 1);
       pending = Math.max(pending, bound);
       total = Math.max(total, pending);
     }
     pendingOf.set(def.name, pending);
+    totalOf.set(def.name, total);
     plans.push({ step: def.name, type: def.type, pending, total, estimated, stepVersionHash: step.svh });
   }
   return plans;

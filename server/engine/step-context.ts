@@ -25,10 +25,18 @@ export interface StepStats {
   tokensOut: number;
   costUsd: number;
   durationMs: number;
-  status: "pending" | "running" | "completed" | "failed" | "cancelled";
+  /**
+   * pending (queued: not started yet), running, completed, failed (the step itself failed, or
+   * every one of its work items did), skipped (it got nothing to do: `reason` says why), cancelled.
+   */
+  status: "pending" | "running" | "completed" | "failed" | "skipped" | "cancelled";
+  /** Work items the step found to compute when it started (its plan at that moment). */
+  items?: number;
+  /** Why a step was skipped or failed as a whole. */
+  reason?: string;
 }
 
-export function emptyStats(step: StepDefinition): StepStats {
+export function emptyStats(step: Pick<StepDefinition, "name" | "type">): StepStats {
   return {
     step: step.name,
     type: step.type,

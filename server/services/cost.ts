@@ -183,6 +183,8 @@ interface Expected {
   calls: number;
   /** Work items to compute, when known better than the engine's upper bound. */
   pending?: number;
+  /** Aggregate: input records per pending group (its run stats count records read, not groups). */
+  inputsPerItem?: number;
 }
 
 /** Records of `name` on the branch, or (a step) the records it is expected to hold after the run. */
@@ -224,13 +226,18 @@ async function expectedCounts(db: Db, branchId: string, spec: PipelineSpec, plan
     let records = plan.estimated ? items : current;
     let calls = items;
     let changed: number | undefined;
+    let inputsPerItem: number | undefined;
     switch (step.type) {
+      // 1:1 steps: the engine's own count of pending work (its items plus one per new upstream
+      // record) is what the run will find; only the step's total is estimated here.
       case "transform":
         items = plan.estimated ? Math.max(plan.total, upRecords) : plan.total;
         records = items;
         calls = items;
+        changed = plan.pending;
         break;
       case "split":
+        changed = plan.pending;
         items = plan.estimated ? Math.max(plan.total, upRecords) : plan.total;
         records = plan.estimated || current === 0 ? Math.round(items * (current > 0 && plan.total > 0 ? current / plan.total : SPLIT_FACTOR)) : current;
         calls = items;
@@ -242,13 +249,21 @@ async function expectedCounts(db: Db, branchId: string, spec: PipelineSpec, plan
           else if (root) {
             const groups = await store.planGroups({ workspaceId: "", pipelineId: "", branchId, step: step.name, stepVersionHash: "" }, root, step.groupBy, "time.created_at");
             items = Math.max(1, groups.length);
-            // A group is pending when it is new or its member count differs from the record made for it.
+            // A group is pending when it is new or its member count differs from the record made for
+            // it; every group is, when an input step recomputes all its records (a prompt edit upstream).
             const made = await groupSourceCounts(db, branchId, step.name);
-            changed = groups.filter((g) => made.get(scopedGroupKey(g.scope, g.groupKey)) !== g.size).length;
+            const inputsReplaced = upstream.some((u) => {
+              const up = plans.find((p) => p.step === u);
+              return !!up && up.pending > 0 && up.pending >= up.total;
+            });
+            const pendingGroups = inputsReplaced ? groups : groups.filter((g) => made.get(scopedGroupKey(g.scope, g.groupKey)) !== g.size);
+            changed = pendingGroups.length;
+            if (pendingGroups.length) inputsPerItem = pendingGroups.reduce((n, g) => n + g.size, 0) / pendingGroups.length;
           }
         }
         records = items;
         calls = items;
+        inputsPerItem ??= upRecords / Math.max(1, items);
         break;
       }
       case "fold":
@@ -263,7 +278,7 @@ async function expectedCounts(db: Db, branchId: string, spec: PipelineSpec, plan
         calls = 0;
         break;
     }
-    expected.set(step.name, { items, records, calls, ...(changed !== undefined ? { pending: changed } : {}) });
+    expected.set(step.name, { items, records, calls, ...(changed !== undefined ? { pending: changed } : {}), ...(inputsPerItem !== undefined ? { inputsPerItem } : {}) });
   }
   return { expected, sourceCounts };
 }
@@ -303,8 +318,10 @@ async function perItemEstimates(est: Estimator, plans: StepPlan[]) {
     let tokensOutPerItem: number;
     let basis: StepCost["basis"];
     if (cal && cal.input > 0) {
-      tokensInPerItem = cal.tokensIn / cal.input;
-      tokensOutPerItem = cal.tokensOut / cal.input;
+      // Per input record of the earlier runs; an aggregate's work item reads a group of them.
+      const perItem = step.type === "aggregate" ? (est.expected.get(step.name)?.inputsPerItem ?? 1) : 1;
+      tokensInPerItem = (cal.tokensIn / cal.input) * perItem;
+      tokensOutPerItem = (cal.tokensOut / cal.input) * perItem;
       basis = exact ? "calibrated" : "calibrated-prompt";
     } else {
       // Records folded into one item: 1 for transform/split/fold, records per group for aggregate.

@@ -27,6 +27,10 @@ import {
   type StepStats,
 } from "../engine/runner";
 import { isRunnableStepType } from "../engine/steps";
+import { queuedStats, settleSteps } from "../engine/step-outcomes";
+import { parseRunStats } from "../store/runs";
+
+export { queuedStats };
 import { OfflineModel } from "../llm/offline-model";
 import { workspaceModel } from "../llm/workspace-model";
 import { parseSpec, type PipelineSpec } from "../pipeline/spec";
@@ -182,7 +186,10 @@ export async function beginRun(db: Db, runId: string, defaults: BatchOptions = {
     if (!(err instanceof EngineError && err.kind === "permanent")) throw err;
     return failPermanently(db, runId, message(err));
   }
-  await db.run.update({ where: { id: runId }, data: { status: "running", startedAt: run.startedAt ?? new Date() } });
+  // Every selected step is on the Run row from the start (queued), so the run view shows the whole plan.
+  const fresh = parseRunStats(run).steps.length === 0;
+  const queued = fresh ? { stats: toJsonColumn({ steps: Object.values(queuedStats(steps)) }) } : {};
+  await db.run.update({ where: { id: runId }, data: { status: "running", startedAt: run.startedAt ?? new Date(), ...queued } });
   // The executor's settings win over the run's request (a test's batch size, Inngest's attempts).
   const options = defined({ concurrency: request.concurrency, batchSize: request.batchSize, ...defined(defaults) });
   if (request.replay) options.replay = true;
@@ -226,8 +233,8 @@ export interface BatchDeps {
   session?: { context?: EngineContext };
 }
 
-async function persistStats(db: Db, runId: string, order: string[], totals: Record<string, StepStats>) {
-  const steps = order.map((name) => totals[name]).filter((s): s is StepStats => Boolean(s));
+async function persistStats(db: Db, runId: string, spec: EngineContext["spec"], order: string[], totals: Record<string, StepStats>) {
+  const steps = settleSteps(spec, order.map((name) => totals[name]).filter((s): s is StepStats => Boolean(s)), "running");
   await db.run.update({ where: { id: runId }, data: { stats: toJsonColumn({ steps }) } });
 }
 
@@ -260,7 +267,7 @@ export async function runBatch(db: Db, input: BatchInput, deps: BatchDeps): Prom
   }
   for (const failure of out.failures) await ctx.store.recordFailure(run.id, run.workspaceId, failure);
   const totals = { ...input.totals, [input.step]: out.progress.stats };
-  await persistStats(db, run.id, input.order, totals);
+  await persistStats(db, run.id, ctx.spec, input.order, totals);
   const permanent = out.failures.find((f) => f.kind === "permanent");
   if (permanent) return failPermanently(db, run.id, `${input.step}: the model provider refused the request: ${permanent.error}`);
   if (out.cancelled) {
@@ -287,12 +294,16 @@ export async function finishRun(
   outcome: { order: string[]; totals: Record<string, StepStats>; failed?: string },
   options: FinishOptions = {},
 ) {
-  const steps = outcome.order.map((name) => outcome.totals[name]).filter((s): s is StepStats => Boolean(s));
-  const status = outcome.failed ? "failed" : steps.some((s) => s.errors > 0) ? "completed_with_errors" : "completed";
+  const listed = outcome.order.map((name) => outcome.totals[name]).filter((s): s is StepStats => Boolean(s));
+  const status = outcome.failed ? "failed" : listed.some((s) => s.errors > 0) ? "completed_with_errors" : "completed";
   await db.run.updateMany({
     where: { id: runId, status: { in: ACTIVE } },
     data: { status, error: outcome.failed ?? null, finishedAt: new Date() },
   });
+  const run = await loadRun(db, runId);
+  const ended = run.status === "cancelled" ? "cancelled" : run.status === "failed" ? "failed" : "completed";
+  const spec = parseSpec((await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } })).spec);
+  const steps = spec.ok ? settleSteps(spec.spec, listed, ended) : listed;
   const finished = await db.run.update({ where: { id: runId }, data: { stats: toJsonColumn({ steps }) } });
   if (options.afterRun !== false) await afterRun(db, finished, options);
   return finished;
@@ -349,7 +360,7 @@ async function executeLeasedRun(db: Db, runId: string, deps: ExecuteDeps) {
   }
   if (begun.state !== "ready") return db.run.findUniqueOrThrow({ where: { id: runId } });
   const order = begun.steps.map((s) => s.name);
-  let totals: Record<string, StepStats> = {};
+  let totals: Record<string, StepStats> = queuedStats(begun.steps);
   const batchDeps: BatchDeps = {
     model: deps.model ?? workspaceModel(db, run.workspaceId),
     transient: "in-process",

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 
-export const STEP_STATUSES = ["pending", "running", "completed", "failed", "cancelled"] as const;
+export const STEP_STATUSES = ["pending", "running", "completed", "failed", "skipped", "cancelled"] as const;
 
 export const stepStatsSchema = z.looseObject({
   step: z.string(),
@@ -22,6 +22,8 @@ export const stepStatsSchema = z.looseObject({
   costUsd: z.number(),
   durationMs: z.number(),
   status: z.enum(STEP_STATUSES),
+  items: z.number().optional().meta({ description: "Work items the step found to compute when it started." }),
+  reason: z.string().optional().meta({ description: "Why the step was skipped, or failed as a whole." }),
 });
 
 export const runStatsSchema = z.object({ steps: z.array(stepStatsSchema).default([]) });

@@ -20,6 +20,8 @@ export const aggregateKind = plannedKind<AggregateStep, GroupItem>({
       id: scopedGroupKey(group.scope, group.groupKey),
       key: aggregateKey(ctx.step.name, ctx.svh, group.scope, group.groupKey, group.combinedFingerprint),
       group,
+      // Stats count the records a group reads (what its tokens scale with), not the group.
+      inputs: group.size,
     }));
   },
   async execute(ctx, { id, key, group }) {

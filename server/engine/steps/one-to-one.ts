@@ -5,7 +5,7 @@
  */
 import type { StepContext } from "../step-context";
 import type { EngineRecord } from "../types";
-import { inputsOf, type StepDefinition, type StepKind, type StepPlanCounts, type WorkItem } from "./step-kind";
+import { inputsOf, type StepDefinition, type StepKind, type EstimateCounts, type StepPlanCounts, type WorkItem } from "./step-kind";
 
 export interface InputItem extends WorkItem {
   input: EngineRecord;
@@ -35,6 +35,15 @@ export function oneToOnePlanning<S extends StepDefinition>(options: {
         await ctx.store.reconcileOneToOne(ctx.scope, upstream);
       }
     },
-    estimate: ({ pending, upstreamPending }: StepPlanCounts & { upstreamPending: number }) => pending + upstreamPending,
+    /**
+     * Each record an upstream step makes is a work item; the step's own pending items on upstream
+     * records that are recomputed leave with them (a prompt edit upstream replaces every record:
+     * the step then computes one item per new record, not its old pending plus the new ones).
+     */
+    estimate: ({ pending, total, upstreamPending, upstreamTotal }: EstimateCounts) => {
+      if (upstreamTotal === undefined || total === 0) return pending + upstreamPending;
+      const kept = Math.max(0, upstreamTotal - upstreamPending);
+      return Math.round(pending * Math.min(1, kept / total)) + upstreamPending;
+    },
   };
 }

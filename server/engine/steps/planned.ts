@@ -5,7 +5,7 @@
  */
 import type { StepContext } from "../step-context";
 import type { NewRecord } from "../types";
-import type { StepDefinition, StepKind, StepPlanCounts, WorkItem } from "./step-kind";
+import type { StepDefinition, StepKind, EstimateCounts, StepPlanCounts, WorkItem } from "./step-kind";
 
 export interface PlannedItem extends WorkItem {
   /** The item's materialization key; `id` is its pointer's group key on the branch. */
@@ -40,7 +40,7 @@ export function plannedKind<S extends StepDefinition, W extends PlannedItem>(def
   wanted(ctx: StepContext<S>): Promise<W[]>;
   prepare?(ctx: StepContext<S>, batch: W[]): Promise<void>;
   execute(ctx: StepContext<S>, item: W): Promise<NewRecord[]>;
-  estimate?(counts: StepPlanCounts & { upstreamPending: number }): number;
+  estimate?(counts: EstimateCounts): number;
 }): StepKind<S, W> {
   const wanted = (ctx: StepContext<S>) =>
     ctx.memo("wanted", async () => (await def.wanted(ctx)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));

@@ -35,6 +35,9 @@ export interface StepPlanCounts {
   pending: number;
 }
 
+/** A step's counts downstream of pending work: its upstream steps' pending and total work items. */
+export type EstimateCounts = StepPlanCounts & { upstreamPending: number; upstreamTotal?: number };
+
 export interface StepKind<S extends StepDefinition = StepDefinition, W extends WorkItem = WorkItem> {
   readonly type: string;
   /** Plan: how many work items the step wants and how many of them have no record yet. */
@@ -55,9 +58,10 @@ export interface StepKind<S extends StepDefinition = StepDefinition, W extends W
   commit(ctx: StepContext<S>): Promise<void>;
   /**
    * A plan downstream of pending work: how many work items may become pending when upstream steps
-   * add `upstreamPending` records. Default: every group may change (at least one).
+   * add `upstreamPending` records (of `upstreamTotal` they will have: the records they recompute
+   * replace theirs). Default: every group may change (at least one).
    */
-  estimate?(counts: StepPlanCounts & { upstreamPending: number }): number;
+  estimate?(counts: EstimateCounts): number;
 }
 
 /** The inputs of a step (`from` as a list). */
