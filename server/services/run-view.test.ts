@@ -1,0 +1,74 @@
+/**
+ * Issue #33 item 2: the Run row lists every selected step from the moment the run starts (queued),
+ * shows each step's state as it goes, and says the truth at the end: a step whose work items all
+ * failed is failed (not a green "completed"), and a step downstream of it that got nothing to read
+ * is skipped, with why. The model is a fake that fails every summaries call (the only fake here).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../core/db";
+import { ModelError, type ModelProvider, type ModelRequest } from "../engine/model";
+import { OfflineModel } from "../llm/offline-model";
+import { Pipeline } from "../pipeline/sdk";
+import { parseRunStats, type StepRunStats } from "../store/runs";
+import { createTestDb } from "../store/test-db";
+import { appendSourceRecords, createPipeline } from "./pipelines";
+import { runPipeline } from "./runs";
+import { signUp } from "./users";
+
+let db: Db;
+let close: () => Promise<void>;
+let workspaceId: string;
+
+beforeAll(async () => {
+  ({ db, close } = await createTestDb());
+  ({ workspace: { id: workspaceId } } = await signUp(db, { email: "run-view@example.com", password: "run-view-password-1" }));
+});
+afterAll(async () => close());
+
+const spec = new Pipeline("run-view", { agent: "test" })
+  .source("chats", { format: "jsonl" })
+  .transform("summaries", { from: "chats", prompt: "Summarize:\n{{ record.content }}" })
+  .aggregate("weekly", { from: "summaries", groupBy: { period: "week" }, prompt: "Reflect:\n{% for r in records %}{{ r.content }}\n{% endfor %}" })
+  .transform("facts", { from: "chats", prompt: "Facts:\n{{ record.content }}" })
+  .toSpec();
+
+/** Offline answers, except that every summaries call fails as an item failure. */
+class FailingSummaries implements ModelProvider {
+  private readonly offline = new OfflineModel();
+  complete(request: ModelRequest) {
+    if (request.prompt?.startsWith("Summarize:")) return Promise.reject(new ModelError("the provider returned no text"));
+    return this.offline.complete(request);
+  }
+}
+
+describe("the live run view", () => {
+  it("lists every step from the start; all items failed is failed; downstream with nothing to read is skipped with why", async () => {
+    const { pipeline } = await createPipeline(db, workspaceId, { name: "run-view", spec });
+    await appendSourceRecords(
+      db,
+      pipeline.id,
+      "chats",
+      Array.from({ length: 6 }, (_, i) => ({ externalId: `c-${i}`, content: `conversation ${i} about tea number ${i}`, metadata: { time: { created_at: `2024-03-0${i + 1}T10:00:00Z` } } })),
+    );
+    // What the Run row said while the run went: polled at every engine event.
+    const seen: StepRunStats[][] = [];
+    const snapshot = async () => {
+      const row = await db.run.findFirst({ where: { pipelineId: pipeline.id }, orderBy: { createdAt: "desc" } });
+      if (row) seen.push(parseRunStats(row).steps);
+    };
+    const events: Promise<void>[] = [];
+    const run = await runPipeline(db, { workspaceId, pipelineId: pipeline.id }, { model: new FailingSummaries(), afterRun: false, onEvent: (e) => void (e.type === "step-started" && events.push(snapshot())) });
+    await Promise.all(events);
+
+    // From the first step on, the row lists every step; those not started are queued (pending).
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen[0]!.map((s) => s.step)).toEqual(["summaries", "weekly", "facts"]);
+    expect(seen[0]!.map((s) => s.status)).toEqual(["pending", "pending", "pending"]);
+
+    const steps = new Map(parseRunStats(run).steps.map((s) => [s.step, s]));
+    expect(run.status).toBe("completed_with_errors");
+    expect(steps.get("summaries")).toMatchObject({ status: "failed", items: 6, errors: 6, output: 0, reason: "All 6 work items failed." });
+    expect(steps.get("weekly")).toMatchObject({ status: "skipped", items: 0, reason: "Nothing new to read: summaries failed." });
+    expect(steps.get("facts")).toMatchObject({ status: "completed", items: 6, errors: 0, output: 6 });
+  }, 120_000);
+});
