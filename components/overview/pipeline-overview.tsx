@@ -39,9 +39,19 @@ type PlanRow = RouterOutputs["run"]["plan"][number] &
   Partial<
     Pick<
       RouterOutputs["provider"]["planCost"]["steps"][number],
-      "model" | "estimatedTokensIn" | "estimatedTokensOut" | "estimatedCostUsd" | "estimatedTokensRange" | "estimatedCostRange"
+      "model" | "estimatedTokensIn" | "estimatedTokensOut" | "estimatedCostUsd" | "estimatedTokensRange" | "estimatedCostRange" | "basis" | "calibrationRuns" | "calls"
     >
   >;
+
+/** Where a step's token estimate comes from, in words. */
+function basisText(r: PlanRow): string | null {
+  const runs = `${r.calibrationRuns ?? 0} earlier run${r.calibrationRuns === 1 ? "" : "s"}`;
+  if (!r.calls) return null;
+  if (r.basis === "calibrated") return `from ${runs} of this step`;
+  if (r.basis === "calibrated-prompt") return `from ${runs} with this prompt`;
+  if (r.basis === "tokenizer") return "tokenizer estimate (no run yet)";
+  return null;
+}
 
 /** "1.2k–4.8k" for an uncalibrated range, the point estimate once a run calibrated it. */
 function rangeText(point: number, range: [number, number] | null | undefined, fmt: (n: number) => string) {
@@ -328,6 +338,11 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
                         title={r.estimatedTokensRange ? "a range until a run calibrates this step" : undefined}
                       >
                         {r.estimatedTokensIn != null ? rangeText((r.estimatedTokensIn ?? 0) + (r.estimatedTokensOut ?? 0), r.estimatedTokensRange, fmtTokens) : "—"}
+                        {basisText(r) ? (
+                          <span className="block text-[11px] text-muted-foreground" data-testid={`basis-${r.step}`}>
+                            {basisText(r)}
+                          </span>
+                        ) : null}
                       </TableCell>
                       <TableCell className="text-right tabular-nums">{r.estimatedCostUsd != null ? rangeText(r.estimatedCostUsd, r.estimatedCostRange, fmtUsd) : "—"}</TableCell>
                       <TableCell>

@@ -299,6 +299,7 @@ export function buildCli() {
             "tokens in": p.usesModel ? num(p.estimatedTokensIn) : "",
             "tokens out": p.usesModel ? num(p.estimatedTokensOut) : "",
             cost: p.usesModel ? `${usd(p.estimatedCostUsd)}${p.priceKnown ? "" : " (no price)"}` : "",
+            estimate: !p.usesModel || p.calls === 0 ? "" : p.basis === "tokenizer" ? "tokenizer (no run yet)" : `${p.calibrationRuns} earlier run(s)${p.basis === "calibrated-prompt" ? ", same prompt" : ""}`,
           }));
           const lines = [`Pipeline ${pipeline.name} · branch ${branch.name}`, table(rows)];
           lines.push(
@@ -322,7 +323,6 @@ export function buildCli() {
       action(async (conn, opts, step?: string) => {
         const o = opts as GlobalOptions & { from?: string; full?: boolean; replay?: boolean };
         const { pipeline, branch, version } = await resolvePipeline(conn, opts);
-        const started = Date.now();
         const run = await conn.api.run.start.mutate({
           workspaceId: conn.workspaceId,
           pipelineId: pipeline.id,
@@ -339,8 +339,9 @@ export function buildCli() {
           if (!opts.json) {
             for (const s of steps) {
               if (shown.has(s.step)) continue;
-              const line = `${s.step.padEnd(16)} ${bar(s.input, Math.max(s.input, s.input + 0))} ${num(s.output)} new, ${num(s.skipped)} unchanged${s.errors ? `, ${s.errors} failed` : ""}`;
-              if (s.status === "completed" || s.status === "failed") {
+              if (s.status === "pending") continue;
+              const line = `${s.step.padEnd(16)} ${bar(s.input, Math.max(s.input, s.input + 0))} ${num(s.output)} new, ${num(s.skipped)} unchanged${s.errors ? `, ${s.errors} failed` : ""}${s.reason ? ` (${s.status}: ${s.reason})` : ""}`;
+              if (s.status !== "running") {
                 progress.done(line);
                 shown.add(s.step);
               } else progress.update(line);
@@ -354,9 +355,23 @@ export function buildCli() {
         const tokens = steps.reduce((a, s) => a + s.tokensIn + s.tokensOut, 0);
         const cost = steps.reduce((a, s) => a + s.costUsd, 0);
         const usesOffline = version.spec.steps.some((s) => "model" in s && String(s.model ?? "").startsWith("offline/"));
+        // One clock: the run record's own start and finish (not this process's wait), and its steps' stats.
+        const ran = current.startedAt && current.finishedAt ? new Date(current.finishedAt).getTime() - new Date(current.startedAt).getTime() : null;
+        const perStep = table(
+          steps.map((s) => ({
+            step: s.step,
+            status: s.status === "pending" ? "queued" : s.status,
+            items: num(s.items ?? 0),
+            made: num(s.output),
+            time: `${(s.durationMs / 1000).toFixed(1)} s`,
+            tokens: num(s.tokensIn + s.tokensOut),
+            cost: usd(s.costUsd),
+          })),
+        );
         print(opts, current, () =>
           [
-            `Run ${current.id}: ${current.status}. ${num(created)} records created, ${num(tokens)} tokens, ${usd(cost)}, ${((Date.now() - started) / 1000).toFixed(1)} s.`,
+            perStep,
+            `Run ${current.id}: ${current.status}. ${num(created)} records created, ${num(tokens)} tokens, ${usd(cost)}, ${ran === null ? "?" : (ran / 1000).toFixed(1)} s (run record).`,
             current.error ? `Error: ${current.error}` : "",
             usesOffline ? `Note: ${OFFLINE_MODEL_LABEL}` : "",
             "Next: synthex search \"…\"",
