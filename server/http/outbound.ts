@@ -143,6 +143,41 @@ const systemLookup: LookupAll = (hostname) => dns.promises.lookup(hostname, { al
  * Full check for a URL about to be saved or called: shape, then every address its host resolves
  * to. A name that does not resolve (yet) passes here: the request itself is checked again.
  */
+/** DNS error codes: the name does not resolve (ENOTFOUND, ENODATA) or the resolver could not answer (EAI_AGAIN, ESERVFAIL …). */
+const DNS_CODES = new Set(["ENOTFOUND", "ENODATA", "EAI_AGAIN", "EAI_FAIL", "ESERVFAIL", "ETIMEOUT", "EAI_NONAME", "EAI_NODATA"]);
+
+/** The DNS code of an error or of any error in its `cause` chain, if it is a DNS failure. */
+export function dnsFailureCode(err: unknown): string | null {
+  for (let e = err, hop = 0; e && hop < 8; e = (e as { cause?: unknown }).cause, hop++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && DNS_CODES.has(code)) return code;
+  }
+  return null;
+}
+
+/**
+ * Why the host of `raw` does not resolve, in words (null when it resolves, or is an address): a
+ * connection check says "DNS" when DNS is the cause, instead of blaming the URL.
+ */
+export async function dnsProblem(raw: string, lookup: LookupAll = systemLookup): Promise<string | null> {
+  let host: string;
+  try {
+    host = new URL(raw).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return null;
+  }
+  if (net.isIP(host)) return null;
+  try {
+    await lookup(host);
+    return null;
+  } catch (err) {
+    const code = dnsFailureCode(err) ?? ((err as { code?: unknown }).code as string | undefined) ?? "error";
+    return code === "EAI_AGAIN" || code === "ESERVFAIL" || code === "ETIMEOUT"
+      ? `DNS lookup of ${host} failed (${code}): this server's DNS did not answer. Check its network and resolver, then try again.`
+      : `DNS: the host name ${host} does not resolve (${code}). Check its spelling in the base URL, or this server's DNS.`;
+  }
+}
+
 export async function assertOutboundUrl(raw: string, policy: OutboundPolicy = outboundPolicy(), lookup: LookupAll = systemLookup): Promise<URL> {
   const url = checkUrlShape(raw, policy);
   const host = url.hostname.replace(/^\[|\]$/g, "");

@@ -129,6 +129,16 @@ describe("provider base URLs", () => {
     expect(closed.message).toBe(notProvider.message);
     for (const r of [notProvider, closed]) expect(r.message).not.toMatch(/HTTP|ECONN|socket|closed|port/i);
   });
+
+  it("test connection says DNS when the host name does not resolve (issue #33 item 9), not the URL", async () => {
+    // .invalid never resolves (RFC 6761): NXDOMAIN, or no answer on a machine without a resolver.
+    await upsertProvider(db, workspaceId, { name: "no-such-host", kind: "openai-compatible", baseUrl: "https://llm.synthex-check.invalid/v1", apiKey: "sk-z-000000000" });
+    const result = await testProviderConnection(db, workspaceId, { name: "no-such-host" });
+    expect(result.ok).toBe(false);
+    expect(result.message).toMatch(/^DNS/);
+    expect(result.message).toContain("llm.synthex-check.invalid");
+    expect(result.message).not.toMatch(/check the URL, the kind/);
+  });
 });
 
 describe("webhook URLs", () => {

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { encryptSecret, keyPreview } from "../auth/encryption";
-import { assertOutboundUrl, OutboundUrlError } from "../http/outbound";
+import { assertOutboundUrl, dnsFailureCode, dnsProblem, OutboundUrlError } from "../http/outbound";
 import { ModelError } from "../engine/model";
 import { BUILTIN_PRICES, priceOf } from "../llm/pricing";
 import { AiSdkModel, PROVIDER_KINDS } from "../llm/sdk-model";
@@ -140,6 +140,8 @@ const DEFAULT_TEST_MODEL: Record<string, string> = {
  */
 function connectionVerdict(err: unknown): string {
   const message = err instanceof Error ? err.message : "";
+  const dns = dnsFailureCode(err);
+  if (dns) return `DNS: the provider's host name did not resolve (${dns}). Check this server's DNS and network, or the host name.`;
   if (err instanceof ModelError && /authentication failed/.test(message)) return "Reachable, but the provider refused the API key.";
   if (err instanceof ModelError && /HTTP 429/.test(message)) return "Reachable, but the provider is rate-limiting this key: try again later.";
   return "Could not reach a compatible provider at this base URL: check the URL, the kind and the model name.";
@@ -164,6 +166,8 @@ export async function testProviderConnection(db: DbTx, workspaceId: string, inpu
       if (err instanceof OutboundUrlError) return { ok: false as const, model, latencyMs: 0, message: err.message };
       throw err;
     }
+    const dns = await dnsProblem(row.baseUrl);
+    if (dns) return { ok: false as const, model, latencyMs: 0, message: dns };
   }
   const provider = new AiSdkModel({ ...config, timeoutMs: Math.min(config.timeoutMs ?? 20_000, 20_000) }, {
     maxRetries: 0,
