@@ -884,12 +884,16 @@ export interface components {
                     durationMs: number;
                     errors: number;
                     input: number;
+                    /** @description Work items the step found to compute when it started. */
+                    items?: number;
                     modelCalls: number;
                     output: number;
+                    /** @description Why the step was skipped, or failed as a whole. */
+                    reason?: string;
                     retries: number;
                     skipped: number;
                     /** @enum {string} */
-                    status: "pending" | "running" | "completed" | "failed" | "cancelled";
+                    status: "pending" | "running" | "completed" | "failed" | "skipped" | "cancelled";
                     step: string;
                     tokensIn: number;
                     tokensOut: number;
@@ -935,12 +939,16 @@ export interface components {
                     durationMs: number;
                     errors: number;
                     input: number;
+                    /** @description Work items the step found to compute when it started. */
+                    items?: number;
                     modelCalls: number;
                     output: number;
+                    /** @description Why the step was skipped, or failed as a whole. */
+                    reason?: string;
                     retries: number;
                     skipped: number;
                     /** @enum {string} */
-                    status: "pending" | "running" | "completed" | "failed" | "cancelled";
+                    status: "pending" | "running" | "completed" | "failed" | "skipped" | "cancelled";
                     step: string;
                     tokensIn: number;
                     tokensOut: number;
@@ -1109,6 +1117,8 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             target: string;
+                            /** @description The target in words (names, not ids), e.g. "pipeline memory · branch main"; the id stays in target. */
+                            targetLabel: string;
                         }[];
                         nextCursor: string | null;
                     };

@@ -1,6 +1,6 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { KeyRound } from "lucide-react";
+import { Copy, KeyRound } from "lucide-react";
 import { useState } from "react";
 import { PageHeader } from "@/components/shell/page-header";
 import { useCan, useWorkspace } from "@/components/shell/workspace-context";
@@ -107,7 +107,22 @@ export function ApiKeysSettings() {
           {secret ? (
             <div className="rounded-md border border-warning/50 bg-warning/10 p-3 text-sm">
               <div className="mb-2 font-medium">Copy this key now; it will not be shown again.</div>
-              <Input readOnly value={secret} data-testid="api-key-secret" />
+              <div className="flex gap-2">
+                <Input readOnly value={secret} data-testid="api-key-secret" onFocus={(e) => e.currentTarget.select()} />
+                <Button
+                  type="button"
+                  variant="outline"
+                  data-testid="copy-api-key"
+                  onClick={() =>
+                    navigator.clipboard
+                      ?.writeText(secret)
+                      .then(() => toast.success("API key copied"))
+                      .catch(() => toast.error("Could not copy: select the key and copy it by hand"))
+                  }
+                >
+                  <Copy /> Copy
+                </Button>
+              </div>
             </div>
           ) : null}
         </CardContent>

@@ -61,8 +61,8 @@ export function AuditLogSettings() {
                     <TableCell>
                       <Badge variant="outline">{e.action}</Badge>
                     </TableCell>
-                    <TableCell className="max-w-56 truncate font-mono text-xs" title={e.target}>
-                      {e.target}
+                    <TableCell className="max-w-56 truncate text-xs" title={e.target} data-testid="audit-target">
+                      {e.targetLabel}
                     </TableCell>
                     <TableCell className="max-w-72 truncate font-mono text-xs text-muted-foreground">
                       {Object.keys(e.summary).length ? JSON.stringify(e.summary) : ""}

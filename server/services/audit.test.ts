@@ -76,6 +76,12 @@ describe("audit log", () => {
       "run.start",
       "purge",
     ]);
+    // Targets in words (issue #33 item 9): names, not raw ids; the id stays in target.
+    expect(byAction("branch.promote")[0]!.targetLabel).toBe("pipeline memory · branch tuned");
+    expect(byAction("apiKey.revoke")[0]!.targetLabel).toBe("API key support-agent");
+    expect(byAction("member.changeRole")[0]!.targetLabel).toBe("member other@audit.test");
+    expect(byAction("run.start")[0]!.targetLabel).toBe(`run ${run.id.slice(-8)} of memory`);
+    expect(byAction("provider.delete")[0]!.targetLabel).toBe("provider corp");
     expect(byAction("branch.promote")[0]).toMatchObject({
       actor: `user:${owner.user.id}`,
       actorLabel: "owner@audit.test",

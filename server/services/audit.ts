@@ -101,10 +101,42 @@ export const auditEntrySchema = z.object({
   actorLabel: z.string(),
   action: z.string(),
   target: z.string(),
+  targetLabel: z.string().meta({ description: "The target in words (names, not ids), e.g. \"pipeline memory · branch main\"; the id stays in target." }),
   summary: z.record(z.string(), z.unknown()),
   createdAt: z.date(),
 });
 export const auditPageSchema = z.object({ entries: z.array(auditEntrySchema), nextCursor: z.string().nullable() });
+
+const ids = (targets: string[], kind: string) => [...new Set(targets.flatMap((t) => t.split("/")).filter((p) => p.startsWith(`${kind}:`)).map((p) => p.slice(kind.length + 1)))];
+
+/**
+ * Targets in words: each `kind:id` part named as the workspace knows it now (a pipeline by its
+ * name, a run by its pipeline, a member or user by email, a key by name, a record by its step); what is gone stays an id.
+ */
+async function targetLabels(db: Db, workspaceId: string, targets: string[]): Promise<Map<string, string>> {
+  const [pipelines, runs, members, users, keys, records] = await Promise.all([
+    db.pipeline.findMany({ where: { workspaceId, id: { in: ids(targets, "pipeline") } }, select: { id: true, name: true } }),
+    db.run.findMany({ where: { workspaceId, id: { in: ids(targets, "run") } }, select: { id: true, pipeline: { select: { name: true } } } }),
+    db.membership.findMany({ where: { workspaceId, id: { in: ids(targets, "member") } }, select: { id: true, user: { select: { email: true } } } }),
+    db.user.findMany({ where: { id: { in: ids(targets, "user") }, memberships: { some: { workspaceId } } }, select: { id: true, email: true } }),
+    db.apiKey.findMany({ where: { workspaceId, id: { in: ids(targets, "apiKey") } }, select: { id: true, name: true } }),
+    db.record.findMany({ where: { workspaceId, id: { in: ids(targets, "record") } }, select: { id: true, step: true } }),
+  ]);
+  const names = new Map<string, string>([
+    ...pipelines.map((p) => [`pipeline:${p.id}`, `pipeline ${p.name}`] as const),
+    ...runs.map((r) => [`run:${r.id}`, `run ${r.id.slice(-8)} of ${r.pipeline.name}`] as const),
+    ...members.map((m) => [`member:${m.id}`, `member ${m.user.email}`] as const),
+    ...users.map((u) => [`user:${u.id}`, u.email] as const),
+    ...keys.map((k) => [`apiKey:${k.id}`, `API key ${k.name}`] as const),
+    ...records.map((r) => [`record:${r.id}`, `${r.step} record ${r.id.slice(-8)}`] as const),
+  ]);
+  const label = (target: string) =>
+    target
+      .split("/")
+      .map((part) => names.get(part) ?? part.replace(/^(branch|source|provider|model):/, "$1 "))
+      .join(" · ");
+  return new Map(targets.map((t) => [t, label(t)]));
+}
 
 /** Newest first, a page at a time. */
 export async function listAudit(db: Db, workspaceId: string, input: z.input<typeof listAuditInput>): Promise<z.infer<typeof auditPageSchema>> {
@@ -117,8 +149,9 @@ export async function listAudit(db: Db, workspaceId: string, input: z.input<type
     select: { id: true, actor: true, actorLabel: true, action: true, target: true, summary: true, createdAt: true },
   });
   const page = rows.slice(0, limit);
+  const labels = await targetLabels(db, workspaceId, page.map((r) => r.target));
   return {
-    entries: page.map((r) => ({ ...r, summary: (r.summary ?? {}) as Record<string, unknown> })),
+    entries: page.map((r) => ({ ...r, targetLabel: labels.get(r.target) ?? r.target, summary: (r.summary ?? {}) as Record<string, unknown> })),
     nextCursor: rows.length > limit ? page[page.length - 1]!.id : null,
   };
 }
