@@ -94,8 +94,10 @@ export function NewPipelineForm() {
                 {t.badge ? <span className="rounded bg-primary/10 px-1.5 text-xs text-primary">{t.badge}</span> : null}
                 {template === t.id ? <Check className="ml-auto size-4 text-primary" /> : null}
               </span>
-              {t.seed ? <span className="text-xs text-muted-foreground">seed {t.seed}</span> : null}
-              <span className="text-muted-foreground">{t.description}</span>
+              {t.goodFor ? <span data-testid="template-good-for">{t.goodFor}</span> : null}
+              <span className="text-xs text-muted-foreground" title={t.seed ? `Follows reference design ${t.seed}` : undefined}>
+                {t.description.replace(/^Seed \d+:\s*/, "")}
+              </span>
               <span className="mt-auto text-xs text-muted-foreground" data-testid="template-nodes" data-nodes={t.nodes.join(" ")}>
                 {stepCount(t)}
               </span>

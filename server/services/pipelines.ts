@@ -7,6 +7,7 @@ import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/has
 import { diffSpecs } from "../pipeline/diff";
 import { parseSpec, type PipelineSpec } from "../pipeline/spec";
 import { TEMPLATES } from "../pipeline/templates";
+import { GOOD_FOR } from "../pipeline/templates/good-for";
 
 /** Templates live in server/pipeline/templates; re-exported for callers that build a pipeline from one. */
 export { templateSpec } from "../pipeline/templates";
@@ -178,6 +179,8 @@ export function listTemplates() {
     return {
       id: t.id,
       title: t.title,
+      /** What the template is good for, in plain words (the card's first line). */
+      goodFor: GOOD_FOR[t.id] ?? null,
       description: t.description,
       seed: t.seed ?? null,
       badge: t.badge ?? null,
