@@ -10,7 +10,7 @@ export const GOOD_FOR: Readonly<Record<string, string>> = {
   pyramid: "Long histories you want to read from the top down: a synthesis first, then the detail under it.",
   memex: "Memories per project or customer that stay current: an updated fact replaces the old one.",
   mem0: "Comparing with Mem0: extracted facts and the people and things they name, found by meaning and by words.",
-  rag: "A baseline to beat: plain chunks of your text, searched directly.",
+  "rag-baseline": "A baseline to beat: plain chunks of your text, searched directly.",
   documents: "Notes, pages and documents: a summary per document and one of the whole collection.",
   "bm25-sessions": "A no-model baseline: whole conversations ranked by word match.",
   "bm25-windows": "A no-model baseline: each turn with its neighbours, ranked by word match.",
