@@ -95,6 +95,11 @@ export function PurgeRecordButton({ workspaceId, recordId, afterPurgeHref }: { w
               {errorMessage(purge.error)}
             </p>
           ) : null}
+          {purge.isPending ? (
+            <p className="text-sm text-muted-foreground" role="status" data-testid="purge-progress">
+              Removing the records, their derived records, embeddings and index entries…
+            </p>
+          ) : null}
           <DialogFooter>
             <Button variant="outline" onClick={() => setOpen(false)}>
               Cancel
@@ -105,7 +110,7 @@ export function PurgeRecordButton({ workspaceId, recordId, afterPurgeHref }: { w
               onClick={() => purge.mutate({ workspaceId, id: recordId, dryRun: false })}
               data-testid="purge-confirm"
             >
-              Purge {plan ? fmtInt(plan.records.length) : ""} record(s)
+              {purge.isPending ? `Purging ${plan ? fmtInt(plan.records.length) : ""} record(s)…` : `Purge ${plan ? fmtInt(plan.records.length) : ""} record(s)`}
             </Button>
           </DialogFooter>
         </DialogContent>
