@@ -5,7 +5,7 @@
  */
 import type { StepContext } from "../step-context";
 import type { EngineRecord } from "../types";
-import { inputsOf, type StepDefinition, type StepKind, type EstimateCounts, type StepPlanCounts, type WorkItem } from "./step-kind";
+import { inputsOf, type StepDefinition, type StepKind, type EstimateCounts, type WorkItem } from "./step-kind";
 
 export interface InputItem extends WorkItem {
   input: EngineRecord;
