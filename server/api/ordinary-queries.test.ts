@@ -136,6 +136,16 @@ describe("ordinary questions over REST, tRPC and MCP", () => {
     const answered = await rest("POST", `/pipelines/${pipelineId}/ask`, { question: "Where is the spare key for the lighthouse cabin?" });
     expect(answered.json).toMatchObject({ abstained: false, noMatch: false });
   }, 120_000);
+
+  it("README examples: walk starts from monthly on chat-memory (synthesis is the pyramid template's top); ask's citations are objects", async () => {
+    const walk = (from: string) => rest("GET", `/pipelines/${pipelineId}/walk?query=${encodeURIComponent("lighthouse key")}&from=${from}`);
+    expect((await walk("synthesis")).status).toBe(400);
+    const monthly = await walk("monthly");
+    expect(monthly.status).toBe(200);
+    expect(monthly.json.path).toEqual(["monthly", "summaries", "transcripts"]);
+    const asked = await rest("POST", `/pipelines/${pipelineId}/ask`, { question: "Where is the spare key for the lighthouse cabin?" });
+    expect((asked.json.citations as unknown[])[0]).toMatchObject({ ref: expect.any(Number), recordId: expect.any(String), step: expect.any(String) });
+  }, 60_000);
 });
 
 describe("output validation", () => {
