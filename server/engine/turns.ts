@@ -3,6 +3,14 @@
 /** A speaker label opening a turn paragraph: "user:", "Caroline:", "tool (python):", "assistant (to canmore):". */
 export const TURN_LABEL = /^([\p{L}\p{N}][\p{L}\p{N} ._'-]{0,40}(?: \([^)\n]{1,40}\))?):\s/u;
 
+/**
+ * A metadata line a transcript carries above its turns ("Date: 10 January 2024", the offline
+ * transcript's heading; "Title: …", "Date: …" as the transcript prompt shows them to a model): part
+ * of the header, never a turn, so turn numbers are message numbers.
+ */
+const METADATA_LINE = /^(?:date|title|time|created|updated|participants)\s*:\s*\S[^\n]*$/i;
+const isMetadataParagraph = (p: string) => p.trim().split("\n").every((line) => METADATA_LINE.test(line.trim()));
+
 /** A conversation's paragraphs: the header (before the first turn) and the turns, continuation paragraphs folded into their turn. */
 export function conversationTurns(content: string): { header: string; turns: string[] } {
   const paragraphs = content.replace(/\r\n?/g, "\n").split(/\n[ \t]*\n/);
@@ -11,7 +19,7 @@ export function conversationTurns(content: string): { header: string; turns: str
   let inFence = false;
   for (const p of paragraphs) {
     if (!p.trim()) continue;
-    const startsTurn = !inFence && TURN_LABEL.test(p.trimStart());
+    const startsTurn = !inFence && TURN_LABEL.test(p.trimStart()) && !(turns.length === 0 && isMetadataParagraph(p));
     if (startsTurn || (turns.length === 0 && !inFence)) {
       if (startsTurn) turns.push(p.trim());
       else header.push(p.trim());
