@@ -21,8 +21,8 @@ export default class OutcomesReporter implements Reporter {
     const file = process.env.VITEST_OUTCOMES_FILE;
     if (!file) return;
     const outcomes: TestOutcomes = { skipped: [], flaky: [] };
-    for (const module of modules) {
-      for (const test of module.children.allTests()) {
+    for (const testModule of modules) {
+      for (const test of testModule.children.allTests()) {
         const result = test.result();
         if (result.state === "skipped" && test.options.mode !== "todo") {
           outcomes.skipped.push({ name: label(test), reason: result.note ?? "no reason given" });
