@@ -31,10 +31,11 @@ describe("turns counted as messages", () => {
   const { item } = chatgptConversationToItem(nineMessageChat(), { index: 0, path: "conversations.json" });
   const transcript = cleanTranscript([{ id: "c", content: item!.content, metadata: item!.metadata as Record<string, unknown> }]);
 
-  it("the transcript's Date line is header, not turn 1", () => {
+  it("the transcript's Date line is metadata, not turn 1", () => {
     expect(transcript).toMatch(/^Date: /m);
-    const { header, turns } = conversationTurns(transcript);
-    expect(header).toContain("Date: ");
+    const { header, turns, meta } = conversationTurns(transcript);
+    expect(meta).toEqual([expect.stringMatching(/^Date: /)]);
+    expect(header).toContain("Tide tables");
     expect(turns).toHaveLength(9);
     expect(turns[0]).toMatch(/^user: message 1 of/i);
     expect(turns[8]).toMatch(/message 9 of/);
@@ -50,8 +51,7 @@ describe("turns counted as messages", () => {
     for (const n of [7, 8, 9]) expect(last).toContain(`message ${n} of`);
     expect(last).not.toContain("message 6 of");
     // Each window keeps the conversation's header (title and date) to be findable on its own.
-    expect(last).toContain("Tide tables");
-    expect(last).toContain("Date: ");
+    expect(last).toContain("Tide tables\n2024-03-05");
   });
 
   it("a speaker who opens the chat is still turn 1 (only metadata lines are header)", () => {
