@@ -30,8 +30,18 @@ import { locomoFixture } from "../server/eval/testing/locomo-fixture";
 const ROOT = path.resolve(import.meta.dirname, "..");
 const NUM = String.raw`\d+(?:\.\d+)?`;
 
+/**
+ * A bench smoke run is judged by what it prints, never by how long it took: these limits only stop
+ * a bench that hangs. They are far above what a loaded 2-core laptop needs (soak:crash: 70 s quiet,
+ * over 110 s at load 14; every bench starts tsx and the embedded database, 10–25 s at load 10).
+ */
+const BENCH_LIMIT_MS = 900_000;
+const TEST_LIMIT_MS = BENCH_LIMIT_MS + 30_000;
+
 interface BenchResult {
   code: number | null;
+  /** Set when the bench was killed at its limit. */
+  killedAfterMs?: number;
   stdout: string;
   stderr: string;
   seconds: number;
@@ -70,7 +80,8 @@ function benchEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 /** `npm run <script> -- <args>` in the repository, in a process group of its own (killed whole on timeout). */
 function runBench(script: string, args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<BenchResult> {
-  const timeoutMs = options.timeoutMs ?? 110_000;
+  const timeoutMs = options.timeoutMs ?? BENCH_LIMIT_MS;
+  let killedAfterMs: number | undefined;
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn("npm", ["run", script, "--", ...args], { cwd: ROOT, env: benchEnv(options.env), stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -79,6 +90,7 @@ function runBench(script: string, args: string[], options: { env?: Record<string
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
+      killedAfterMs = timeoutMs;
       try {
         process.kill(-child.pid!, "SIGKILL");
       } catch {
@@ -93,14 +105,15 @@ function runBench(script: string, args: string[], options: { env?: Record<string
       clearTimeout(timer);
       const seconds = (performance.now() - started) / 1000;
       console.log(`npm run ${script} -- ${args.join(" ")}: exit ${code} in ${seconds.toFixed(1)} s`);
-      resolve({ code, stdout, stderr, seconds });
+      resolve({ code, stdout, stderr, seconds, killedAfterMs });
     });
   });
 }
 
 /** Exit 0, or the end of what the bench printed. */
 function expectSuccess(r: BenchResult) {
-  expect(r.code, `exit ${r.code}\n--- stdout (end) ---\n${r.stdout.slice(-4000)}\n--- stderr (end) ---\n${r.stderr.slice(-4000)}`).toBe(0);
+  const how = r.killedAfterMs ? `killed at its ${r.killedAfterMs / 1000} s limit (a hang, not slowness)` : `exit ${r.code}`;
+  expect(r.code, `${how}\n--- stdout (end) ---\n${r.stdout.slice(-4000)}\n--- stderr (end) ---\n${r.stderr.slice(-4000)}`).toBe(0);
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -121,7 +134,7 @@ function locomoFile() {
 }
 
 describe("the README's benchmark commands", () => {
-  it("bench:engine — transform throughput, no-op and +1% re-runs", { timeout: 120_000 }, async () => {
+  it("bench:engine — transform throughput, no-op and +1% re-runs", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:engine", ["200"]);
     expectSuccess(r);
     expect(r.stdout).toContain("transform 200 records:");
@@ -132,7 +145,7 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(/peak RSS overall \d+ MB/);
   });
 
-  it("bench:models — records/s per run concurrency against the mock provider", { timeout: 120_000 }, async () => {
+  it("bench:models — records/s per run concurrency against the mock provider", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:models", ["--latency", "5", "--limit", "4", "--levels", "1,4"]);
     expectSuccess(r);
     expect(r.stdout).toContain("mock latency 5 ms, provider concurrency limit 4");
@@ -155,7 +168,7 @@ describe("the README's benchmark commands", () => {
     }
   });
 
-  it("bench:import — a generated ChatGPT export imported, re-imported, peak RSS", { timeout: 120_000 }, async () => {
+  it("bench:import — a generated ChatGPT export imported, re-imported, peak RSS", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:import", ["5"]);
     expectSuccess(r);
     expect(r.stdout).toMatch(new RegExp(`generated 5 conversations: \\d+ MB JSON in ${NUM} s`));
@@ -166,7 +179,7 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(/database owner process \(PGlite\) peak RSS \d+ MB/);
   });
 
-  it("bench:search — search latency per query shape, EXPLAIN plans, summary", { timeout: 120_000 }, async () => {
+  it("bench:search — search latency per query shape, EXPLAIN plans, summary", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:search", ["500", "5"]);
     expectSuccess(r);
     expect(r.stdout).toContain("loading 500 conversations × 3 steps + monthly aggregates, 50 scopes…");
@@ -194,7 +207,7 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(new RegExp(`Execution Time: ${NUM} ms`));
   });
 
-  it("bench:branch -- [records] [conversations] — branch creation and a run on a changed branch", { timeout: 120_000 }, async () => {
+  it("bench:branch -- [records] [conversations] — branch creation and a run on a changed branch", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:branch", ["200", "20"]);
     expectSuccess(r);
     expect(r.stdout).toMatch(new RegExp(`branch create with 200 records on main \\(import took ${NUM} s\\):`));
@@ -211,7 +224,7 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(/^\s+summaries\s+0 calls\s+0 made\s+20 reused$/m);
   });
 
-  it("bench:locomo-search -- <file> --only conv-a — retrieval quality per mode and category", { timeout: 120_000 }, async () => {
+  it("bench:locomo-search -- <file> --only conv-a — retrieval quality per mode and category", { timeout: TEST_LIMIT_MS }, async () => {
     const locomo = locomoFile();
     const r = await runBench("bench:locomo-search", [locomo.file, "--only", "conv-a", "--modes", "fts,hybrid", "--limit", "20"]);
     expectSuccess(r);
@@ -234,7 +247,7 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(new RegExp(`^  cat [1-4]\\s+hit@1 ${NUM}\\s+hit@5 ${NUM}`, "m"));
   });
 
-  it("bench:graph-search -- [file] [--repeat n] — synapsis eval in hybrid and graph mode, per-question latency", { timeout: 120_000 }, async () => {
+  it("bench:graph-search -- [file] [--repeat n] — synapsis eval in hybrid and graph mode, per-question latency", { timeout: TEST_LIMIT_MS }, async () => {
     const locomo = locomoFile();
     const r = await runBench("bench:graph-search", [locomo.file, "--repeat", "1"]);
     expectSuccess(r);
@@ -253,7 +266,7 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(new RegExp(`total ${NUM} s`));
   });
 
-  it("bench:eval -- [file] [templates] — import, build, every question; the second eval builds nothing", { timeout: 120_000 }, async () => {
+  it("bench:eval -- [file] [templates] — import, build, every question; the second eval builds nothing", { timeout: TEST_LIMIT_MS }, async () => {
     const locomo = locomoFile();
     const r = await runBench("bench:eval", [locomo.file, "chat-memory"]);
     expectSuccess(r);
@@ -268,7 +281,7 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(new RegExp(`total ${NUM} s · peak memory \\(RSS, this process incl\\. the embedded database\\) \\d+ MB`));
   });
 
-  it("bench:scale -- --pg 0 --pglite … — the PGlite column of the scale table", { timeout: 120_000 }, async () => {
+  it("bench:scale -- --pg 0 --pglite … — the PGlite column of the scale table", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:scale", ["--pg", "0", "--pglite", "300", "--iterations", "3"]);
     expectSuccess(r);
     // A failed child also exits 1 (checked above); its column is what the table must show.
@@ -283,7 +296,17 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toContain("goals at 1M on PostgreSQL:");
   });
 
-  it("bench:lineage — neighbourhood, ancestry, a group page and the whole tree", { timeout: 120_000 }, async () => {
+  it("bench:cli -- 1 — --help, status, search and get wall times beside node -e 0", { timeout: TEST_LIMIT_MS }, async () => {
+    const r = await runBench("bench:cli", ["1"]);
+    expectSuccess(r);
+    expect(r.stdout).toMatch(/load average before: \d+\.\d\d \d+\.\d\d \d+\.\d\d {3}\(1 runs each, median wall time\)/);
+    for (const label of ["node -e 0", "synthex --help", "synthex status", 'synthex search "that rust conversation"', "synthex get <id>"]) {
+      expect(r.stdout).toMatch(new RegExp(`^${escape(label)}\\s+${NUM} s {3}\\(min ${NUM}, max ${NUM}\\)$`, "m"));
+    }
+    expect(r.stdout).toMatch(/load average after: {2}\d+\.\d\d/);
+  });
+
+  it("bench:lineage — neighbourhood, ancestry, a group page and the whole tree", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:lineage", ["20", "3"]);
     expectSuccess(r);
     expect(r.stdout).toMatch(new RegExp(`fixture: 20 sources → 20 summaries → 1 record \\(41 records\\) in ${NUM} s`));
@@ -294,7 +317,7 @@ describe("the README's benchmark commands", () => {
     expectLatencyLine(r.stdout, "whole lineage tree (41 nodes, for comparison)");
   });
 
-  it("bench:api — ingest throughput and search/ask latency over real HTTP", { timeout: 120_000 }, async () => {
+  it("bench:api — ingest throughput and search/ask latency over real HTTP", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:api", ["20", "10"]);
     expectSuccess(r);
     expect(r.stdout).toMatch(/bench:api — 20 ingest calls per phase, 10 queries; server http:\/\/127\.0\.0\.1:\d+ \(real HTTP\), embedded database/);
@@ -310,11 +333,11 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(/memory: \d+ records, 1050 ingested messages/);
   });
 
-  it("bench:load -- --targets embedded — REST load on `npm start` (PGlite)", { timeout: 900_000 }, async () => {
+  it("bench:load -- --targets embedded — REST load on `npm start` (PGlite)", { timeout: 2 * TEST_LIMIT_MS }, async () => {
     const port = await freePort();
     const r = await runBench("bench:load", ["--duration", "2", "--search", "2", "--ingest", "1", "--conversations", "5", "--targets", "embedded"], {
       env: { BENCH_LOAD_PORT: String(port) },
-      timeoutMs: 880_000,
+      timeoutMs: 2 * BENCH_LIMIT_MS,
     });
     expectSuccess(r);
     expect(r.stdout).toContain("[bench:load] embedded: starting the server, importing 5 conversations, running the pipeline …");
@@ -334,8 +357,8 @@ describe("the README's benchmark commands", () => {
   });
 
   // Four process starts (clean run, killed run, restart, exit): 70 s on a quiet 2-core machine, over 110 s at load 14.
-  it("soak:crash -- --trials 1 — kill -9 mid-run, restart, same records as a clean run", { timeout: 320_000 }, async () => {
-    const r = await runBench("soak:crash", ["--trials", "1", "--conversations", "3"], { timeoutMs: 300_000 });
+  it("soak:crash -- --trials 1 — kill -9 mid-run, restart, same records as a clean run", { timeout: TEST_LIMIT_MS }, async () => {
+    const r = await runBench("soak:crash", ["--trials", "1", "--conversations", "3"]);
     expectSuccess(r);
     const clean = new RegExp(`clean run: (\\d+) records on main in ${NUM} s \\(run and process exit\\); duplicates 0`).exec(r.stdout);
     expect(clean, "no clean-run line").not.toBeNull();

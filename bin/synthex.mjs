@@ -1,14 +1,96 @@
 #!/usr/bin/env node
-// The `synthex` command: runs the TypeScript CLI through tsx so no build step is needed.
+// The `synthex` command. Runs the CLI (server/cli/main.ts) as JavaScript that esbuild bundled from
+// the sources, kept in node_modules/.cache/synthex-cli and rebuilt when a source it was built from
+// changed (one stat per input file, ~1 ms); packages stay in node_modules. Built by postinstall
+// (`--prebuild`) or on first use (~1 s). Without esbuild it falls back to tsx (compiles per call).
 import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(import.meta.url);
-const tsx = require.resolve("tsx/cli", { paths: [root] });
-const result = spawnSync(process.execPath, [tsx, path.join(root, "server/cli/main.ts"), ...process.argv.slice(2)], {
-  stdio: "inherit",
-});
-process.exit(result.status ?? 1);
+const cacheDir = path.join(root, "node_modules", ".cache", "synthex-cli");
+const stampFile = path.join(cacheDir, "build.json");
+const entry = path.join(root, "server", "cli", "main.ts");
+
+/** The current build's directory when every input still has the mtime it was built from. */
+function freshBuild() {
+  let stamp;
+  try {
+    stamp = JSON.parse(readFileSync(stampFile, "utf8"));
+  } catch {
+    return null;
+  }
+  for (const [file, mtimeMs] of Object.entries(stamp.inputs)) {
+    try {
+      if (statSync(path.join(root, file)).mtimeMs !== mtimeMs) return null;
+    } catch {
+      return null;
+    }
+  }
+  const dir = path.join(cacheDir, stamp.dir);
+  return existsSync(path.join(dir, "main.js")) ? dir : null;
+}
+
+/** Bundles into a new directory, then points the stamp at it (concurrent builds each finish whole). */
+async function build() {
+  const require = createRequire(import.meta.url);
+  const esbuild = await import(pathToFileURL(require.resolve("esbuild", { paths: [root] })).href);
+  const name = `build-${Date.now()}-${process.pid}`;
+  const outdir = path.join(cacheDir, name);
+  const result = await esbuild.build({
+    entryPoints: [entry],
+    absWorkingDir: root,
+    bundle: true,
+    splitting: true, // the router, the database and the services load only in commands that use them
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    packages: "external",
+    outdir,
+    metafile: true,
+    logLevel: "error",
+  });
+  const inputs = {};
+  for (const file of Object.keys(result.metafile.inputs)) inputs[file] = statSync(path.join(root, file)).mtimeMs;
+  mkdirSync(cacheDir, { recursive: true });
+  const tmp = `${stampFile}.${process.pid}`;
+  writeFileSync(tmp, JSON.stringify({ dir: name, inputs }));
+  renameSync(tmp, stampFile);
+  // Older builds: removed once they are an hour old (a command still running may be loading one).
+  for (const old of readdirSync(cacheDir)) {
+    const full = path.join(cacheDir, old);
+    if (old.startsWith("build-") && old !== name && Date.now() - statSync(full).mtimeMs > 3_600_000) rmSync(full, { recursive: true, force: true });
+  }
+  return outdir;
+}
+
+async function compiled() {
+  try {
+    return freshBuild() ?? (await build());
+  } catch (err) {
+    if (process.env.SYNTHEX_CLI_DEBUG) console.error("synthex: no compiled CLI, using tsx:", err);
+    return null;
+  }
+}
+
+if (process.argv[2] === "--prebuild") {
+  // postinstall: build now so the first command is fast; never fail the install over it.
+  await compiled();
+  process.exit(0);
+}
+
+const dir = await compiled();
+if (!dir) {
+  const require = createRequire(import.meta.url);
+  const tsx = require.resolve("tsx/cli", { paths: [root] });
+  const result = spawnSync(process.execPath, [tsx, entry, ...process.argv.slice(2)], { stdio: "inherit" });
+  process.exit(result.status ?? 1);
+}
+// The bundle's own location is not the repository's: the migrations are found from here instead.
+if (!process.env.SYNTHEX_MIGRATIONS_DIR && !existsSync(path.resolve("prisma/migrations"))) {
+  process.env.SYNTHEX_MIGRATIONS_DIR = path.join(root, "prisma", "migrations");
+}
+const { buildCli } = await import(pathToFileURL(path.join(dir, "main.js")).href);
+await buildCli().parseAsync(process.argv);

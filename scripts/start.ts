@@ -24,7 +24,7 @@ async function main() {
   process.env.NEXTAUTH_URL ??= `http://localhost:${port}`;
   const nextBin = "node_modules/next/dist/bin/next";
   if (!dev && (!existsSync(".next/BUILD_ID") || process.env.SYNTHEX_REBUILD === "1")) {
-    console.log("[synthex] no production build yet: running next build (about 30 s, once)");
+    console.log("[synthex] no production build yet: running next build (once: a few minutes on 2 quiet cores, 15+ min when the machine is busy)");
     const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit", env: process.env });
     if (build.status !== 0) {
       await runtime.close();

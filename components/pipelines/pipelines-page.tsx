@@ -11,6 +11,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { Skeleton } from "@/components/ui/skeleton";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC } from "@/lib/trpc";
+import { LocalWorkspaceHint } from "./local-hint";
 
 const STATUS_VARIANT: Record<string, "success" | "destructive" | "warning" | "secondary"> = {
   succeeded: "success",
@@ -139,6 +140,7 @@ export function PipelinesPage() {
         description="Memory architectures for your agents: sources in, queryable memory out."
         actions={list.data?.length ? newButton : null}
       />
+      <LocalWorkspaceHint currentSlug={workspace.slug} />
       {body}
     </>
   );

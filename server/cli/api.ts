@@ -8,9 +8,7 @@ import { createTRPCClient, httpBatchLink, unstable_localLink, type TRPCClient } 
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import superjson from "superjson";
 import type { Db } from "../core/db";
-import { appRouter, type AppRouter } from "../api/root";
-import { createContext } from "../api/trpc";
-import { ensureLocalWorkspace } from "../services/local-workspace";
+import type { AppRouter } from "../api/root";
 
 export type Api = TRPCClient<AppRouter>;
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
@@ -28,7 +26,16 @@ export interface Connection {
   close(): Promise<void>;
 }
 
+/**
+ * The router, the database and Prisma are imported here, on first use, not when the CLI starts:
+ * `--help` and argument errors answer without loading them.
+ */
 export async function connectLocal(): Promise<Connection> {
+  const [{ appRouter }, { createContext }, { ensureLocalWorkspace }] = await Promise.all([
+    import("../api/root"),
+    import("../api/trpc"),
+    import("../services/local-workspace"),
+  ]);
   const { closeDb } = await import("../store/db");
   const { openMigratedDb } = await import("../store/runtime-env");
   const db = await openMigratedDb();

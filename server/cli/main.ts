@@ -12,13 +12,11 @@ import path from "node:path";
 import { TRPCClientError } from "@trpc/client";
 import { TRPCError } from "@trpc/server";
 import { TEMPLATE_IDS } from "../pipeline/templates";
-import { specToToml } from "../pipeline/toml";
 import { IMPORT_FORMATS, type ImportFormat } from "../importers/types";
 import { SOURCE_FORMATS, type SourceFormat } from "../pipeline/spec";
-import { OFFLINE_MODEL_LABEL } from "../llm/offline-model";
 import type { LineageResult } from "../search/provenance";
 import { describePath } from "../search/evidence-path";
-import { SEARCH_MODES, type SearchMode } from "../search/search";
+import { SEARCH_MODES, type SearchMode } from "../search/modes";
 import { connectLocal, connectRemote, type Connection } from "./api";
 import { bar, num, ProgressLine, table, usd } from "./output";
 import { registerBranchCommands } from "./branch";
@@ -368,6 +366,7 @@ export function buildCli() {
             cost: usd(s.costUsd),
           })),
         );
+        const { OFFLINE_MODEL_LABEL } = await import("../llm/offline-model");
         print(opts, current, () =>
           [
             perStep,
@@ -669,7 +668,7 @@ export function buildCli() {
         const o = opts as GlobalOptions & { specJson?: boolean };
         const { pipeline, version } = await resolvePipeline(conn, opts);
         if (o.specJson || opts.json) console.log(JSON.stringify(version.spec, null, 2));
-        else console.log(specToToml(version.spec, { name: pipeline.name, agent: pipeline.agent, description: pipeline.description }));
+        else console.log((await import("../pipeline/toml")).specToToml(version.spec, { name: pipeline.name, agent: pipeline.agent, description: pipeline.description }));
       }, (_args, opts) => needsPipeline(opts)),
     );
 

@@ -320,8 +320,9 @@ export function chatgptConversationToItem(conv: unknown, ctx: { index: number; p
   const title = rawTitle && rawTitle.trim() ? capTitle(rawTitle.trim()) : null;
   const createdAt = toIso(conv.create_time) ?? firstTime;
   const updatedAt = toIso(conv.update_time) ?? lastTime;
-  const header = `# ${title ?? "Untitled conversation"}${createdAt ? `\n${createdAt.slice(0, 10)}` : ""}`;
-  const content = [header, ...turns.map((t) => `${t.label}: ${t.text.trim()}`)].join("\n\n");
+  // No title: no placeholder in the text (it would be searchable); the UI says "Untitled".
+  const header = [title ? `# ${title}` : "", createdAt?.slice(0, 10) ?? ""].filter(Boolean).join("\n");
+  const content = [header, ...turns.map((t) => `${t.label}: ${t.text.trim()}`)].filter(Boolean).join("\n\n");
   const roles = [...new Set(turns.map((t) => t.label.split(" ")[0]!))];
   const custom: Record<string, unknown> = {
     branches: {

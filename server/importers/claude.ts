@@ -218,7 +218,8 @@ export function claudeConversationToItem(conv: unknown, ctx: { index: number; pa
   const name = capTitle(str(conv.name)?.trim() || null);
   const createdAt = toIso(conv.created_at) ?? (thread[0] ? toIso(thread[0].created_at) : null);
   const updatedAt = toIso(conv.updated_at);
-  const header = `# ${name ?? "Untitled conversation"}${createdAt ? `\n${createdAt.slice(0, 10)}` : ""}`;
+  // No title: no placeholder in the text (it would be searchable); the UI says "Untitled".
+  const header = [name ? `# ${name}` : "", createdAt?.slice(0, 10) ?? ""].filter(Boolean).join("\n");
   const summary = str(conv.summary)?.trim();
   const custom: Record<string, unknown> = { branches: { alternatives }, hidden_blocks: hidden, attachments };
   if (summary) custom.summary = summary;
@@ -226,7 +227,7 @@ export function claudeConversationToItem(conv: unknown, ctx: { index: number; pa
   return {
     item: {
       externalId: id,
-      content: [header, ...turns].join("\n\n"),
+      content: [header, ...turns].filter(Boolean).join("\n\n"),
       metadata: {
         time: { ...(createdAt ? { created_at: createdAt } : {}), ...(updatedAt ? { updated_at: updatedAt } : {}) },
         chat: { conversation_id: id, title: name, author: [...roles].join(", "), roles: [...roles], message_count: turns.length },

@@ -39,8 +39,8 @@ import { graphRetrieve, type EvidencePath, type QuestionEntity } from "./graph-r
  * over one or two hops of beliefs (search/graph-retrieval.ts) — fused by RRF, with a recency
  * weight; needs an entities and a relations step.
  */
-export const SEARCH_MODES = ["fts", "semantic", "hybrid", "graph"] as const;
-export type SearchMode = (typeof SEARCH_MODES)[number];
+import { SEARCH_MODES, type SearchMode } from "./modes";
+export { SEARCH_MODES, type SearchMode };
 
 export const MAX_QUERY_LENGTH = 1000;
 export const MAX_LIMIT = 100;

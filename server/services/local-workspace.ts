@@ -42,5 +42,6 @@ export async function ensureLocalWorkspace(db: Db) {
     });
     if (firstPerson) await claimLocalWorkspace(tx, firstPerson.id);
     return { workspace, user };
-  });
+    // Every CLI command starts here: on a busy machine these few queries can outlast Prisma's 5 s default.
+  }, { maxWait: 60_000, timeout: 60_000 });
 }
