@@ -73,35 +73,6 @@ function generatedExport(n: number): unknown[] {
   });
 }
 
-/** RSS in bytes of `pid` and all its descendants (Linux /proc). */
-function treeRss(pid: number): number {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let total = 0;
-  const stack = [pid];
-  while (stack.length) {
-    const p = stack.pop()!;
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, "utf8"));
-      if (m) total += Number(m[1]) * 1024;
-    } catch {
-      continue;
-    }
-    stack.push(...(children.get(p) ?? []));
-  }
-  return total;
-}
-
-
 /** Parent pid → children, from /proc. */
 function processTree(): Map<number, number[]> {
   const children = new Map<number, number[]>();
@@ -129,24 +100,33 @@ function descendants(pid: number, tree = processTree()): number[] {
   return out;
 }
 
-/** CPU seconds (user + system) a process has used so far; 0 when it is gone. */
-function cpuSeconds(pid: number): number {
+/** CPU seconds (user + system) a process has used so far, with its reaped children's when `reaped`; 0 when it is gone. */
+function cpuSeconds(pid: number, reaped = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+    // utime, stime (and cutime, cstime) in clock ticks (USER_HZ = 100)
+    return (Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) / 100;
   } catch {
     return 0;
   }
 }
 
-/** What the app and the database processes of a target are, for the CPU columns. */
+/** What the app and the database processes of a target are, for the CPU columns: a root and whether its whole tree counts. */
 interface Probe {
   app(): number[];
   db(): number[];
 }
 
-const cpuOf = (pids: number[]) => pids.reduce((sum, p) => sum + cpuSeconds(p), 0);
+/**
+ * CPU of a set of processes from now on: per live process at the end, what it used since the
+ * start (0 at the start for one born meanwhile), plus what the first (the root) reaped from
+ * children that ended meanwhile (PostgreSQL backends come and go).
+ */
+function cpuMeter(pids: () => number[]) {
+  const start = new Map(pids().map((p, i) => [p, cpuSeconds(p, i === 0)]));
+  return () => pids().reduce((sum, p, i) => sum + Math.max(0, cpuSeconds(p, i === 0) - (start.get(p) ?? 0)), 0);
+}
 
 async function waitFor(url: string, timeoutMs: number) {
   const end = Date.now() + timeoutMs;
@@ -194,11 +174,9 @@ async function phase(
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let errors = 0;
-  const appPids = kind === "in-process" ? [] : probe.app();
-  const dbPids = probe.db();
   const app0 = kind === "in-process" ? process.cpuUsage() : null;
-  const appCpu0 = cpuOf(appPids);
-  const dbCpu0 = cpuOf(dbPids);
+  const appMeter = cpuMeter(probe.app);
+  const dbMeter = cpuMeter(probe.db);
   const started = performance.now();
   const deadline = started + durationS * 1000;
   await Promise.all(
@@ -227,7 +205,8 @@ async function phase(
     }),
   );
   const elapsedS = (performance.now() - started) / 1000;
-  const appCpu = app0 ? (() => { const u = process.cpuUsage(app0); return (u.user + u.system) / 1e6; })() : cpuOf(appPids) - appCpu0;
+  const used = app0 ? process.cpuUsage(app0) : null;
+  const appCpu = used ? (used.user + used.system) / 1e6 : appMeter();
   const sorted = latencies.sort((a, b) => a - b);
   return {
     target, surface, path: kind, clients,
@@ -237,7 +216,7 @@ async function phase(
     p99: percentile(sorted, 99),
     errors,
     appCpu: (100 * appCpu) / elapsedS,
-    dbCpu: (100 * (cpuOf(dbPids) - dbCpu0)) / elapsedS,
+    dbCpu: (100 * dbMeter()) / elapsedS,
     load: loadavg()[0]!,
   };
 }
