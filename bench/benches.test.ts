@@ -333,26 +333,34 @@ describe("the README's benchmark commands", () => {
     expect(r.stdout).toMatch(/memory: \d+ records, 1050 ingested messages/);
   });
 
-  it("bench:load -- --targets embedded — REST load on `npm start` (PGlite)", { timeout: 2 * TEST_LIMIT_MS }, async () => {
+  it("bench:load -- --targets embedded — REST beside the in-process ceiling on `npm start` (PGlite)", { timeout: 2 * TEST_LIMIT_MS }, async () => {
     const port = await freePort();
-    const r = await runBench("bench:load", ["--duration", "2", "--search", "2", "--ingest", "1", "--conversations", "5", "--targets", "embedded"], {
+    const r = await runBench("bench:load", ["--duration", "2", "--clients", "2", "--conversations", "5", "--targets", "embedded"], {
       env: { BENCH_LOAD_PORT: String(port) },
       timeoutMs: 2 * BENCH_LIMIT_MS,
     });
     expectSuccess(r);
     expect(r.stdout).toContain("[bench:load] embedded: starting the server, importing 5 conversations, running the pipeline …");
-    expect(r.stdout).toContain("bench:load — 2 s, 2 search clients + 1 ingest clients over HTTP (REST, API key), 5 conversations imported");
-    expect(r.stdout).toContain("| database | endpoint | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | server RSS peak / mean (MB) | records |");
-    for (const [endpoint, clients] of [
-      ["search (GET …/search)", 2],
-      ["ingest (POST …/messages)", 1],
+    expect(r.stdout).toContain("bench:load — 2 s per surface, path and level; clients 2; 5 conversations imported");
+    expect(r.stdout).toContain("| database | surface | path | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | app CPU (%) | db CPU (%) | load (1 min) |");
+    for (const [surface, kind] of [
+      ["search", "REST"],
+      ["search", "in-process"],
+      ["ask", "REST"],
+      ["ask", "in-process"],
+      ["ingest1", "REST"],
+      ["ingest1", "in-process"],
+      ["mcp", "MCP"],
     ] as const) {
-      const m = new RegExp(`^\\| embedded \\| ${escape(endpoint)} \\| ${clients} \\| (\\d+) \\| (${NUM}) \\| \\d+ \\| \\d+ \\| (\\d+) \\| \\d+ / \\d+ \\| (\\d+) \\|$`, "m").exec(r.stdout);
-      expect(m, `no ${endpoint} row`).not.toBeNull();
+      const m = new RegExp(`^\\| embedded \\| ${surface} \\| ${escape(kind)} \\| 2 \\| (\\d+) \\| (${NUM}) \\| \\d+ \\| \\d+ \\| (\\d+) \\| \\d+ \\| \\d+ \\| ${NUM} \\|$`, "m").exec(r.stdout);
+      expect(m, `no ${surface} ${kind} row`).not.toBeNull();
       expect(Number(m![1])).toBeGreaterThan(0); // requests
       expect(Number(m![2])).toBeGreaterThan(0); // throughput
       expect(Number(m![3])).toBe(0); // errors
-      expect(Number(m![4])).toBeGreaterThan(0); // records
+    }
+    expect(r.stdout).toMatch(/\[bench:load\] embedded: ingest check — (\d+) messages accepted, \1 stored, 0 lost/);
+    for (const surface of ["search", "ask", "ingest1"]) {
+      expect(r.stdout).toMatch(new RegExp(`^SUMMARY embedded ${surface} clients=2 rest=${NUM} inprocess=${NUM} ratio=${NUM} p99_ms=\\d+ errors=0$`, "m"));
     }
   });
 

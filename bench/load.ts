@@ -1,36 +1,52 @@
 /**
- * npm run bench:load — HTTP load on `npm start`: 20 concurrent clients searching and 5 ingesting
- * messages through REST `/api/v1` with an API key, for 30 s, against the embedded defaults (PGlite
- * owned by the server process) and against PostgreSQL (`../shared/tools/postgres-pgvector` beside the repository,
- * started and stopped here). Prints throughput, p50/p99 latency, errors and the server's RSS.
+ * npm run bench:load — agents' request load on `npm start`, beside its in-process ceiling.
  *
- *   npm run bench:load -- [--duration 30] [--search 20] [--ingest 5] [--conversations 150] [--targets embedded,postgres] [--pg-port 55224]
+ *   npm run bench:load -- [--clients 1,5,20,50] [--duration 10] [--surfaces search,ask,ingest1,mcp]
+ *                         [--conversations 150] [--targets embedded,postgres] [--pg-port 55224]
  *
- * Each target gets a fresh data directory (or database), a pipeline from the chat-memory template
- * with a generated ChatGPT export imported and run (offline model), then the load. The server's RSS
- * is the sum over its process tree (start.ts, which owns PGlite on the embedded path, and Next),
- * sampled every 250 ms; PostgreSQL's own processes are not in it. The per-key and per-workspace
- * request limits are raised for the run (the load would otherwise measure 429s).
+ * Per target (the embedded defaults: PGlite owned by the server process; PostgreSQL:
+ * `../shared/tools/postgres-pgvector` beside the repository, started and stopped here): a fresh data
+ * directory (or database), a pipeline from the chat-memory template with a generated ChatGPT export
+ * imported and run (offline model). Then, for each client level, each surface runs for `duration`
+ * seconds with that many concurrent clients, one surface at a time:
+ * - REST over HTTP with an API key: search (GET …/search, hybrid, k=10), ask (POST …/ask, offline
+ *   extractive, k=5), ingest1 (POST …/messages, one message per call; a session per client, 20
+ *   messages each, then a new one); MCP search (POST /api/mcp, tools/call search);
+ * - in-process: the same service functions (search, ask, ingestMessages) called directly by this
+ *   process, against the same database and data, at the same concurrency. That is the ceiling of
+ *   the HTTP path; the ratio REST / in-process says what the request path costs.
+ * Each row gives the load average (1 min) at its end and the CPU of the app and of the database
+ * during it (% of one core; embedded: the database is the process owning PGlite, the app is Next;
+ * in-process rows: the app is this process). After the runs the ingested messages are counted in
+ * the database (nothing lost). The output ends with one line per target and surface, at 20 clients
+ * (or the highest level below), for scripts:
+ *   SUMMARY <target> <surface> clients=<n> rest=<req/s> inprocess=<req/s> ratio=<r> p99_ms=<ms> errors=<n>
+ * The per-key and per-workspace request limits are raised for the run (it would otherwise measure 429s).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+
+type Surface = "search" | "ask" | "ingest1" | "mcp";
+const SURFACES: Surface[] = ["search", "ask", "ingest1", "mcp"];
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1]! : fallback;
 };
-const durationS = Number(flag("duration", "30"));
-const searchClients = Number(flag("search", "20"));
-const ingestClients = Number(flag("ingest", "5"));
+const durationS = Number(flag("duration", "10"));
+const levels = flag("clients", "1,5,20,50").split(",").map(Number);
+const surfaces = flag("surfaces", "search,ask,ingest1,mcp").split(",") as Surface[];
 const conversations = Number(flag("conversations", "150"));
 const targets = flag("targets", "embedded,postgres").split(",");
 const pgPort = flag("pg-port", "55224");
 const PG_TOOL = process.env.SYNTHEX_PG_TOOL ?? path.resolve(import.meta.dirname, "../../shared/tools/postgres-pgvector");
 const root = process.cwd();
+for (const l of levels) if (!Number.isInteger(l) || l < 1) throw new Error(`--clients: "${flag("clients", "")}" must list positive whole numbers, e.g. 1,5,20,50.`);
+for (const s of surfaces) if (!SURFACES.includes(s)) throw new Error(`--surfaces: "${s}" is not one of ${SURFACES.join(", ")}.`);
 
 const TOPICS = ["lighthouse key", "sourdough starter", "tokio runtime", "balcony herbs", "train to Lyon", "borrow checker", "vector index", "tax return", "marathon plan", "piano scales"];
 
@@ -57,8 +73,8 @@ function generatedExport(n: number): unknown[] {
   });
 }
 
-/** RSS in bytes of `pid` and all its descendants (Linux /proc). */
-function treeRss(pid: number): number {
+/** Parent pid → children, from /proc. */
+function processTree(): Map<number, number[]> {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -70,19 +86,46 @@ function treeRss(pid: number): number {
       // gone meanwhile
     }
   }
-  let total = 0;
+  return children;
+}
+
+function descendants(pid: number, tree = processTree()): number[] {
+  const out: number[] = [];
   const stack = [pid];
   while (stack.length) {
     const p = stack.pop()!;
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, "utf8"));
-      if (m) total += Number(m[1]) * 1024;
-    } catch {
-      continue;
-    }
-    stack.push(...(children.get(p) ?? []));
+    out.push(p);
+    stack.push(...(tree.get(p) ?? []));
   }
-  return total;
+  return out;
+}
+
+/** CPU seconds (user + system) a process has used so far, with its reaped children's when `reaped`; 0 when it is gone. */
+function cpuSeconds(pid: number, reaped = false): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime, stime (and cutime, cstime) in clock ticks (USER_HZ = 100)
+    return (Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** What the app and the database processes of a target are, for the CPU columns: a root and whether its whole tree counts. */
+interface Probe {
+  app(): number[];
+  db(): number[];
+}
+
+/**
+ * CPU of a set of processes from now on: per live process at the end, what it used since the
+ * start (0 at the start for one born meanwhile), plus what the first (the root) reaped from
+ * children that ended meanwhile (PostgreSQL backends come and go).
+ */
+function cpuMeter(pids: () => number[]) {
+  const start = new Map(pids().map((p, i) => [p, cpuSeconds(p, i === 0)]));
+  return () => pids().reduce((sum, p, i) => sum + Math.max(0, cpuSeconds(p, i === 0) - (start.get(p) ?? 0)), 0);
 }
 
 async function waitFor(url: string, timeoutMs: number) {
@@ -99,45 +142,87 @@ async function waitFor(url: string, timeoutMs: number) {
   throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
 }
 
-interface Stats {
-  latencies: number[];
-  errors: number;
-  statuses: Record<string, number>;
-}
-
 function percentile(sorted: number[], p: number) {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function clientLoop(deadline: number, stats: Stats, request: (n: number) => Promise<Response>) {
-  for (let n = 0; performance.now() < deadline; n++) {
-    const t = performance.now();
-    try {
-      const res = await request(n);
-      await res.arrayBuffer();
-      stats.statuses[res.status] = (stats.statuses[res.status] ?? 0) + 1;
-      if (res.status >= 400) stats.errors++;
-      else stats.latencies.push(performance.now() - t);
-    } catch {
-      stats.errors++;
-      stats.statuses.network = (stats.statuses.network ?? 0) + 1;
-    }
-  }
-}
-
 interface Row {
   target: string;
-  endpoint: string;
+  surface: Surface;
+  path: "REST" | "MCP" | "in-process";
   clients: number;
   requests: number;
   rps: number;
   p50: number;
   p99: number;
   errors: number;
-  rssPeakMb: number;
-  rssMeanMb: number;
-  records: number;
+  appCpu: number;
+  dbCpu: number;
+  load: number;
+}
+
+/** `clients` loops calling `call` until the deadline; a call that throws or answers ≥ 400 is an error. */
+async function phase(
+  target: string,
+  surface: Surface,
+  kind: Row["path"],
+  clients: number,
+  probe: Probe,
+  call: (client: number, n: number) => Promise<Response | void>,
+): Promise<Row> {
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  const app0 = kind === "in-process" ? process.cpuUsage() : null;
+  const appMeter = cpuMeter(probe.app);
+  const dbMeter = cpuMeter(probe.db);
+  const started = performance.now();
+  const deadline = started + durationS * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let n = 0; performance.now() < deadline; n++) {
+        const t = performance.now();
+        try {
+          const res = await call(c, n);
+          if (res) {
+            const body = await res.text();
+            // MCP reports a failed tool inside a 200 answer.
+            const failed = res.status >= 400 || (kind === "MCP" && /"isError":\s*true/.test(body));
+            statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+            if (failed) {
+              errors++;
+              if (errors <= 3) console.error(`${target} ${kind} ${surface}: ${res.status} ${body.slice(0, 300)}`);
+              continue;
+            }
+          }
+          latencies.push(performance.now() - t);
+        } catch (err) {
+          errors++;
+          if (errors <= 3) console.error(`${target} ${kind} ${surface}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    }),
+  );
+  const elapsedS = (performance.now() - started) / 1000;
+  const used = app0 ? process.cpuUsage(app0) : null;
+  const appCpu = used ? (used.user + used.system) / 1e6 : appMeter();
+  const sorted = latencies.sort((a, b) => a - b);
+  return {
+    target, surface, path: kind, clients,
+    requests: latencies.length + errors,
+    rps: latencies.length / elapsedS,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    errors,
+    appCpu: (100 * appCpu) / elapsedS,
+    dbCpu: (100 * dbMeter()) / elapsedS,
+    load: loadavg()[0]!,
+  };
+}
+
+function printRow(r: Row) {
+  console.log(`| ${r.target} | ${r.surface} | ${r.path} | ${r.clients} | ${r.requests} | ${r.rps.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.errors} | ${r.appCpu.toFixed(0)} | ${r.dbCpu.toFixed(0)} | ${r.load.toFixed(1)} |`);
 }
 
 async function benchTarget(target: string, port: number): Promise<Row[]> {
@@ -154,6 +239,7 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
   delete env.DATABASE_URL;
   let pgDir: string | null = null;
   let server: ChildProcess | null = null;
+  let closeDb: (() => Promise<void>) | null = null;
   try {
     if (target === "postgres") {
       pgDir = path.join(dir, "pg");
@@ -164,19 +250,28 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
     }
     server = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/start.ts")], { cwd: root, env, stdio: ["ignore", "ignore", "inherit"], detached: true });
     await waitFor(`http://127.0.0.1:${port}/signin`, 600_000);
+    const serverPid = server.pid!;
+    const postmaster = pgDir ? Number(readFileSync(path.join(pgDir, "data/postmaster.pid"), "utf8").split("\n")[0]) : 0;
+    // Embedded: the server process owns PGlite (the database), Next is its child (the app).
+    const probe: Probe = pgDir
+      ? { app: () => descendants(serverPid), db: () => descendants(postmaster) }
+      : { app: () => descendants(serverPid).filter((p) => p !== serverPid), db: () => [serverPid] };
 
     // Setup through the services, connected to the server's database like the CLI (no HTTP: a
-    // person's session would need the sign-in form); the load itself is HTTP only.
+    // person's session would need the sign-in form); this connection also makes the in-process calls.
     Object.assign(process.env, { SYNTHEX_DATA_DIR: env.SYNTHEX_DATA_DIR, NEXTAUTH_SECRET: env.NEXTAUTH_SECRET ?? process.env.NEXTAUTH_SECRET });
     if (env.DATABASE_URL) process.env.DATABASE_URL = env.DATABASE_URL;
     else delete process.env.DATABASE_URL;
     const { openMigratedDb } = await import("../server/store/runtime-env");
-    const { closeDb } = await import("../server/store/db");
+    closeDb = (await import("../server/store/db")).closeDb;
     const { signUp } = await import("../server/services/users");
     const { createApiKey } = await import("../server/services/api-keys");
     const { createPipeline, templateSpec } = await import("../server/services/pipelines");
     const { importFile } = await import("../server/services/imports");
     const { runPipeline } = await import("../server/services/runs");
+    const { search } = await import("../server/search/search");
+    const { ask } = await import("../server/services/ask");
+    const { ingestMessages } = await import("../server/services/ingest");
     const db = await openMigratedDb();
     const { user, workspace } = await signUp(db, { email: `load-${target}@example.com`, password: "load-password-1" });
     const key = (await createApiKey(db, workspace.id, { userId: user.id, role: "owner" }, { name: "load", role: "editor" })).secret;
@@ -187,49 +282,69 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
     const run = await runPipeline(db, { workspaceId: workspace.id, pipelineId: pipeline.id });
     if (run.status !== "completed") throw new Error(`setup run ${run.status}: ${run.error}`);
     const records = await db.record.count({ where: { pipelineId: pipeline.id } });
-    await closeDb();
+    console.log(`[bench:load] ${target}: ${records} records; load on ${levels.join(", ")} clients, ${durationS} s per surface and path`);
 
     const base = `http://127.0.0.1:${port}/api/v1/pipelines/${pipeline.id}`;
-    const headers = { authorization: `Bearer ${key}` };
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const query = (c: number, n: number) => `${TOPICS[(c + n) % TOPICS.length]} ${n % 50}`;
+    const question = (c: number, n: number) => `What did I say about the ${TOPICS[(c + n) % TOPICS.length]}?`;
+    const scoped = { workspaceId: workspace.id, pipelineId: pipeline.id, branch: "main" };
+    const target1 = { workspaceId: workspace.id, pipelineId: pipeline.id, source: "chats" };
+    let accepted = 0;
+    // A live session per client, 20 messages each, then a new one (sessions stay open: no run per message).
+    const message = (tag: string, c: number, n: number) => ({
+      sessionId: `load-${tag}-${c}-${Math.floor(n / 20)}`,
+      scope: `client-${c}`,
+      messages: [{ role: n % 2 ? "assistant" : "user", content: `load message ${n} from client ${c} about the ${TOPICS[n % TOPICS.length]}` }],
+    });
+    const counted = async (res: Response) => {
+      if (res.status === 200) accepted++;
+      return res;
+    };
+
     // Warm-up: the first requests compile routes and fill caches.
     for (let i = 0; i < 5; i++) await (await fetch(`${base}/search?query=warm`, { headers })).arrayBuffer();
+    await (await fetch(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: "warm?" }) })).arrayBuffer();
 
-    const search: Stats = { latencies: [], errors: 0, statuses: {} };
-    const ingest: Stats = { latencies: [], errors: 0, statuses: {} };
-    const rss: number[] = [];
-    const sampler = setInterval(() => rss.push(treeRss(server!.pid!)), 250);
-    const started = performance.now();
-    const deadline = started + durationS * 1000;
-    await Promise.all([
-      ...Array.from({ length: searchClients }, (_, c) =>
-        clientLoop(deadline, search, (n) => fetch(`${base}/search?query=${encodeURIComponent(`${TOPICS[(c + n) % TOPICS.length]} ${n % 50}`)}&limit=10`, { headers })),
-      ),
-      ...Array.from({ length: ingestClients }, (_, c) =>
-        clientLoop(deadline, ingest, (n) =>
-          fetch(`${base}/sources/chats/messages`, {
-            method: "POST",
-            headers: { ...headers, "content-type": "application/json" },
-            // A live session per client, 20 messages each, then a new one (sessions stay open: no run per message).
-            body: JSON.stringify({ sessionId: `load-${c}-${Math.floor(n / 20)}`, scope: `client-${c}`, messages: [{ role: n % 2 ? "assistant" : "user", content: `load message ${n} from client ${c} about the ${TOPICS[n % TOPICS.length]}` }] }),
-          }),
-        ),
-      ),
-    ]);
-    const elapsedS = (performance.now() - started) / 1000;
-    clearInterval(sampler);
-    const mb = (b: number) => Math.round(b / 1024 / 1024);
-    const rssPeakMb = mb(Math.max(...rss));
-    const rssMeanMb = mb(rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length));
-    return [
-      ["search (GET …/search)", searchClients, search],
-      ["ingest (POST …/messages)", ingestClients, ingest],
-    ].map(([endpoint, clients, s]) => {
-      const st = s as Stats;
-      const sorted = [...st.latencies].sort((a, b) => a - b);
-      if (st.errors) console.error(`${target} ${String(endpoint)}: statuses ${JSON.stringify(st.statuses)}`);
-      return { target, endpoint: String(endpoint), clients: Number(clients), requests: st.latencies.length + st.errors, rps: st.latencies.length / elapsedS, p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors: st.errors, rssPeakMb, rssMeanMb, records };
-    });
+    const rows: Row[] = [];
+    for (const clients of levels) {
+      for (const surface of surfaces) {
+        const tag = `${clients}`;
+        const rest: Record<Surface, (c: number, n: number) => Promise<Response>> = {
+          search: (c, n) => fetch(`${base}/search?query=${encodeURIComponent(query(c, n))}&limit=10`, { headers }),
+          ask: (c, n) => fetch(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: question(c, n), k: 5 }) }),
+          ingest1: (c, n) => fetch(`${base}/sources/chats/messages`, { method: "POST", headers, body: JSON.stringify(message(`rest${tag}`, c, n)) }).then(counted),
+          mcp: (c, n) =>
+            fetch(`http://127.0.0.1:${port}/api/mcp`, {
+              method: "POST",
+              headers: { ...headers, accept: "application/json, text/event-stream" },
+              body: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "search", arguments: { pipeline: pipeline.id, query: query(c, n), limit: 10 } } }),
+            }),
+        };
+        const row = await phase(target, surface, surface === "mcp" ? "MCP" : "REST", clients, probe, rest[surface]);
+        rows.push(row);
+        printRow(row);
+        const inProcess: Partial<Record<Surface, (c: number, n: number) => Promise<void>>> = {
+          search: async (c, n) => void (await search(db, { ...scoped, query: query(c, n), mode: "hybrid", limit: 10, exact: false, dedupe: true, dates: "boost", snippets: true })),
+          ask: async (c, n) => void (await ask(db, { ...scoped, question: question(c, n), k: 5, minConfidence: 0.2, restrictions: null })),
+          ingest1: async (c, n) => {
+            await ingestMessages(db, target1, message(`inproc${tag}`, c, n));
+            accepted++;
+          },
+        };
+        const direct = inProcess[surface];
+        if (direct) {
+          const row2 = await phase(target, surface, "in-process", clients, probe, direct);
+          rows.push(row2);
+          printRow(row2);
+        }
+      }
+    }
+    const stored = await db.ingestMessage.count({ where: { workspaceId: workspace.id } });
+    console.log(`[bench:load] ${target}: ingest check — ${accepted} messages accepted, ${stored} stored, ${accepted - stored} lost`);
+    return rows;
   } finally {
+    await closeDb?.().catch(() => undefined);
     if (server?.pid) {
       try {
         process.kill(-server.pid, "SIGTERM");
@@ -248,8 +363,13 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
   }
 }
 
+const HEADER = "| database | surface | path | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | app CPU (%) | db CPU (%) | load (1 min) |";
+
 async function main() {
   if (!existsSync(path.join(root, ".next/BUILD_ID"))) console.log("(no production build yet: npm start builds once first)");
+  console.log(`bench:load — ${durationS} s per surface, path and level; clients ${levels.join(", ")}; ${conversations} conversations imported`);
+  console.log(HEADER);
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   const rows: Row[] = [];
   let port = Number(process.env.BENCH_LOAD_PORT ?? 3290);
   for (const target of targets) {
@@ -257,11 +377,22 @@ async function main() {
     rows.push(...(await benchTarget(target, port++)));
   }
   console.log("");
-  console.log(`bench:load — ${durationS} s, ${searchClients} search clients + ${ingestClients} ingest clients over HTTP (REST, API key), ${conversations} conversations imported`);
-  console.log("| database | endpoint | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | server RSS peak / mean (MB) | records |");
-  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-  for (const r of rows) {
-    console.log(`| ${r.target} | ${r.endpoint} | ${r.clients} | ${r.requests} | ${r.rps.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.errors} | ${r.rssPeakMb} / ${r.rssMeanMb} | ${r.records} |`);
+  console.log("| database | surface | clients | REST (req/s) | in-process (req/s) | ratio | REST p99 (ms) | load (1 min) |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+  const find = (t: string, s: Surface, p: Row["path"], c: number) => rows.find((r) => r.target === t && r.surface === s && r.path === p && r.clients === c);
+  for (const r of rows.filter((x) => x.path === "REST")) {
+    const ip = find(r.target, r.surface, "in-process", r.clients);
+    console.log(`| ${r.target} | ${r.surface} | ${r.clients} | ${r.rps.toFixed(1)} | ${ip ? ip.rps.toFixed(1) : "-"} | ${ip ? (r.rps / ip.rps).toFixed(2) : "-"} | ${r.p99.toFixed(0)} | ${r.load.toFixed(1)} |`);
+  }
+  console.log("");
+  const at = levels.includes(20) ? 20 : Math.max(...levels.filter((l) => l <= 20), Math.min(...levels));
+  for (const target of targets) {
+    for (const surface of surfaces.filter((s) => s !== "mcp")) {
+      const r = find(target, surface, "REST", at);
+      const ip = find(target, surface, "in-process", at);
+      if (!r || !ip) continue;
+      console.log(`SUMMARY ${target} ${surface} clients=${at} rest=${r.rps.toFixed(1)} inprocess=${ip.rps.toFixed(1)} ratio=${(r.rps / ip.rps).toFixed(2)} p99_ms=${r.p99.toFixed(0)} errors=${r.errors + ip.errors}`);
+    }
   }
 }
 

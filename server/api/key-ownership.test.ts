@@ -29,6 +29,9 @@ const { signUp } = await import("@/server/services/users");
 const { createPipeline, templateSpec } = await import("@/server/services/pipelines");
 const { importFile } = await import("@/server/services/imports");
 
+const { requestCacheMs } = await import("@/server/core/ttl-cache");
+/** Waits out the request caches' lifetime (at most 1 s). */
+const cacheBound = () => new Promise((r) => setTimeout(r, requestCacheMs() + 20));
 const fixture = path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json");
 type Db = Awaited<ReturnType<typeof openMigratedDb>>;
 type Person = { userId: string; email: string };
@@ -185,6 +188,8 @@ describe("API keys belong to the member who made them", () => {
     // The membership goes by a path that revokes nothing (as before this release, or any future one).
     await db.membership.delete({ where: { workspaceId_userId: { workspaceId, userId: eve.userId } } });
     expect((await db.apiKey.findFirstOrThrow({ where: { name: "eve-key" } })).revokedAt).toBeNull();
+    // A change behind the services' back is seen once the request caches' bound has passed (server/services/request-context.ts).
+    await cacheBound();
     expect(await refusal(key.trpc.pipeline.list.query({}))).toMatchObject({ code: "UNAUTHORIZED", status: 401 });
     expect(await key.rest("GET", `/records/${recordId}`)).toMatchObject({ status: 401 });
     expect((await key.mcp("get_record", { id: recordId })).status).toBe(401);
@@ -195,6 +200,7 @@ describe("API keys belong to the member who made them", () => {
 
     // Back in the workspace (as a viewer): the key works again, as a viewer.
     await db.membership.create({ data: { workspaceId, userId: eve.userId, role: "viewer" } });
+    await cacheBound();
     expect((await key.rest("GET", `/records/${recordId}`)).status).toBe(200);
     expect(await key.rest("POST", "/pipelines/memory/sources/chats/messages", { sessionId: "eve", messages: [{ role: "user", content: "x" }] })).toMatchObject({ status: 403 });
   }, 60_000);

@@ -7,7 +7,8 @@ import { recordAudit } from "../services/audit";
 import { consumeApiRate } from "../http/api-rate-limit";
 import type { Db } from "../core/db";
 import { DomainError } from "../core/errors";
-import { findBranch, findPipeline, pipelineNotFound } from "../store/pipelines";
+import { pipelineNotFound } from "../store/pipelines";
+import { cachedBranch, cachedPipeline, clearRequestCaches, workspaceAndRole } from "../services/request-context";
 
 export type Actor =
   | { kind: "user"; userId: string; email: string }
@@ -166,6 +167,7 @@ export const userProcedure = authedProcedure.meta({ access: "user" }).use(async 
   if (ctx.actor.kind !== "user") throw new TRPCError({ code: "FORBIDDEN", message: "This action needs a signed-in user." });
   const result = await next({ ctx: { ...ctx, user: ctx.actor } });
   if (result.ok) await writeAudit(ctx.db, ctx.actor, meta?.audit, null, getRawInput, result.data);
+  if (result.ok && meta?.audit && !("none" in meta.audit)) clearRequestCaches();
   return result;
 });
 
@@ -185,8 +187,10 @@ export function workspaceProcedure(permission: Permission) {
     // An API key belongs to one workspace: it need not say which.
     const workspaceId = input.workspaceId ?? (ctx.actor.kind === "apiKey" ? ctx.actor.workspaceId : null);
     if (!workspaceId) throw new TRPCError({ code: "BAD_REQUEST", message: "workspaceId: required when signed in as a person (an API key implies its workspace)." });
-    const workspace = await ctx.db.workspace.findUnique({ where: { id: workspaceId } });
-    const role = workspace ? await roleIn(ctx.db, ctx.actor, workspace.id) : null;
+    // Cached for at most a second (server/services/request-context.ts): a removal ends it within that bound.
+    const cached = await workspaceAndRole(ctx.db, workspaceId, ctx.actor.kind === "user" ? ctx.actor.userId : null);
+    const workspace = cached.workspace;
+    const role = !workspace ? null : ctx.actor.kind === "apiKey" ? (ctx.actor.workspaceId === workspaceId ? ctx.actor.role : null) : (cached.role as Role | null);
     // Same answer for "does not exist" and "not yours": ids of other teams are not probeable.
     if (!workspace || !role) throw new TRPCError({ code: "NOT_FOUND", message: "Workspace not found, or you are not a member of it." });
     if (!can(role, permission)) {
@@ -203,6 +207,8 @@ export function workspaceProcedure(permission: Permission) {
     // Null for people and unrestricted keys' pipelines; handlers pass it to the checks of api-keys.ts.
     const result = await next({ ctx: { ...ctx, workspace, role, userId, restrictions } });
     if (result.ok) await writeAudit(ctx.db, ctx.actor, meta?.audit, workspace.id, getRawInput, result.data);
+    // An audited change (a key, a member, a spec …) ends this process's cached lookups at once.
+    if (result.ok && meta?.audit && !("none" in meta.audit)) clearRequestCaches();
     return result;
   });
 }
@@ -220,9 +226,9 @@ export function pipelineProcedure(permission: Permission) {
   return workspaceProcedure(permission)
     .input(z.object({ pipelineId: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
     .use(async ({ ctx, input, next }) => {
-      const pipeline = await findPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
+      const pipeline = await cachedPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
       assertPipelineAllowed(ctx.restrictions, pipeline.id, () => pipelineNotFound(input.pipelineId));
-      const { branch, version, spec } = await findBranch(ctx.db, pipeline.id, input.branch);
+      const { branch, version, spec } = await cachedBranch(ctx.db, pipeline.id, input.branch);
       return next({ ctx: { ...ctx, pipeline, branch, version, spec } });
     });
 }

@@ -29,7 +29,8 @@ import { runPipeline } from "../services/runs";
 import { executorKind, type Env } from "../services/executor";
 import { trackBackground } from "../services/background";
 import { toJsonColumn } from "../core/json";
-import { claimEvalLease, processLeaseOwner, renewRunLease, runLeaseMs } from "../store/run-lease";
+import { retryTransient } from "../store/db-errors";
+import { claimEvalLease, keepLeaseAlive, processLeaseOwner, renewRunLease, runLeaseMs } from "../store/run-lease";
 import { buildStatsSchema, evalCostSchema, evidenceSchema, judgeRecordSchema, latencySchema, loadSkipsSchema, metricsSchema, perCategorySchema, storedHitsSchema, type StoredHit } from "./stored";
 
 export type { StoredHit } from "./stored";
@@ -335,10 +336,7 @@ async function underEvalLease<T>(
   if (!current) throw notFound(`Eval run ${evalRunId} not found.`);
   if (!(await claimEvalLease(db, evalRunId, owner, ttlMs))) return { ended: current };
   const run = await db.evalRun.findUniqueOrThrow({ where: { id: evalRunId } });
-  const heartbeat = setInterval(() => {
-    renewRunLease(db, run.id, owner, ttlMs, "EvalRun").catch((err: Error) => console.error(`[synthex eval ${run.id}] heartbeat failed:`, err.message));
-  }, Math.max(100, Math.floor(ttlMs / 3)));
-  heartbeat.unref?.();
+  const stopHeartbeat = keepLeaseAlive(() => renewRunLease(db, run.id, owner, ttlMs, "EvalRun"), ttlMs, `eval run ${run.id}`);
   let lastWrite = 0;
   const ctl: EvalControl = {
     owner,
@@ -357,14 +355,16 @@ async function underEvalLease<T>(
   };
   try {
     await ctl.checkCancel();
-    return { value: await work(run, ctl) };
+    // A phase stores its results only when it ends (a build reruns only work without records): a
+    // transient database error (the owner busy, a connection dropped) runs it again, not fails the eval.
+    return { value: await retryTransient(() => work(run, ctl), `eval run ${run.id}`, 3, 1000) };
   } catch (err) {
     if (err instanceof EvalLeaseLost) return { ended: await db.evalRun.findUniqueOrThrow({ where: { id: run.id } }) };
     const cancelled = err instanceof EvalCancelled;
     if (!cancelled && options.rethrow) throw err;
     return { ended: await endEvalRun(db, run.id, owner, cancelled ? "cancelled" : "failed", cancelled ? "Cancelled before it finished: no results were stored." : message(err)) };
   } finally {
-    clearInterval(heartbeat);
+    stopHeartbeat();
   }
 }
 

@@ -21,6 +21,7 @@
 import type { Db } from "../core/db";
 import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type ScoredRecord, type TermWeight } from "../store/lexical-index";
 import { byTieKey, filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
+import { TtlCache } from "../core/ttl-cache";
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -61,8 +62,11 @@ export interface QueryTerms {
 }
 
 /** The query's lexemes and bigrams, from Postgres' own parser (so they match the index exactly). */
+// What PostgreSQL's english parser makes of a query depends on the text alone: kept per process (bounded).
+const parsedQueries = new TtlCache<Awaited<ReturnType<typeof parseQueryLexemes>>>(Infinity, 5_000);
+
 export async function queryTerms(db: Db, query: string): Promise<QueryTerms> {
-  const rows = await parseQueryLexemes(db, query);
+  const rows = await parsedQueries.get(query, () => parseQueryLexemes(db, query));
   const words: QueryTerms["words"] = [];
   const sequence: string[] = [];
   for (const r of rows) {

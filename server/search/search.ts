@@ -123,6 +123,8 @@ export interface SearchInput extends RecordFilters {
   workspaceId: string;
   pipelineId: string;
   branch?: string;
+  /** The branch already resolved by the caller (the API's pipeline procedure): saves a round trip. Must be of workspaceId and pipelineId. */
+  branchContext?: BranchContext;
   query: string;
   mode?: SearchMode;
   /** Altitude: one step (or several). Omitted: every step a search output indexes (unscoped). */
@@ -344,7 +346,9 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   if (!SEARCH_MODES.includes(mode)) throw badRequest(`Unknown search mode "${String(mode)}": use ${SEARCH_MODES.join(", ")}.`);
   const limit = Math.min(MAX_LIMIT, Math.max(1, Math.floor(input.limit ?? 20)));
   if (input.recency && !(input.recency.halfLifeDays > 0)) throw badRequest("recency.halfLifeDays must be a positive number of days.");
-  const ctx = await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch);
+  const given = input.branchContext;
+  const fits = given && given.workspaceId === input.workspaceId && given.pipelineId === input.pipelineId && given.branchName === (input.branch ?? "main");
+  const ctx = fits ? given : await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch);
   const alt = altitudes(ctx.spec);
   const indexed = indexedSteps(ctx.spec, input.output);
   const explicit = input.step === undefined ? null : requireSteps(ctx.spec, [...new Set(Array.isArray(input.step) ? input.step : [input.step])]);

@@ -3,7 +3,9 @@ import { canAssignRole, isRole, lowerRole, type Role } from "../auth/permissions
 import { randomToken, sha256Hex } from "../auth/secrets";
 import type { Db } from "../core/db";
 import { badRequest, forbidden, notFound } from "../core/errors";
-import { resolveLiveApiKey } from "../store/api-key-auth";
+import { requestCacheMs, TtlCache } from "../core/ttl-cache";
+import { resolveLiveApiKey, stampApiKeyUse, type LiveKeyRow } from "../store/api-key-auth";
+import { clearRequestCaches, dbTag, registerRequestCache } from "./request-context";
 import { roleSchema } from "./workspaces";
 
 const KEY_PREFIX = "sx_";
@@ -129,6 +131,7 @@ export async function revokeApiKey(db: Db, workspaceId: string, keyId: string) {
     data: { revokedAt: new Date() },
   });
   if (result.count === 0) throw notFound("That API key does not exist or is already revoked.");
+  clearRequestCaches();
   return { revoked: keyId };
 }
 
@@ -139,10 +142,28 @@ export async function revokeApiKey(db: Db, workspaceId: string, keyId: string) {
  */
 export async function authenticateApiKey(db: Db, secret: string) {
   if (!secret.startsWith(KEY_PREFIX)) return null;
-  const key = await resolveLiveApiKey(db, sha256Hex(secret));
+  const hash = `${dbTag(db)}\n${sha256Hex(secret)}`;
+  // Live keys are cached for at most a second (request-context.ts); unknown ones are not kept.
+  const key = await liveKeys.get(hash, () => resolveLiveApiKey(db, sha256Hex(secret)));
+  if (!key) liveKeys.delete(hash);
   if (!key || !isRole(key.role) || !isRole(key.creatorRole)) return null;
+  await recordUse(db, key.id);
   const restrictions: KeyRestrictions = { readOnly: key.readOnly, pipelineIds: key.pipelines, scopePrefix: key.scopePrefix };
   return { id: key.id, workspaceId: key.workspaceId, role: lowerRole(key.role, key.creatorRole), createdById: key.createdById, name: key.name, restrictions };
+}
+
+const liveKeys = new TtlCache<LiveKeyRow | null>(requestCacheMs());
+registerRequestCache(liveKeys);
+const STAMP_EVERY_MS = 60_000;
+const stampedAt = new Map<string, number>();
+
+/** `lastUsedAt` at most once a minute per key: a read path that writes serialises a key's callers on its row. */
+async function recordUse(db: Db, keyId: string) {
+  const now = Date.now();
+  if (now - (stampedAt.get(keyId) ?? -Infinity) < STAMP_EVERY_MS) return;
+  stampedAt.set(keyId, now);
+  if (stampedAt.size > 10_000) stampedAt.clear();
+  await stampApiKeyUse(db, keyId);
 }
 
 /**

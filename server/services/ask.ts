@@ -32,7 +32,7 @@ import { bm25Terms } from "../text/bm25";
 import { parseModelId } from "../llm/sdk-model";
 import { workspaceModel } from "../llm/workspace-model";
 import { leaves } from "../search/provenance";
-import { resolveBranch } from "../search/context";
+import { resolveBranch, type BranchContext } from "../search/context";
 import { hasGraph, normalizeName, pathTerms, type EvidencePath, type QuestionEntity } from "../search/graph-retrieval";
 import { search, type SearchMode, type SearchResult } from "../search/search";
 import type { KeyRestrictions } from "./api-keys";
@@ -64,6 +64,8 @@ export interface AskInput {
   minConfidence?: number;
   /** An API key's limits: evidence and its sources hold only records the key may see. */
   restrictions?: KeyRestrictions | null;
+  /** The branch already resolved by the caller (see SearchInput). */
+  branchContext?: BranchContext;
 }
 
 export interface Evidence {
@@ -259,11 +261,12 @@ const citedRefs = (answer: string, evidence: Evidence[]) => {
   return evidence.filter((e) => refs.has(e.ref));
 };
 
-async function gatherEvidence(db: Db, input: AskInput & { mode: SearchMode }, k: number): Promise<{ evidence: Evidence[]; graph: SearchResult["graph"]; noMatch: boolean; notice?: string }> {
+async function gatherEvidence(db: Db, input: AskInput & { mode: SearchMode; branchContext: BranchContext }, k: number): Promise<{ evidence: Evidence[]; graph: SearchResult["graph"]; noMatch: boolean; notice?: string }> {
   const result = await search(db, {
     workspaceId: input.workspaceId,
     pipelineId: input.pipelineId,
     branch: input.branch,
+    branchContext: input.branchContext,
     query: input.question,
     mode: input.mode,
     step: input.step,
@@ -337,8 +340,9 @@ export async function ask(db: Db, input: AskInput, model: ModelProvider = worksp
   const generative = Boolean(input.model && parseModelId(input.model).provider !== "offline");
 
   // A pipeline with an entity graph answers from graph retrieval unless the caller picks a mode.
-  const mode: SearchMode = input.mode ?? (hasGraph((await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch)).spec) ? "graph" : "hybrid");
-  const { evidence, graph, noMatch, notice } = await gatherEvidence(db, { ...input, question, mode }, k);
+  const branchContext = input.branchContext ?? (await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch));
+  const mode: SearchMode = input.mode ?? (hasGraph(branchContext.spec) ? "graph" : "hybrid");
+  const { evidence, graph, noMatch, notice } = await gatherEvidence(db, { ...input, question, mode, branchContext }, k);
   const nothing = noMatch && notice ? notice : "No record of this memory matches the question.";
   const conf = confidence(evidence);
   const coverage = graph ? entityCoverage(graph, evidence) : null;

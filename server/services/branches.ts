@@ -28,6 +28,7 @@ import { findBranch, findVersion } from "../store/pipelines";
 import { contentDiff } from "../text/content-diff";
 import { branchNameSchema, requireValidSpec, stepStatus } from "./pipelines";
 import { planPipeline } from "./runs";
+import { clearRequestCaches } from "./request-context";
 
 export const MAIN = "main";
 const ACTIVE_RUN = ["queued", "running"];
@@ -298,6 +299,7 @@ export async function promoteBranch(
     },
     { timeout: 300_000 },
   );
+  clearRequestCaches();
   // Main now points at the branch's records for those steps: its search index follows (postings diff).
   await indexPipeline(db, pipeline.id, MAIN, { workspaceId: pipeline.workspaceId });
   const pointers = outcome.steps.reduce((n, s) => n + s.upserted + s.removed, 0);
@@ -343,6 +345,7 @@ export async function deleteBranch(db: Db, pipelineId: string, name: string) {
   const running = await db.run.findFirst({ where: { branchId: branch.id, status: { in: ACTIVE_RUN } } });
   if (running) throw conflict(`A run is in progress on branch "${name}" (${running.id}): cancel it or wait, then delete.`);
   const pointers = await db.$transaction((tx) => deleteBranchRows(tx, branch.id), { timeout: 300_000 });
+  clearRequestCaches();
   return {
     deleted: name,
     pointersRemoved: pointers,

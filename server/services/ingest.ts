@@ -12,7 +12,8 @@ import type { SourceItem } from "../core/source-item";
 import { toJsonColumn } from "../core/json";
 import type { IngestSession } from "../generated/prisma/client";
 import { notifySourceAppended } from "./executor";
-import { appendSourceRecords, getBranch } from "./pipelines";
+import { appendSourceRecords } from "./pipelines";
+import { cachedBranch } from "./request-context";
 import { startRun } from "./runs";
 
 export const MAX_MESSAGES_PER_CALL = 1000;
@@ -51,36 +52,52 @@ export function sessionIdleMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 async function requireSource(db: Db, target: IngestTarget) {
-  const { spec } = await getBranch(db, target.pipelineId, "main");
+  // The spec of main, cached for at most a second (request-context.ts): a new spec version is seen within that bound.
+  const { spec } = await cachedBranch(db, target.pipelineId, "main");
   const def = spec.sources.find((s) => s.name === target.source);
   if (!def) throw notFound(`Source "${target.source}" is not in this pipeline. Sources: ${spec.sources.map((s) => s.name).join(", ") || "none"}.`);
   return def;
 }
 
-/** Appends messages to a session (opening it on first use); closes it when asked. */
+/**
+ * Appends messages to a session (opening it on first use); closes it when asked. One short
+ * transaction: the session row is upserted with its count raised (its row lock orders concurrent
+ * calls of one session, so positions never collide), then the messages are inserted at the
+ * positions it reserved. A closed session or another scope rolls it back. Idle sessions are closed
+ * by the sweeper beside the app (`npm start`, `npm run worker`), not on the request's path.
+ */
 export async function ingestMessages(db: Db, target: IngestTarget, raw: IngestInput, now = new Date()) {
   const input = ingestInputSchema.parse(raw);
   const def = await requireSource(db, target);
+  const n = input.messages.length;
   const session = await db.$transaction(async (tx) => {
-    const key = { pipelineId_source_sessionId: { pipelineId: target.pipelineId, source: target.source, sessionId: input.sessionId } };
-    const existing = await tx.ingestSession.findUnique({ where: key });
-    if (existing && existing.status !== "open") {
-      throw conflict(`Session "${input.sessionId}" is closed (it became record ${existing.recordId ?? "?"}): send later messages under a new sessionId.`);
+    const row = await tx.ingestSession.upsert({
+      where: { pipelineId_source_sessionId: { pipelineId: target.pipelineId, source: target.source, sessionId: input.sessionId } },
+      create: {
+        workspaceId: target.workspaceId,
+        pipelineId: target.pipelineId,
+        source: target.source,
+        sessionId: input.sessionId,
+        scope: input.scope ?? def.scope ?? "",
+        title: input.title ?? null,
+        lastMessageAt: now,
+        messageCount: n,
+      },
+      update: { messageCount: { increment: n }, lastMessageAt: now },
+    });
+    if (row.status !== "open") {
+      throw conflict(`Session "${input.sessionId}" is closed (it became record ${row.recordId ?? "?"}): send later messages under a new sessionId.`);
     }
-    if (existing && input.scope !== undefined && input.scope !== existing.scope) {
-      throw badRequest(`scope: session "${input.sessionId}" has scope "${existing.scope}", not "${input.scope}".`);
+    if (input.scope !== undefined && input.scope !== row.scope) {
+      throw badRequest(`scope: session "${input.sessionId}" has scope "${row.scope}", not "${input.scope}".`);
     }
-    const row =
-      existing ??
-      (await tx.ingestSession.create({
-        data: { workspaceId: target.workspaceId, pipelineId: target.pipelineId, source: target.source, sessionId: input.sessionId, scope: input.scope ?? def.scope ?? "", title: input.title ?? null, lastMessageAt: now },
-      }));
-    if (input.messages.length) {
+    if (n) {
+      const first = row.messageCount - n;
       await tx.ingestMessage.createMany({
         data: input.messages.map((m, i) => ({
           workspaceId: target.workspaceId,
           sessionId: row.id,
-          position: row.messageCount + i,
+          position: first + i,
           role: m.role,
           content: m.content,
           time: m.time ? new Date(m.time) : now,
@@ -88,18 +105,13 @@ export async function ingestMessages(db: Db, target: IngestTarget, raw: IngestIn
         })),
       });
     }
-    return tx.ingestSession.update({
-      where: { id: row.id },
-      data: { messageCount: { increment: input.messages.length }, lastMessageAt: now, ...(input.title && !row.title ? { title: input.title } : {}) },
-    });
+    // A title given later than the first call names a session that had none.
+    return input.title && !row.title ? tx.ingestSession.update({ where: { id: row.id }, data: { title: input.title } }) : row;
   });
-  let closed: Awaited<ReturnType<typeof closeSession>> | null = null;
-  if (input.close) closed = await closeSession(db, session, now);
-  // Others of this pipeline that went quiet close too (no separate scheduler needed to make progress).
-  await closeIdleSessions(db, { pipelineId: target.pipelineId, now }).catch((err) => console.error("[synthex ingest] idle close failed:", (err as Error).message));
+  const closed = input.close ? await closeSession(db, session, now) : null;
   return {
     sessionId: input.sessionId,
-    accepted: input.messages.length,
+    accepted: n,
     messageCount: session.messageCount,
     status: closed ? ("closed" as const) : ("open" as const),
     recordId: closed?.recordId ?? null,

@@ -20,6 +20,7 @@ import { badRequest, conflict, notFound } from "../core/errors";
 import { toJsonColumn } from "../core/json";
 import type { SourceItem } from "../core/source-item";
 import { assertWebhookUrls } from "./webhooks";
+import { clearRequestCaches } from "./request-context";
 
 export const pipelineNameSchema = z
   .string()
@@ -115,6 +116,7 @@ export async function saveVersion(
     },
   });
   await db.branch.update({ where: { id: branch.id }, data: { versionId: version.id } });
+  clearRequestCaches();
   return { version, diff: diffSpecs(storedSpec(head), spec) };
 }
 

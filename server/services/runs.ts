@@ -39,7 +39,8 @@ import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { toJsonColumn } from "../core/json";
-import { claimRunLease, endExpiredEvalRuns, expiredRunLeases, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
+import { claimRunLease, endExpiredEvalRuns, expiredRunLeases, keepLeaseAlive, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
+import { isTransientDbError, retryTransient } from "../store/db-errors";
 import { trackBackground } from "./background";
 import { executorKind, inngestExecutor, localExecutor, type Env, type RunExecutor } from "./executor";
 import { recordAudit } from "./audit";
@@ -329,22 +330,29 @@ export interface ExecuteDeps {
 export async function executeRunRow(db: Db, runId: string, deps: ExecuteDeps = {}) {
   const owner = deps.lease?.owner ?? processLeaseOwner;
   const ttlMs = deps.lease?.ttlMs ?? runLeaseMs();
-  if (!(await claimRunLease(db, runId, owner, ttlMs))) return db.run.findUniqueOrThrow({ where: { id: runId } });
-  const heartbeat = setInterval(() => {
-    renewRunLease(db, runId, owner, ttlMs)
-      .then((held) => {
-        if (!held) console.error(`[synthex runs] lost the lease on run ${runId}: another server resumed it`);
-      })
-      .catch((err: Error) => console.error(`[synthex runs] heartbeat for run ${runId} failed:`, err.message));
-  }, Math.max(100, Math.floor(ttlMs / 3)));
-  heartbeat.unref?.();
+  // A run this process executes right now is never started a second time here (a sweep that saw
+  // its lease expire while heartbeats were delayed would otherwise "resume" it beside itself).
+  if (executingHere.has(runId)) return db.run.findUniqueOrThrow({ where: { id: runId } });
+  executingHere.add(runId);
   try {
-    return await executeLeasedRun(db, runId, deps);
+    if (!(await claimRunLease(db, runId, owner, ttlMs))) return await db.run.findUniqueOrThrow({ where: { id: runId } });
+    const stopHeartbeat = keepLeaseAlive(() => renewRunLease(db, runId, owner, ttlMs), ttlMs, `run ${runId}`);
+    try {
+      return await executeLeasedRun(db, runId, deps);
+    } finally {
+      stopHeartbeat();
+      await releaseRunLease(db, runId, owner).catch(() => {});
+    }
   } finally {
-    clearInterval(heartbeat);
-    await releaseRunLease(db, runId, owner).catch(() => {});
+    executingHere.delete(runId);
   }
 }
+
+/** A transient database error, not one the run already recorded as its failure (RunError). */
+const retryableInRun = (err: unknown) => !(err instanceof RunError) && isTransientDbError(err);
+
+/** Runs executing in this process now (see executeRunRow). */
+const executingHere = new Set<string>();
 
 async function executeLeasedRun(db: Db, runId: string, deps: ExecuteDeps) {
   const finishOptions: FinishOptions = { afterRun: deps.afterRun };
@@ -353,7 +361,7 @@ async function executeLeasedRun(db: Db, runId: string, deps: ExecuteDeps) {
   const overrides: BatchOptions = { replay, concurrency, batchSize, maxAttempts, retryBaseMs };
   let begun: BeginResult;
   try {
-    begun = await beginRun(db, runId, overrides);
+    begun = await retryTransient(() => beginRun(db, runId, overrides), `run ${runId} start`, 5, 250, retryableInRun);
   } catch (err) {
     if (!(err instanceof RunError)) await markRunFailed(db, runId, message(err));
     return finishRun(db, runId, { order: [], totals: {} }, finishOptions);
@@ -375,7 +383,9 @@ async function executeLeasedRun(db: Db, runId: string, deps: ExecuteDeps) {
       if (begun.full) await retireRunStep(db, runId, step.name);
       let progress: StepProgress | null = null;
       do {
-        const out = await runBatch(db, { runId, step: step.name, progress, totals, order, options: begun.options }, batchDeps);
+        // A batch computes only work items without a record: after a transient database error it is run again.
+        const input: BatchInput = { runId, step: step.name, progress, totals, order, options: begun.options };
+        const out: BatchResult = await retryTransient(() => runBatch(db, input, batchDeps), `run ${runId} step ${step.name}`, 5, 250, retryableInRun);
         totals = out.totals;
         if (out.outcome === "cancelled") return finishRun(db, runId, { order, totals }, finishOptions);
         progress = out.progress;
@@ -404,6 +414,7 @@ export async function resumeExpiredRuns(db: Db, deps: ExecuteDeps = {}): Promise
   const ttlMs = deps.lease?.ttlMs ?? runLeaseMs();
   const resumed: string[] = [];
   for (const runId of await expiredRunLeases(db, 10, ttlMs)) {
+    if (executingHere.has(runId)) continue; // alive here: its heartbeat was late, not its process dead
     if (!(await claimRunLease(db, runId, owner, ttlMs))) continue;
     resumed.push(runId);
     void trackBackground(

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clearRequestCaches } from "./request-context";
 import { canAssignRole, isRole, type Role, ROLES } from "../auth/permissions";
 import { randomToken } from "../auth/secrets";
 import type { Db, DbTx } from "../core/db";
@@ -90,7 +91,7 @@ export async function changeMemberRole(db: Db, workspaceId: string, actorRole: R
       throw badRequest("A workspace needs at least one owner. Make someone else owner first.");
     }
     return tx.membership.update({ where: { id: member.id }, data: { role } });
-  });
+  }).finally(clearRequestCaches);
 }
 
 /**
@@ -112,7 +113,7 @@ export async function removeMember(db: Db, workspaceId: string, actorRole: Role,
     }
     await tx.membership.delete({ where: { id: member.id } });
     return { removed: member.id, keysRevoked: await revokeMemberKeys(tx, workspaceId, member.userId) };
-  });
+  }).finally(clearRequestCaches);
 }
 
 export async function leaveWorkspace(db: Db, workspaceId: string, userId: string) {
@@ -124,7 +125,7 @@ export async function leaveWorkspace(db: Db, workspaceId: string, userId: string
     }
     await tx.membership.delete({ where: { id: member.id } });
     return { left: workspaceId, keysRevoked: await revokeMemberKeys(tx, workspaceId, userId) };
-  });
+  }).finally(clearRequestCaches);
 }
 
 export async function assertNotMember(tx: DbTx, workspaceId: string, userId: string) {

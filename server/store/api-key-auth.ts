@@ -1,9 +1,10 @@
 /**
  * API keys belong to the member who made them: a Bearer token resolves to its key together with its
- * creator's current membership of the key's workspace, in one statement (the hash is unique, the
+ * creator's current membership of the key's workspace, in one read (the hash is unique, the
  * membership a primary-key probe on `(workspaceId, userId)`). A revoked key, or one whose creator is
- * no longer a member, matches nothing; a key that matches has its `lastUsedAt` stamped in the same
- * statement. `ApiKey.lastUsedAt` is a Prisma `timestamp(3)` holding UTC, hence `now() AT TIME ZONE 'UTC'`.
+ * no longer a member, matches nothing. Reads never write: `lastUsedAt` is stamped separately, at
+ * most once a minute per key (`stampApiKeyUse`), so concurrent requests of one key do not queue on
+ * its row lock. `ApiKey.lastUsedAt` is a Prisma `timestamp(3)` holding UTC, hence `now() AT TIME ZONE 'UTC'`.
  */
 import type { DbTx } from "../core/db";
 
@@ -22,11 +23,19 @@ export interface LiveKeyRow {
 
 export async function resolveLiveApiKey(db: DbTx, keyHash: string): Promise<LiveKeyRow | null> {
   const rows = await db.$queryRawUnsafe<LiveKeyRow[]>(
-    `UPDATE "ApiKey" AS k SET "lastUsedAt" = (now() AT TIME ZONE 'UTC')
-     FROM "Membership" AS m
-     WHERE k."keyHash" = $1 AND k."revokedAt" IS NULL AND m."workspaceId" = k."workspaceId" AND m."userId" = k."createdById"
-     RETURNING k.id, k."workspaceId", k.name, k.role, k."readOnly", k.pipelines, k."scopePrefix", k."createdById", m.role AS "creatorRole"`,
+    `SELECT k.id, k."workspaceId", k.name, k.role, k."readOnly", k.pipelines, k."scopePrefix", k."createdById", m.role AS "creatorRole"
+     FROM "ApiKey" AS k JOIN "Membership" AS m ON m."workspaceId" = k."workspaceId" AND m."userId" = k."createdById"
+     WHERE k."keyHash" = $1 AND k."revokedAt" IS NULL`,
     keyHash,
   );
   return rows[0] ?? null;
+}
+
+/** Records that the key was used now, unless it was within the last minute (then nothing is written). */
+export async function stampApiKeyUse(db: DbTx, keyId: string): Promise<void> {
+  await db.$executeRawUnsafe(
+    `UPDATE "ApiKey" SET "lastUsedAt" = (now() AT TIME ZONE 'UTC')
+     WHERE id = $1 AND ("lastUsedAt" IS NULL OR "lastUsedAt" < (now() AT TIME ZONE 'UTC') - interval '1 minute')`,
+    keyId,
+  );
 }

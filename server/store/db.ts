@@ -40,10 +40,29 @@ export async function resolveDatabaseUrl(): Promise<{ url: string; embedded: Emb
 
 async function open(): Promise<DbState> {
   const { url, embedded } = await resolveDatabaseUrl();
-  const pool = new pg.Pool({ connectionString: url, max: embedded ? 4 : 10 });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize(Boolean(embedded)) });
   pool.on("error", (err) => console.error("[synthex db] idle connection error:", err.message));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  // Under load a transaction waits for a connection (and the embedded owner for its turn) longer
+  // than Prisma's 2 s default: slower, never refused. SYNTHEX_TX_WAIT_MS / SYNTHEX_TX_TIMEOUT_MS.
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: { maxWait: envMs("SYNTHEX_TX_WAIT_MS", 60_000), timeout: envMs("SYNTHEX_TX_TIMEOUT_MS", 60_000) } });
   return { prisma, pool, url, embedded };
+}
+
+function envMs(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number of milliseconds (got "${raw}").`);
+  return n;
+}
+
+/** Connections per process: SYNTHEX_DB_POOL, else 4 on the embedded database (one owner answers them in turn) and 10 on PostgreSQL. */
+function poolSize(embedded: boolean): number {
+  const raw = process.env.SYNTHEX_DB_POOL?.trim();
+  if (!raw) return embedded ? 4 : 10;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 200) throw new Error(`SYNTHEX_DB_POOL must be a whole number of connections from 1 to 200 (got "${raw}").`);
+  return n;
 }
 
 function state(): Promise<DbState> {

@@ -10,6 +10,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { DbTx } from "../core/db";
+import { retryTransient } from "./db-errors";
 
 const ACTIVE = `('queued', 'running')`;
 const NOW = `(now() AT TIME ZONE 'UTC')`;
@@ -126,4 +127,33 @@ export async function endExpiredEvalRuns(db: DbTx, unclaimedAfterMs: number): Pr
     unclaimedAfterMs,
   );
   return rows;
+}
+
+/**
+ * Heartbeats for a lease this process holds: `renew` every third of the lease. A renewal that
+ * fails transiently (the database busy or briefly away) is retried within the beat, with short
+ * pauses, before the beat is given up; the lease is only lost when it expires unrenewed or another
+ * owner took it (then `renew` answers false, logged). Returns the stop function.
+ */
+export function keepLeaseAlive(renew: () => Promise<boolean>, ttlMs: number, label: string): () => void {
+  let stopped = false;
+  let beating = false;
+  const beat = async () => {
+    if (beating || stopped) return;
+    beating = true;
+    try {
+      const held = await retryTransient(renew, `heartbeat of ${label}`, 4, Math.max(50, Math.min(500, Math.floor(ttlMs / 20))));
+      if (!held && !stopped) console.error(`[synthex runs] lost the lease on ${label}: another server resumed it`);
+    } catch (err) {
+      if (!stopped) console.error(`[synthex runs] heartbeat for ${label} failed:`, err instanceof Error ? err.message : String(err));
+    } finally {
+      beating = false;
+    }
+  };
+  const timer = setInterval(() => void beat(), Math.max(100, Math.floor(ttlMs / 3)));
+  timer.unref?.();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
 }

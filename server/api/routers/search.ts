@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MAX_LIMIT, search, SEARCH_MODES } from "../../search/search";
+import type { BranchContext } from "../../search/context";
 import { effectiveScope } from "../../services/api-keys";
 import { ask, ASK_MAX_K } from "../../services/ask";
 import { brief } from "../../services/brief";
@@ -46,6 +47,15 @@ export const searchInput = z.object({
   ...filters,
 });
 
+/** The branch the pipeline procedure resolved, handed to the search so it is not read again. */
+const branchContext = (ctx: { workspace: { id: string }; pipeline: { id: string }; branch: { id: string; name: string }; spec: BranchContext["spec"] }): BranchContext => ({
+  workspaceId: ctx.workspace.id,
+  pipelineId: ctx.pipeline.id,
+  branchId: ctx.branch.id,
+  branchName: ctx.branch.name,
+  spec: ctx.spec,
+});
+
 export const searchRouter = createTRPCRouter({
   search: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
@@ -59,7 +69,7 @@ export const searchRouter = createTRPCRouter({
     .input(searchInput)
     .output(searchResultSchema)
     .query(async ({ ctx, input }) => {
-      const found = await search(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name });
+      const found = await search(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name, branchContext: branchContext(ctx) });
       return { ...found, hits: visibleOnly(ctx.restrictions, found.hits) };
     }),
   ask: pipelineProcedure("pipelines:read")
@@ -80,7 +90,7 @@ export const searchRouter = createTRPCRouter({
     )
     .output(answerPacketSchema)
     .mutation(({ ctx, input }) =>
-      ask(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), restrictions: ctx.restrictions, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
+      ask(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), restrictions: ctx.restrictions, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name, branchContext: branchContext(ctx) }),
     ),
   brief: pipelineProcedure("pipelines:read")
     .meta({ keyRestrictions: "enforced" })
