@@ -96,6 +96,11 @@ export function NewPipelineForm() {
               </span>
               {t.seed ? <span className="text-xs text-muted-foreground">seed {t.seed}</span> : null}
               <span className="text-muted-foreground">{t.description}</span>
+              {t.offlineStandIn ? (
+                <span className="text-xs text-amber-700 dark:text-amber-400" data-testid="template-offline-stand-in" title={t.offlineStandIn.detail}>
+                  Offline: {t.offlineStandIn.note} ({t.offlineStandIn.detail})
+                </span>
+              ) : null}
               <span className="mt-auto text-xs text-muted-foreground" data-testid="template-nodes" data-nodes={t.nodes.join(" ")}>
                 {stepCount(t)}
               </span>

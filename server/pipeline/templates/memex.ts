@@ -52,6 +52,8 @@ export const memexTemplate: PipelineTemplate = {
   seed: "001 Memex",
   description:
     "Seed 001: collections as scopes (a:b:c, prefix search), facts split from each conversation and consolidated per collection (ADD/UPDATE/DELETE/NONE), soft delete + restore, history per memory. Differs: collections are record scopes in one database, not SQLite files per collection; offline, decisions follow a deterministic rule (near-duplicate → NONE, changed value → UPDATE, negation → DELETE).",
+  offlineStandIn:
+    "facts are the conversation's informative sentences (first person resolved, compounds split), not a model's; ADD/UPDATE/DELETE/NONE follow a deterministic rule (near-duplicates, changed values, change-of-state phrases), not a model's judgement.",
   spec: memexSpec,
   eval: { step: "memories", mode: "hybrid" },
 };
