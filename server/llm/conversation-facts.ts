@@ -78,7 +78,7 @@ export function resolveFirstPerson(text: string, speaker: string): string {
     .replace(/\b[Mm]ine\b/g, own)
     .replace(/\bMy\b/g, own)
     .replace(/\bmy\b/g, own)
-    .replace(/(\b(?:to|with|for|at|from|about|of|by|on|gave|told|asked|helped|showed|let|make|made|makes|call|called|sent|got|taught) )me\b/g, `$1${speaker}`);
+    .replace(/\bme\b/g, speaker);
 }
 
 /** Words of greetings, thanks and reactions: a sentence made only of these (and names) is small talk. */
