@@ -25,6 +25,8 @@ describe("offline fact extraction from a conversation", () => {
   it("splits compounds where a new subject starts and resolves the first person", () => {
     expect(splitCompound("I sold my car, and she bought a bike; we are happy.")).toEqual(["I sold my car.", "She bought a bike.", "We are happy."]);
     expect(splitCompound("Tea and coffee are fine.")).toEqual(["Tea and coffee are fine."]);
+    // A question states nothing: its answer is the fact.
+    expect(conversationFacts("Ann: What inspired you to paint the old lighthouse?\n\nBo: My grandfather kept it.")).toEqual([{ fact: "Bo's grandfather kept it.", speaker: "Bo", turn: 2 }]);
     expect(resolveFirstPerson("I'm tired, my cat woke me and I have a cold. I love it; I went out.", "Ana")).toBe(
       "Ana is tired, Ana's cat woke Ana and Ana has a cold. Ana loves it; Ana went out.",
     );

@@ -13,8 +13,8 @@
  *   stores them under `custom`, so provenance reaches the turn); the time is the input's own
  *   (`time.created_at`, inherited by the fact record).
  *
- * Small talk ("Thanks!", "Wow, that's great!", "How are you?") is not informative: a sentence needs
- * at least two content words, and a question at least three, to be kept.
+ * Small talk ("Thanks!", "Wow, that's great!") and questions ("How are you?", "What inspired
+ * you?") are not informative: a kept sentence states something, with at least two content words.
  */
 import { conversationTurns } from "../engine/turns";
 import { splitSentences, terms } from "../text/text-rank";
@@ -91,8 +91,9 @@ function informative(sentence: string): boolean {
   const words = terms(sentence);
   const names = new Set((sentence.match(/(?<=\S\s+)\p{Lu}\p{Ll}+/gu) ?? []).map((w) => w.toLowerCase()));
   const content = words.filter((w) => !SMALL_TALK.has(w) && !names.has(w));
-  if (content.length === 0) return false;
-  return sentence.trim().endsWith("?") ? words.length >= 3 : words.length >= 2;
+  // A question asks; it states nothing to remember (the answer, in the next turn, is the fact).
+  if (content.length === 0 || /\?["')\]]*$/.test(sentence.trim())) return false;
+  return words.length >= 2;
 }
 
 /** Past tenses and modals that take no third-person "s" ("I went" → "Ana went", "I live" → "Ana lives"). */
