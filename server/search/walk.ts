@@ -12,9 +12,10 @@
  *   `MAX_WALK_BEAM`): a question that matches several branches equally walks all of them, a
  *   sharp one stays narrow. `"fixed"` keeps exactly `beam`.
  * - `fallback: "flat"` (default): the lowest level is also ranked flat (every record of that step
- *   in the scope); when the walk's best hit scores below `FALLBACK_CONFIDENCE` of the flat best, the
- *   walk lost the branch and the flat ranking is returned (`fallback` says so and why). `"none"`
- *   returns what the walk found.
+ *   in the scope); when the walk did not reach the scope's best record (its best hit scores below
+ *   `FALLBACK_CONFIDENCE` of the flat best), it lost the branch and the flat ranking is returned
+ *   (`fallback` says so and why); when it did and its branch holds fewer than `limit` records, the
+ *   flat ranking fills the rest. `"none"` returns what the walk found.
  */
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
@@ -30,8 +31,8 @@ export const DEFAULT_WALK_LIMIT = 10;
 export const MAX_WALK_LIMIT = 100;
 /** Breadth from the question: a level keeps the records scoring at least this share of its best. */
 export const BREADTH_RATIO = 0.5;
-/** Below this share of the flat best score, the walk's result is not trusted (fallback to flat). */
-export const FALLBACK_CONFIDENCE = 0.8;
+/** Below this share of the flat best score, the walk's result is not trusted (fallback to flat): the walk must reach the scope's best record. */
+export const FALLBACK_CONFIDENCE = 1;
 export const WALK_BREADTHS = ["question", "fixed"] as const;
 export const WALK_FALLBACKS = ["flat", "none"] as const;
 
@@ -173,7 +174,11 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
     const confidence = flatBest > 0 ? Math.round((walkBest / flatBest) * 1e4) / 1e4 : 1;
     if (confidence < FALLBACK_CONFIDENCE) {
       current = flat.slice(0, limit);
-      fallback = { step: lowest, confidence, reason: `the walk's best ${lowest} record scored ${Math.round(confidence * 100)}% of the best in the scope (below ${FALLBACK_CONFIDENCE * 100}%): ranked ${lowest} flat` };
+      fallback = { step: lowest, confidence, reason: `the walk's best ${lowest} record scored ${Math.round(confidence * 100)}% of the best in the scope: ranked ${lowest} flat` };
+    } else if (current.length < limit) {
+      // The branch walked holds fewer than `limit` records: the rest of the scope, ranked flat, follows.
+      const taken = new Set(current.map((r) => r.id));
+      current = [...current, ...flat.filter((r) => !taken.has(r.id)).slice(0, limit - current.length)];
     }
   }
   const hits = current.map(node);

@@ -111,7 +111,7 @@ export const searchRouter = createTRPCRouter({
         beam: z.number().int().min(1).max(MAX_WALK_BEAM).default(DEFAULT_WALK_BEAM).meta({ description: "Records kept per level on the way down." }),
         limit: z.number().int().min(1).max(MAX_WALK_LIMIT).default(DEFAULT_WALK_LIMIT),
         breadth: z.enum(WALK_BREADTHS).default("question").meta({ description: "question: each level keeps every record scoring at least half its best (beam to 20); fixed: exactly beam." }),
-        fallback: z.enum(WALK_FALLBACKS).default("flat").meta({ description: "flat: when the walk's best hit scores below 80% of the lowest step's best in the scope, return that step ranked flat; none: the walk's hits." }),
+        fallback: z.enum(WALK_FALLBACKS).default("flat").meta({ description: "flat: when the walk does not reach the lowest step's best record in the scope, return that step ranked flat (and fill a short branch from it); none: the walk's hits." }),
       }),
     )
     .output(walkResultSchema)
