@@ -35,7 +35,7 @@ describe("offline fact extraction from a conversation", () => {
   it("has no cap: a long conversation keeps every fact (the old extractor kept at most 25)", () => {
     const turns = Array.from({ length: 60 }, (_, i) => `${i % 2 ? "Bo" : "Ann"}: I visited museum number ${i + 1} in the old town.`);
     const content = ["# 1 June 2023", ...turns].join("\n\n");
-    const text = new OfflineModel().run({ model: "offline/extractive", prompt: content, task: "extract-list", inputs: [{ id: "s", content }] });
+    const text = new OfflineModel().run({ model: "offline/extractive", prompt: content, temperature: 0, task: "extract-list", inputs: [{ id: "s", content }] });
     const facts = JSON.parse(text) as Array<{ fact: string; turn: number }>;
     expect(facts).toHaveLength(60);
     expect(facts[59]).toMatchObject({ fact: "Bo visited museum number 60 in the old town.", speaker: "Bo", turn: 60 });
