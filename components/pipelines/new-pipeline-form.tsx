@@ -98,6 +98,11 @@ export function NewPipelineForm() {
               <span className="text-xs text-muted-foreground" title={t.seed ? `Follows reference design ${t.seed}` : undefined}>
                 {t.description.replace(/^Seed \d+:\s*/, "")}
               </span>
+              {t.offlineStandIn ? (
+                <span className="text-xs text-amber-700 dark:text-amber-400" data-testid="template-offline-stand-in" title={t.offlineStandIn.detail}>
+                  Offline: {t.offlineStandIn.note}
+                </span>
+              ) : null}
               <span className="mt-auto text-xs text-muted-foreground" data-testid="template-nodes" data-nodes={t.nodes.join(" ")}>
                 {stepCount(t)}
               </span>

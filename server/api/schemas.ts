@@ -187,6 +187,10 @@ export const walkResultSchema = z
         sources: z.array(z.object({ id: z.string(), step: z.string(), content: z.string(), metadata })),
       }),
     ),
+    fallback: z
+      .object({ step: z.string(), confidence: z.number(), reason: z.string() })
+      .optional()
+      .meta({ description: "Present when the walk's confidence was low and the hits are the lowest step ranked flat." }),
   })
   .meta({ id: "WalkResult" }) satisfies z.ZodType<WalkResult>;
 

@@ -182,6 +182,10 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       if (k !== undefined && !(Number.isInteger(k) && k >= 1 && k <= 100)) deps.fail("--k must be a whole number from 1 to 100.", 2);
       const budgetUsd = o.budget !== undefined ? Number(o.budget) : undefined;
       if (budgetUsd !== undefined && !(budgetUsd > 0)) deps.fail("--budget must be a positive number of US dollars.", 2);
+      // Templates whose offline path only stands in for an LLM step say so beside their numbers.
+      const standIns = templates.length
+        ? new Map((await conn.api.evals.templates.query({ workspaceId: conn.workspaceId })).map((t) => [t.name, t.offlineStandIn]))
+        : new Map<string, { note: string; detail: string } | null>();
       const results: Array<{ label: string; run: EvalRun }> = [];
       for (const target of targets) {
         const started = await conn.api.evals.start.mutate({
@@ -207,12 +211,23 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
         results.push({ label: target.label, run });
       }
       if (o.json) {
-        const out = results.map((r) => evalJson(r.run, r.label.split("@")[0]!));
+        const out = results.map((r) => {
+          const standIn = standIns.get(r.label);
+          return { ...evalJson(r.run, r.label.split("@")[0]!), ...(standIn ? { offlineStandIn: standIn } : {}) };
+        });
         console.log(JSON.stringify(out.length === 1 ? out[0] : out, null, 2));
         return;
       }
       const lines = [`${benchmark} · ${dataset.name} · ${results[0]!.run.questions} scored questions${benchmark === "locomo" ? " (categories 1-4; 5 adversarial reported apart)" : ""}`, "", metricsTable(results)];
-      for (const r of results) lines.push("", `Per category · ${r.label}`, categoryTable(r.run));
+      const standInLines = results.flatMap((r) => {
+        const standIn = standIns.get(r.label);
+        return standIn ? [`${r.label}: ${standIn.note} (${standIn.detail})`] : [];
+      });
+      if (standInLines.length) lines.push("", ...standInLines);
+      for (const r of results) {
+        const standIn = standIns.get(r.label);
+        lines.push("", `Per category · ${r.label}${standIn ? ` — ${standIn.note}` : ""}`, categoryTable(r.run));
+      }
       lines.push("", ...results.map((r) => judgeLine(r.label, r.run)));
       lines.push("", "Open the Evals tab of the pipeline to compare runs question by question.");
       console.log(lines.join("\n"));

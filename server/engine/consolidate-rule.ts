@@ -91,11 +91,19 @@ export class Similarity {
       const similarity = this.of(fact, memory.content);
       if (similarity >= CANDIDATE_FLOOR) scored.push({ memory, similarity });
     }
-    return scored.sort((x, y) => y.similarity - x.similarity || (x.memory.id < y.memory.id ? -1 : 1)).slice(0, MAX_CANDIDATES);
+    const top = scored.sort((x, y) => y.similarity - x.similarity || (x.memory.id < y.memory.id ? -1 : 1)).slice(0, MAX_CANDIDATES);
+    // A change of state ("moved to Porto") is about a memory it may share few words with ("lives in
+    // Lisbon"): the memory it would replace is shown too, however low its similarity.
+    if (!mayChangeState(fact)) return top;
+    const subject = subjectOf(fact);
+    const same = [...memories].filter((m) => subjectOf(m.content) === subject && !top.some((c) => c.memory.id === m.id));
+    const change = same.length ? changeOfState(fact, same.map((memory) => ({ memory, similarity: this.of(fact, memory.content) }))) : null;
+    const target = change?.memoryId ? same.find((m) => m.id === change.memoryId) : undefined;
+    return target ? [...top, { memory: target, similarity: this.of(fact, target.content) }] : top;
   }
 }
 
-const NEGATION = /\b(?:no longer|not any ?more|anymore|any more|no more|never|not|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|won't|can't|cannot|stopped|quit)\b/gi;
+const NEGATION = /\b(?:no longer|not any ?more|anymore|any more|no more|never|not|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|won't|can't|cannot|stopped|quit|used to)\b/gi;
 const WORDS = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
 
 /** True when the text states that something no longer holds (an explicit negation). */
@@ -131,6 +139,8 @@ export function sameSubject(a: string, b: string): boolean {
   if (p + q >= shortest) return false; // one text contains the other: nothing was replaced
   if (p + q < Math.max(wa.length, wb.length) / 2) return false;
   const prefixWords = terms(wa.slice(0, p).join(" ")).length;
+  // Only a lasting state changes value ("lives in", "works as", "drinks"); events ("went to") add up.
+  if (!wa.slice(0, p).some((w) => STATE_VERBS.has(w))) return false;
   return prefixWords >= 1 && prefixWords + terms(wa.slice(wa.length - q).join(" ")).length >= 2;
 }
 
@@ -150,6 +160,92 @@ export function elaborates(longer: string, shorter: string): boolean {
   return p + q === ws.length && p > 0;
 }
 
+/** Present-tense verbs of lasting states: a memory that starts "<subject> <state verb> …" can change value. */
+const STATE_VERBS = new Set(
+  "is are am lives works likes loves prefers enjoys hates dislikes has owns drinks eats plays uses wants studies teaches drives keeps speaks runs manages leads".split(" "),
+);
+
+/** The subject of a fact: its first word, without a possessive ("Ana's dog" → "ana"). */
+function subjectOf(text: string): string {
+  return ((text.toLowerCase().match(WORDS) ?? [])[0] ?? "").replace(/['’]s$/, "");
+}
+
+const LIKE = /\b(?:likes?|loves?|enjoys?|prefers?|adores?|(?:is|are) (?:a )?(?:big )?fans? of|favou?rite)\b/i;
+const DISLIKE = /\b(?:hates?|dislikes?|can't stand|cannot stand|is tired of|is sick of|(?:is|are) (?:not|no longer) (?:a )?fans? of)\b/i;
+const ENDED = /\b(?:died|passed away|was put down|ran away|got lost|sold|gave away|quit|left|broke up with|divorced|lost)\b/i;
+/** Does the fact use any of the words a change of state is told with (a cheap test before `changeOfState`)? */
+function mayChangeState(fact: string): boolean {
+  return isNegation(fact) || ENDED.test(fact) || DISLIKE.test(fact) || MOVED_TO.test(fact) || NEW_JOB.test(fact) || MOVED_FROM_TO.test(fact);
+}
+
+/** A whole-word pattern for a literal phrase. */
+function phrase(text: string, flags: string): RegExp {
+  const literal = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`\\b${literal}\\b`, flags);
+}
+
+const MOVED_FROM_TO = /\b(?:moved|relocated|switched|changed|went|transferred)\b.*?\bfrom\s+(?:the\s+)?([\p{L}\p{N}][\p{L}\p{N}' -]*?)\s+to\s+(?:the\s+)?([\p{L}\p{N}][\p{L}\p{N}' -]*?)(?=[.,;!?]|$| (?:in|on|at|last|this|after|because|since)\b)/iu;
+const MOVED_TO = /\b(?:moved|relocated)\s+(?:back\s+)?to\b/i;
+const RESIDENCE = /\b(?:lives?|living|based|resides?|moved|relocated|home is)\b/i;
+const NEW_JOB = /\b(?:now works?|started (?:working|a new job|a job)|got (?:a )?(?:new )?job|joined|was hired|took a job|new job|works? now)\b/i;
+const JOB = /\b(?:works?|working|job|employed|employer)\b/i;
+
+/** The content words of `text` (stemmed as `terms` does), as a set. */
+const termSet = (text: string) => new Set(terms(text));
+
+/** The words of `fact` after the change word that name what changed ("Ana's dog Rex died" → dog, rex). */
+function objectTerms(fact: string, subject: string): string[] {
+  return terms(fact.replace(/['’]s\b/g, "")).filter((t) => t !== subject && !terms("died passed away put down ran lost sold gave quit left broke divorced no longer anymore used hates dislikes likes loves now").includes(t));
+}
+
+/**
+ * Change of state (offline): the fact says that what a memory of the same subject states no longer
+ * holds, and which memory it replaces — "Ana no longer lives in Lisbon", "Ana used to play chess",
+ * "Ana quit her job at the bank", "Ana sold her car", "Ana's dog Rex died" retire it (DELETE);
+ * "Ana moved from Lisbon to Porto" rewrites it (UPDATE "Ana lives in Porto"); "Ana moved to Porto",
+ * "Ana started working at Acme", "Ana hates coffee now" (after "Ana loves coffee") replace it
+ * (UPDATE with the fact). Null when the fact changes no candidate.
+ */
+export function changeOfState<M extends MemoryView>(fact: string, candidates: Candidate<M>[]): Decision | null {
+  const subject = subjectOf(fact);
+  if (!subject) return null;
+  const mine = candidates.filter((c) => subjectOf(c.memory.content) === subject && !isNegation(c.memory.content));
+  if (mine.length === 0) return null;
+  const quoted = JSON.stringify(fact);
+  const fromTo = MOVED_FROM_TO.exec(fact);
+  if (fromTo) {
+    const [from, to] = [fromTo[1]!.trim(), fromTo[2]!.trim()];
+    const target = mine.find((c) => phrase(from, "i").test(c.memory.content));
+    if (target) {
+      const text = target.memory.content.replace(phrase(from, "gi"), to);
+      return { event: "UPDATE", memoryId: target.memory.id, text, reason: `${quoted}: ${from} → ${to} in memory ${target.memory.id}` };
+    }
+  }
+  if (MOVED_TO.test(fact)) {
+    const target = mine.find((c) => RESIDENCE.test(c.memory.content));
+    if (target) return { event: "UPDATE", memoryId: target.memory.id, text: fact, reason: `${quoted} replaces where memory ${target.memory.id} says they live` };
+  }
+  if (NEW_JOB.test(fact)) {
+    const target = mine.find((c) => JOB.test(c.memory.content));
+    if (target) return { event: "UPDATE", memoryId: target.memory.id, text: fact, reason: `${quoted} replaces the job memory ${target.memory.id} states` };
+  }
+  const objects = objectTerms(fact, subject);
+  const covers = (c: Candidate<M>, need: number) => {
+    const words = termSet(c.memory.content);
+    return objects.filter((t) => words.has(t)).length >= need;
+  };
+  if (DISLIKE.test(fact) && !isNegation(fact)) {
+    const target = mine.find((c) => LIKE.test(c.memory.content) && !DISLIKE.test(c.memory.content) && covers(c, 1));
+    if (target) return { event: "UPDATE", memoryId: target.memory.id, text: fact, reason: `${quoted} reverses the preference memory ${target.memory.id} states` };
+  }
+  if (ENDED.test(fact) || isNegation(fact)) {
+    const need = Math.min(objects.length, 2);
+    const target = need > 0 ? mine.find((c) => covers(c, need) && !ENDED.test(c.memory.content)) : undefined;
+    if (target) return { event: "DELETE", memoryId: target.memory.id, reason: `${quoted}: memory ${target.memory.id} no longer holds` };
+  }
+  return null;
+}
+
 /**
  * The offline decision (deterministic, no model): a negated fact that matches a memory deletes it;
  * a near-duplicate (similarity ≥ threshold) or a fact a memory already says with more detail
@@ -157,6 +253,10 @@ export function elaborates(longer: string, shorter: string): boolean {
  * updates that memory; anything else is added. `add-only` never updates or deletes.
  */
 export function offlineDecision<M extends MemoryView>(fact: string, candidates: Candidate<M>[], similarity: Similarity, threshold: number, mode: ConsolidateMode): Decision {
+  if (mode === "full") {
+    const change = changeOfState(fact, candidates);
+    if (change) return change;
+  }
   if (mode === "full" && isNegation(fact)) {
     const base = withoutNegation(fact);
     const target = candidates

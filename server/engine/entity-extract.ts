@@ -48,6 +48,19 @@ const ROLES = new Set(["assistant", "system", "tool", "ai", "bot", "model", "nar
 /** The person's side of a chat export: one person, "User". */
 const USER_ROLES = new Set(["user", "human", "you", "me"]);
 
+/**
+ * Field labels of notes, forms, tickets and Q&A ("Question: …", "Ref: …", "Date: …"): a paragraph
+ * they open is a field, not a turn, and the word alone is never an entity.
+ */
+const LABELS = new Set(
+  (
+    "q a question questions answer answers ref refs reference references date time dated subject title note notes summary re fw fwd cc bcc " +
+    "source sources url link links id status type category categories tags tag description comment comments location address phone email " +
+    "total price step steps example examples input output result results error warning tip tips todo update updated edit edited ps nb " +
+    "context details detail topic topics agenda action actions item items response reply prompt query task goal goals keywords author version"
+  ).split(/\s+/),
+);
+
 /** Capitalised words that begin sentences, greet, or name times: never entities on their own. */
 const STOPWORDS = new Set(
   (
@@ -63,7 +76,9 @@ const STOPWORDS = new Set(
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november " +
     "december mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec mr mrs ms dr st mom mum dad " +
     "mother father grandma grandpa even only still yet again once cheers bravo hooray yay ugh hmm wait gosh geez aww awww hugs"
-  ).split(/\s+/),
+  )
+    .split(/\s+/)
+    .concat([...LABELS]),
 );
 
 /** Words that are only lowercase connectors inside a multi-word name ("Bank of America"). */
@@ -104,7 +119,7 @@ export function speakerName(label: string): string | null {
   // "user (Caroline)": a chat export's user with a name is that person.
   if (named && USER_ROLES.has(lower(name)) && /^\p{L}[\p{L} .'-]*$/u.test(named[2]!.trim())) return capitalise(named[2]!.trim());
   if (USER_ROLES.has(lower(name))) return "User";
-  if (!name || ROLES.has(lower(name)) || !/^\p{L}/u.test(name)) return null;
+  if (!name || ROLES.has(lower(name)) || LABELS.has(lower(name)) || !/^\p{L}/u.test(name)) return null;
   // Importers lower-case roles ("caroline"): a label that is not a role is a name.
   return capitalise(name);
 }
@@ -359,7 +374,10 @@ export function resolveEntities(
     const votes = new Map<EntityType, number>();
     for (const g of members) for (const [t, n] of g.votes) votes.set(t, (votes.get(t) ?? 0) + n);
     const voted = [...votes.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0];
-    const type: EntityType = members.some((g) => g.speaker) ? "person" : (voted ?? (name.includes(" ") ? "other" : "person"));
+    // No cue: a single capitalised word is a person, unless the texts also use it in lower case
+    // (a common word capitalised at a line or sentence start: "Art", "Honestly").
+    const lowercaseToo = !name.includes(" ") && !!options.lowercaseWords?.has(lower(name));
+    const type: EntityType = members.some((g) => g.speaker) ? "person" : (voted ?? (name.includes(" ") || lowercaseToo ? "other" : "person"));
     const srcs = new Map<string, string | null>();
     const months: Record<string, number> = {};
     let mentions = 0;

@@ -91,6 +91,17 @@ describe("eval runs", () => {
     expect(lineage.nodes.map((n) => n.step).sort()).toEqual(["chats", "windows"]);
   }, 60_000);
 
+  it("traces a fact that rewrites its turn (first person resolved) to that turn, not its whole session", async () => {
+    const run = await runEval(db, { workspaceId, template: "mem0", datasetId });
+    expect(run.status).toBe("completed");
+    const cases = await db.evalCase.findMany({ where: { evalRunId: run.id }, orderBy: { position: "asc" } });
+    const pepper = cases.find((c) => c.question === "What kind of dog is Pepper?")!;
+    const top = (pepper.retrieved as unknown as StoredHit[])[0]!;
+    expect(top.preview).toContain("Cleo's dog Pepper, a grey whippet");
+    expect(top.goldTurns).toEqual(["D1:1"]);
+    expect(top.turns).toBe(1);
+  }, 60_000);
+
   it("scores a team pipeline's branches on an isolated copy, and compares them regressions first", async () => {
     const spec = defaultChatMemorySpec("chatgpt-export");
     const { pipeline } = await createPipeline(db, workspaceId, { name: "team-memory", spec });

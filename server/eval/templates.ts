@@ -4,7 +4,7 @@
  * lexical baselines of shared/tools/locomo-baseline (no model). Benchmarks feed them JSON sources.
  */
 import type { PipelineSpec } from "../pipeline/spec";
-import { TEMPLATES } from "../pipeline/templates";
+import { TEMPLATES, offlineStandInOf } from "../pipeline/templates";
 import type { SearchMode } from "../search/search";
 
 export const EVAL_TEMPLATES = TEMPLATES.filter((t) => t.eval).map((t) => t.id) as [string, ...string[]];
@@ -23,6 +23,8 @@ export interface EvalTemplateDef {
   step?: string;
   mode: EvalMode;
   description: string;
+  /** The template's offline stand-in note (`PipelineTemplate.offlineStandIn`), or null. */
+  offlineStandIn: { note: string; detail: string } | null;
 }
 
 export function isEvalTemplate(name: string): name is EvalTemplate {
@@ -32,5 +34,5 @@ export function isEvalTemplate(name: string): name is EvalTemplate {
 export function evalTemplate(name: EvalTemplate): EvalTemplateDef {
   const template = TEMPLATES.find((t) => t.id === name);
   if (!template?.eval) throw new Error(`Unknown template "${name}". Templates: ${EVAL_TEMPLATES.join(", ")}.`);
-  return { spec: template.spec("json"), step: template.eval.step, mode: template.eval.mode, description: template.description };
+  return { spec: template.spec("json"), step: template.eval.step, mode: template.eval.mode, description: template.description, offlineStandIn: offlineStandInOf(template) };
 }

@@ -9,7 +9,7 @@
 import type { Db } from "../core/db";
 import type { TracedHit } from "./metrics";
 import { estimateContextTokens } from "./metrics";
-import { lineageRecordsOfSteps } from "../store/provenance-reads";
+import { lineageRecordsOfSteps, lineageSourceTurns } from "../store/provenance-reads";
 import type { Session } from "./types";
 
 export interface SourceSession {
@@ -36,6 +36,8 @@ export class ProvenanceTracer {
   private readonly leavesOf = new Map<string, string[]>();
   private readonly sessionOfSource = new Map<string, SourceSession | null>();
   private readonly pieces = new Map<string, string[]>();
+  /** top id → "sample\u0000session" → the turn numbers its lineage records came from. */
+  private readonly sourceTurnsOf = new Map<string, Map<string, number[]>>();
 
   constructor(
     private readonly db: Db,
@@ -51,6 +53,14 @@ export class ProvenanceTracer {
     if (!missing.length) return;
     const rows = await lineageRecordsOfSteps(this.db, this.workspaceId, missing, this.sourceSteps);
     for (const id of missing) this.leavesOf.set(id, []);
+    for (const r of await lineageSourceTurns(this.db, this.workspaceId, missing, this.sourceSteps)) {
+      const meta = r.evalMeta;
+      if (!meta || typeof meta.sample !== "string" || typeof meta.session !== "string") continue;
+      const bySession = this.sourceTurnsOf.get(r.top) ?? new Map<string, number[]>();
+      const key = `${meta.sample}\u0000${meta.session}`;
+      bySession.set(key, [...(bySession.get(key) ?? []), ...r.turns]);
+      this.sourceTurnsOf.set(r.top, bySession);
+    }
     for (const r of rows) {
       this.leavesOf.get(r.top)!.push(r.id);
       if (!this.sessionOfSource.has(r.id)) {
@@ -100,8 +110,18 @@ export class ProvenanceTracer {
       quoted += found;
       if (!found) unmatched.push(session);
     }
-    // Abstractive: nothing quoted from any session → the record stands for its whole sessions.
-    if (!isSource && quoted === 0) for (const s of unmatched) for (const t of s.turns) turns.push(t.id);
+    // Abstractive: nothing quoted from any session → the record stands for the turns its lineage
+    // came from (`custom.turns` of a record made from a session: a fact of one turn), else for its
+    // whole sessions.
+    if (!isSource && quoted === 0) {
+      for (const loc of located) {
+        const session = this.sessions.get(loc.sample)?.get(loc.session);
+        if (!session || !unmatched.includes(session)) continue;
+        const numbers = this.sourceTurnsOf.get(hit.id)?.get(`${loc.sample}\u0000${loc.session}`);
+        const known = numbers?.map((n) => session.turns[n - 1]?.id).filter((id): id is string => !!id) ?? [];
+        for (const id of known.length ? known : session.turns.map((t) => t.id)) turns.push(id);
+      }
+    }
     return { id: hit.id, sessions, turns: [...new Set(turns)], tokens: estimateContextTokens(hit.content), reachesSource: leaves.length > 0, content: hit.content };
   }
 }

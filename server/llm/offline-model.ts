@@ -20,6 +20,7 @@ import {
 } from "../text/text-rank";
 import { countTokens } from "../text/tokens";
 import { asksForVerbatimRewrite } from "../text/prompt-intent";
+import { conversationFacts } from "./conversation-facts";
 
 export const OFFLINE_MODEL_ID = "offline/extractive";
 export const OFFLINE_MODEL_LABEL =
@@ -158,7 +159,13 @@ function extractFacts(sentences: readonly Sentence[], maxTokens: number): string
 }
 
 function extractList(request: ModelRequest): string {
-  const sentences = sentencesOf(contents(request.inputs));
+  // A conversation: every informative sentence of every turn, with its speaker and turn (no cap).
+  const texts = contents(request.inputs);
+  if (texts.length === 1) {
+    const facts = conversationFacts(texts[0]!);
+    if (facts) return JSON.stringify(facts);
+  }
+  const sentences = sentencesOf(texts);
   return JSON.stringify(extractFacts(sentences, budget(request, DEFAULT_MAX_OUTPUT_TOKENS)));
 }
 

@@ -4,6 +4,18 @@
  * `beam` records closest to the query (BM25 over that level's candidates only, newest first on
  * ties); at the lowest derived level return the best `limit` records with the source records they
  * came from. Every record on the way is one the branch shows, within the scope.
+ *
+ * Two options keep the right branch (issue 34: a fixed beam of 3 dropped it for half of the LoCoMo
+ * questions):
+ * - `breadth: "question"` (default): each level keeps every record that scores at least
+ *   `BREADTH_RATIO` of that level's best for this question (at least `beam`, at most
+ *   `MAX_WALK_BEAM`): a question that matches several branches equally walks all of them, a
+ *   sharp one stays narrow. `"fixed"` keeps exactly `beam`.
+ * - `fallback: "flat"` (default): the lowest level is also ranked flat (every record of that step
+ *   in the scope); when the walk did not reach the scope's best record (its best hit scores below
+ *   `FALLBACK_CONFIDENCE` of the flat best), it lost the branch and the flat ranking is returned
+ *   (`fallback` says so and why); when it did and its branch holds fewer than `limit` records, the
+ *   flat ranking fills the rest. `"none"` returns what the walk found.
  */
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
@@ -17,6 +29,12 @@ export const DEFAULT_WALK_BEAM = 3;
 export const MAX_WALK_BEAM = 20;
 export const DEFAULT_WALK_LIMIT = 10;
 export const MAX_WALK_LIMIT = 100;
+/** Breadth from the question: a level keeps the records scoring at least this share of its best. */
+export const BREADTH_RATIO = 0.5;
+/** Below this share of the flat best score, the walk's result is not trusted (fallback to flat): the walk must reach the scope's best record. */
+export const FALLBACK_CONFIDENCE = 1;
+export const WALK_BREADTHS = ["question", "fixed"] as const;
+export const WALK_FALLBACKS = ["flat", "none"] as const;
 
 export interface WalkInput {
   workspaceId: string;
@@ -30,6 +48,10 @@ export interface WalkInput {
   beam?: number;
   /** Records returned from the lowest derived level. */
   limit?: number;
+  /** Per-level breadth: from the question's scores (default) or exactly `beam`. */
+  breadth?: (typeof WALK_BREADTHS)[number];
+  /** When the walk's confidence is low: rank the lowest level flat (default) or not. */
+  fallback?: (typeof WALK_FALLBACKS)[number];
   /** Which records the caller may see (record-visibility.ts); the walk passes over the others. Default: all. */
   visible?: (record: { scope: string }) => boolean;
 }
@@ -57,6 +79,8 @@ export interface WalkResult {
   /** The records kept at each level above the hits. */
   levels: Array<{ step: string; nodes: WalkNode[] }>;
   hits: WalkHit[];
+  /** Set when the hits are the flat ranking of the lowest level, not the walk's (its confidence was low). */
+  fallback?: { step: string; confidence: number; reason: string };
 }
 
 /** The chain of single-input steps below `from`, down to (not including) a source. */
@@ -79,14 +103,25 @@ type Row = WalkRow;
 
 const byTimeDesc = (a: Row, b: Row) => (b.time ?? "").localeCompare(a.time ?? "") || byTieKey(a, b);
 
-/** The `n` rows closest to the query (BM25 among these rows), newest first on equal scores. */
-function best(rows: Row[], query: string, n: number): Array<Row & { score: number }> {
+/** The rows ranked by closeness to the query (BM25 among these rows), newest first on equal scores. */
+function ranked(rows: Row[], query: string): Array<Row & { score: number }> {
   rows = [...rows].sort(byTieKey); // the same order whatever order the database read them in
   const scores = new Map(new Bm25Index(rows.map((r) => r.content)).rank(query).map((r) => [r.index, r.score]));
-  return rows
-    .map((r, i) => ({ ...r, score: scores.get(i) ?? 0 }))
-    .sort((a, b) => b.score - a.score || byTimeDesc(a, b))
-    .slice(0, n);
+  return rows.map((r, i) => ({ ...r, score: Math.round((scores.get(i) ?? 0) * 1e6) / 1e6 })).sort((a, b) => b.score - a.score || byTimeDesc(a, b));
+}
+
+/** The `n` rows closest to the query. */
+function best(rows: Row[], query: string, n: number): Array<Row & { score: number }> {
+  return ranked(rows, query).slice(0, n);
+}
+
+/** A level's records on the way down: `beam` of them, or (breadth "question") every one close to the best. */
+function keep(rows: Row[], query: string, beam: number, breadth: (typeof WALK_BREADTHS)[number]): Array<Row & { score: number }> {
+  const all = ranked(rows, query);
+  if (breadth === "fixed" || !all.length) return all.slice(0, beam);
+  const floor = all[0]!.score * BREADTH_RATIO;
+  const close = all.filter((r) => r.score > 0 && r.score >= floor).length;
+  return all.slice(0, Math.min(MAX_WALK_BEAM, Math.max(beam, close)));
 }
 
 const node = (r: Row & { score: number }): WalkNode => ({
@@ -118,17 +153,36 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
     visible(await parentRowsOfStep(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step, children: parents }));
 
   const levels: WalkResult["levels"] = [];
-  let current = path.length === 1 ? best(topRows, query, limit) : best(topRows, query, beam);
+  const breadth = input.breadth ?? "question";
+  let current = path.length === 1 ? best(topRows, query, limit) : keep(topRows, query, beam, breadth);
   for (let i = 1; i < path.length && current.length; i++) {
     levels.push({ step: path[i - 1]!, nodes: current.map(node) });
     const below = await children(
       current.map((r) => r.id),
       path[i]!,
     );
-    current = best(below, query, i === path.length - 1 ? limit : beam);
+    current = i === path.length - 1 ? best(below, query, limit) : keep(below, query, beam, breadth);
+  }
+  let fallback: WalkResult["fallback"];
+  if ((input.fallback ?? "flat") === "flat" && path.length > 1) {
+    const lowest = path.at(-1)!;
+    // Both sides scored by the same index (BM25 over the whole step in the scope), so they compare.
+    const flat = ranked(visible(await stepRowsInScope(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step: lowest, scope })), query);
+    const flatScore = new Map(flat.map((r) => [r.id, r.score]));
+    const flatBest = flat[0]?.score ?? 0;
+    const walkBest = Math.max(0, ...current.map((r) => flatScore.get(r.id) ?? 0));
+    const confidence = flatBest > 0 ? Math.round((walkBest / flatBest) * 1e4) / 1e4 : 1;
+    if (confidence < FALLBACK_CONFIDENCE) {
+      current = flat.slice(0, limit);
+      fallback = { step: lowest, confidence, reason: `the walk's best ${lowest} record scored ${Math.round(confidence * 100)}% of the best in the scope: ranked ${lowest} flat` };
+    } else if (current.length < limit) {
+      // The branch walked holds fewer than `limit` records: the rest of the scope, ranked flat, follows.
+      const taken = new Set(current.map((r) => r.id));
+      current = [...current, ...flat.filter((r) => !taken.has(r.id)).slice(0, limit - current.length)];
+    }
   }
   const hits = current.map(node);
-  if (!hits.length) return { query, path, levels, hits: [] };
+  if (!hits.length) return { query, path, levels, hits: [], ...(fallback ? { fallback } : {}) };
 
   // The hits' own sources: the raw records they were cut from.
   const sourceRows = visible(
@@ -142,6 +196,7 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
     query,
     path,
     levels,
+    ...(fallback ? { fallback } : {}),
     hits: hits.map((h) => ({
       ...h,
       sources: sourceRows

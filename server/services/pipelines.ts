@@ -6,7 +6,7 @@ import { OutboundUrlError } from "../http/outbound";
 import { contentFingerprint, specHash, stepVersionHashes } from "../pipeline/hashing";
 import { diffSpecs } from "../pipeline/diff";
 import { parseSpec, type PipelineSpec } from "../pipeline/spec";
-import { TEMPLATES } from "../pipeline/templates";
+import { TEMPLATES, offlineStandInOf } from "../pipeline/templates";
 import { GOOD_FOR } from "../pipeline/templates/good-for";
 
 /** Templates live in server/pipeline/templates; re-exported for callers that build a pipeline from one. */
@@ -186,6 +186,8 @@ export function listTemplates() {
       description: t.description,
       seed: t.seed ?? null,
       badge: t.badge ?? null,
+      /** How the offline path stands in for an LLM step ({ note, detail }; null: it does not). */
+      offlineStandIn: offlineStandInOf(t),
       steps: spec.steps.length,
       outputs: spec.outputs.length,
       /** Every node the canvas draws: sources, steps, outputs. */

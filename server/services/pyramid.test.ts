@@ -107,6 +107,24 @@ describe("pyramid template", () => {
     expect(top.sources[0]!.content).toMatch(/^# Catching up/);
   });
 
+  it("keeps the right branch: a narrow walk that loses it falls back to the observations ranked flat", async () => {
+    const narrow = { workspaceId, pipelineId, from: "synthesis", scope: SCOPE, limit: 1, beam: 1, breadth: "fixed" as const };
+    let lost = 0;
+    for (const turn of TURNS) {
+      const query = turn.replace(/^(?:I|My|We|Our)\s+/, "");
+      const walked = await walk(db, { ...narrow, query, fallback: "none" });
+      if (!walked.hits[0]?.content.includes(turn)) lost++;
+      const kept = await walk(db, { ...narrow, query });
+      expect(kept.hits[0]?.content, query).toContain(turn);
+      if (kept.fallback) expect(kept.fallback).toMatchObject({ step: "observations", reason: expect.stringMatching(/ranked observations flat/) });
+    }
+    // A beam of one does lose branches here: without the fallback some questions miss.
+    expect(lost).toBeGreaterThan(0);
+    // Breadth from the question walks wider than the beam when several branches match as well.
+    const wide = await walk(db, { workspaceId, pipelineId, from: "synthesis", scope: SCOPE, query: "Emma Lisbon painting", beam: 1, fallback: "none" });
+    expect(wide.levels[2]!.nodes.length).toBeGreaterThan(1);
+  });
+
   it("refuses a walk that cannot run, saying why", async () => {
     await expect(walk(db, { workspaceId, pipelineId, query: "key", from: "chats" })).rejects.toThrow(/"chats" is a source/);
     await expect(walk(db, { workspaceId, pipelineId, query: "key", from: "nope" })).rejects.toThrow(/Unknown step "nope"\. Steps in this pipeline: observations, topics/);

@@ -329,6 +329,39 @@ export async function lineageRecordsOfSteps(
   return rows.map((r) => ({ top: r.top, id: r.id, evalMeta: r.meta == null ? null : parseJson<{ sample?: unknown; session?: unknown } | null>(r.meta) }));
 }
 
+/**
+ * For each of `ids`, the turn numbers (`custom.turns`) of the records on its lineage made directly
+ * from a source record of `steps` (a window, an observation, a fact of one turn), with that
+ * source's `custom.eval` metadata: which turns of which session a derived record came from.
+ */
+export async function lineageSourceTurns(
+  db: Db,
+  workspaceId: string,
+  ids: string[],
+  steps: string[],
+): Promise<Array<{ top: string; turns: number[]; evalMeta: { sample?: unknown; session?: unknown } | null }>> {
+  const rows = await db.$queryRawUnsafe<Array<{ top: string; turns: unknown; meta: unknown }>>(
+    `${LINEAGE_WALK}
+     SELECT DISTINCT w.top, r.metadata #> '{custom,turns}' AS turns, s.metadata #> '{custom,eval}' AS meta
+     FROM walk w JOIN "Record" r ON r.id = w.id
+     JOIN "RecordEdge" e ON e."childId" = r.id AND e."workspaceId" = $2
+     JOIN "Record" s ON s.id = e."parentId"
+     WHERE r."workspaceId" = $2 AND s."workspaceId" = $2 AND s.step = ANY($3::text[])
+       AND jsonb_typeof(r.metadata #> '{custom,turns}') = 'array'`,
+    ids,
+    workspaceId,
+    steps,
+  );
+  return rows.map((r) => {
+    const turns = parseJson<unknown>(r.turns);
+    return {
+      top: r.top,
+      turns: Array.isArray(turns) ? turns.filter((t): t is number => typeof t === "number" && Number.isInteger(t) && t > 0) : [],
+      evalMeta: r.meta == null ? null : parseJson<{ sample?: unknown; session?: unknown } | null>(r.meta),
+    };
+  });
+}
+
 /** For each of `ids`, every record on its lineage (itself included) and whether it is a leaf (a source). */
 export async function lineageMembers(db: Db, workspaceId: string, ids: string[]): Promise<Array<{ top: string; id: string; leaf: boolean }>> {
   return db.$queryRawUnsafe(

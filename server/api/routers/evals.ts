@@ -13,7 +13,7 @@ export const evalsRouter = createTRPCRouter({
   templates: workspaceProcedure("evals:read").query(() =>
     EVAL_TEMPLATES.map((name) => {
       const def = evalTemplate(name);
-      return { name, description: def.description, step: def.step ?? null, mode: def.mode };
+      return { name, description: def.description, step: def.step ?? null, mode: def.mode, offlineStandIn: def.offlineStandIn };
     }),
   ),
   datasets: workspaceProcedure("evals:read").query(({ ctx }) => evals.listDatasets(ctx.db, ctx.workspace.id)),

@@ -6,7 +6,7 @@ import { ask, ASK_MAX_K } from "../../services/ask";
 import { brief } from "../../services/brief";
 import { projection } from "../../services/projections";
 import { maySeeRecord, visibleOnly } from "../../services/record-visibility";
-import { DEFAULT_WALK_BEAM, DEFAULT_WALK_LIMIT, MAX_WALK_BEAM, MAX_WALK_LIMIT, walk } from "../../search/walk";
+import { DEFAULT_WALK_BEAM, DEFAULT_WALK_LIMIT, MAX_WALK_BEAM, MAX_WALK_LIMIT, WALK_BREADTHS, WALK_FALLBACKS, walk } from "../../search/walk";
 import { answerPacketSchema, projectionResultSchema, searchResultSchema, walkResultSchema } from "../schemas";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
@@ -120,6 +120,8 @@ export const searchRouter = createTRPCRouter({
         scope: z.string().max(256).optional(),
         beam: z.number().int().min(1).max(MAX_WALK_BEAM).default(DEFAULT_WALK_BEAM).meta({ description: "Records kept per level on the way down." }),
         limit: z.number().int().min(1).max(MAX_WALK_LIMIT).default(DEFAULT_WALK_LIMIT),
+        breadth: z.enum(WALK_BREADTHS).default("question").meta({ description: "question: each level keeps every record scoring at least half its best (beam to 20); fixed: exactly beam." }),
+        fallback: z.enum(WALK_FALLBACKS).default("flat").meta({ description: "flat: when the walk does not reach the lowest step's best record in the scope, return that step ranked flat (and fill a short branch from it); none: the walk's hits." }),
       }),
     )
     .output(walkResultSchema)

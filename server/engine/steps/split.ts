@@ -8,6 +8,23 @@ import type { Audit } from "../types";
 import { oneToOnePlanning, type InputItem } from "./one-to-one";
 import type { StepKind } from "./step-kind";
 
+/**
+ * One item of a model's list: a string, or a fact with where it came from (`{"fact", "speaker",
+ * "turn"}`, what the offline extractor answers for a conversation: the speaker and the 1-based turn
+ * are kept under `custom`); any other value is kept as its JSON text.
+ */
+function listItem(p: unknown): string | SplitPart {
+  if (typeof p === "string") return p;
+  if (p && typeof p === "object" && typeof (p as { fact?: unknown }).fact === "string") {
+    const { fact, speaker, turn } = p as { fact: string; speaker?: unknown; turn?: unknown };
+    const metadata: Record<string, unknown> = {};
+    if (typeof speaker === "string" && speaker) metadata.speaker = speaker;
+    if (typeof turn === "number" && Number.isInteger(turn) && turn > 0) metadata.turns = [turn];
+    return Object.keys(metadata).length ? { content: fact, metadata } : fact;
+  }
+  return JSON.stringify(p);
+}
+
 export const splitKind: StepKind<SplitStep, InputItem> = {
   type: "split",
   ...oneToOnePlanning<SplitStep>({ exactlyOne: false }),
@@ -22,7 +39,7 @@ export const splitKind: StepKind<SplitStep, InputItem> = {
       const result = await ctx.callModel("extract-list", prompt, [input]);
       const parsed: unknown = JSON.parse(result.text);
       if (!Array.isArray(parsed)) throw new ModelError("The model's response is not a JSON list.", { raw: result.audit.rawResponse });
-      parts = parsed.map((p) => (typeof p === "string" ? p : JSON.stringify(p)));
+      parts = parsed.map(listItem);
       audit = result.audit;
     }
     const metadata = inheritedMetadata([input]);

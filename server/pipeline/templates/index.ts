@@ -18,6 +18,7 @@ import { synapsisTemplate } from "./synapsis";
 import type { PipelineTemplate, TemplateOptions } from "./template";
 
 export type { PipelineTemplate, TemplateOptions, TemplateSearchMode } from "./template";
+export { OFFLINE_STAND_IN_NOTE, offlineStandInOf } from "./template";
 export { defaultChatMemoryPipeline, defaultChatMemorySpec } from "./chat-memory";
 export { ragBaselineSpec } from "./rag";
 

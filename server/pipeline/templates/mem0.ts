@@ -40,6 +40,8 @@ export const mem0Template: PipelineTemplate = {
   title: "Mem0 (v3 style)",
   description:
     "The comparison everyone asks for: facts extracted per conversation, ADD-only memories (near-duplicates skipped, nothing updated or deleted), entities linked to the memories that name them, hybrid search (semantic + BM25) over memories and entities. Differs from Mem0: entity links are provenance edges found by a regex operator (no entity store or graph), and the entity signal is an indexed step, not a separate score.",
+  offlineStandIn:
+    "facts are the conversation's informative sentences (first person resolved, compounds split), not a model's; near-duplicates are found by a lexical similarity, entities by a regex.",
   spec: mem0Spec,
   eval: { step: "memories", mode: "hybrid" },
 };

@@ -51,7 +51,9 @@ export const memexTemplate: PipelineTemplate = {
   title: "Memex",
   seed: "001 Memex",
   description:
-    "Seed 001: collections as scopes (a:b:c, prefix search), facts split from each conversation and consolidated per collection (ADD/UPDATE/DELETE/NONE), soft delete + restore, history per memory. Differs: collections are record scopes in one database, not SQLite files per collection; offline, decisions follow a deterministic rule (near-duplicate → NONE, changed value → UPDATE, negation → DELETE).",
+    "Seed 001: collections as scopes (a:b:c, prefix search), facts split from each conversation and consolidated per collection (ADD/UPDATE/DELETE/NONE), soft delete + restore, history per memory. Differs: collections are record scopes in one database, not SQLite files per collection; offline, decisions follow a deterministic rule (near-duplicate → NONE, a lasting state with a changed value → UPDATE, a change of state — moved from/to, a new job, quit, sold, a pet that died, a reversed preference, no longer/used to — retires the memory it replaces).",
+  offlineStandIn:
+    "facts are the conversation's informative sentences (first person resolved, compounds split), not a model's; ADD/UPDATE/DELETE/NONE follow a deterministic rule (near-duplicates, changed values, change-of-state phrases), not a model's judgement.",
   spec: memexSpec,
   eval: { step: "memories", mode: "hybrid" },
 };

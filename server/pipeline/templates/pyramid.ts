@@ -99,6 +99,8 @@ export const pyramidTemplate: PipelineTemplate = {
   seed: "003 Pyramid",
   description:
     "Observations, mental models by topic, summaries in tiers of 10 and a synthesis; retrieval walks the pyramid top-down (synthesis → tiers → observations → sources). Differs: tiers span the whole timeline, not each model, and stop at two tiers plus the synthesis.",
+  offlineStandIn:
+    "observations are the conversation's turns, topics come from a keyword operator, and the tier summaries and the synthesis are extractive (selected sentences), not written by a model.",
   spec: pyramidSpec,
   eval: { step: "synthesis", mode: "walk" },
 };

@@ -112,6 +112,8 @@ export const synapseTemplate: PipelineTemplate = {
   seed: "002 Synapse",
   description:
     "Sessions close after an idle gap and fold into a rolling summary per user scope; each session yields narrative entities (mental state, tensions, environment) as structured data; the brief serves recent turns plus the summary. Differs: no Graphiti — entities are records with provenance, not graph edges.",
+  offlineStandIn:
+    "the narrative entities come from a lexicon operator and the rolling summary is extractive (selected sentences), not written by a model.",
   spec: synapseSpec,
   eval: { mode: "hybrid" },
 };

@@ -65,6 +65,8 @@ export const synapsisTemplate: PipelineTemplate = {
   seed: "004 Synapsis",
   description:
     "Seed 004: turns → entities (resolved per scope: Mel = Melanie) → beliefs with valid and learned times (a later fact supersedes, both kept) → insights (new connections, monthly digests, contradictions) served as a projection. Differs: one Postgres store instead of SQLite + Qdrant + NetworkX; offline extraction is rules (speakers, capitalised names, a dictionary, verb patterns) instead of spaCy.",
+  offlineStandIn:
+    "entities come from speaker names, capitalised names and a dictionary (no model), and beliefs and insights from deterministic rules.",
   spec: synapsisSpec,
   eval: { step: "windows", mode: "hybrid" },
 };

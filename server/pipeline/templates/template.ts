@@ -15,6 +15,9 @@ export interface TemplateOptions {
 /** How an eval searches a template's memory when it names no step or mode (`bm25` ranks one step; `walk` descends from one step; `graph` walks the entity graph). */
 export type TemplateSearchMode = "fts" | "semantic" | "hybrid" | "graph" | "bm25" | "walk";
 
+/** What the gallery, `synthex eval` and the Compare page say next to a stand-in template's offline numbers. */
+export const OFFLINE_STAND_IN_NOTE = "offline stand-in for an LLM step: results are not the architecture's";
+
 export interface PipelineTemplate {
   /** Stable id: the gallery, `--template` and the API use it. */
   id: string;
@@ -25,11 +28,22 @@ export interface PipelineTemplate {
   seed?: string;
   badge?: string;
   spec(format?: SourceFormat, options?: TemplateOptions): PipelineSpec;
+  /**
+   * Set when the template's offline path only stands in for an LLM step its architecture depends on
+   * (facts, decisions, observations, summaries made by operators or the extractive model): which
+   * steps, and how. Shown with `OFFLINE_STAND_IN_NOTE` beside its offline numbers.
+   */
+  offlineStandIn?: string;
   /** Eval defaults; a template without them (blank) is not scored. */
   eval?: { step?: string; mode: TemplateSearchMode };
 }
 
 /** The source spread into a template's `source()`: the format, and the scope when one is given. */
+/** A template's stand-in note as the APIs serve it (the gallery card, the Compare page), or null. */
+export function offlineStandInOf(template: Pick<PipelineTemplate, "offlineStandIn">): { note: string; detail: string } | null {
+  return template.offlineStandIn ? { note: OFFLINE_STAND_IN_NOTE, detail: template.offlineStandIn } : null;
+}
+
 export function sourceOptions(format: SourceFormat, options: TemplateOptions = {}) {
   return { format, ...(options.scope ? { scope: options.scope } : {}) };
 }

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { conversationFacts, resolveFirstPerson, splitCompound } from "./conversation-facts";
+import { OfflineModel } from "./offline-model";
+
+const SESSION = [
+  "# 8 May 2023",
+  "Caroline: Hey Mel! Good to see you! How have you been?",
+  "Melanie: Hey Caroline! I'm swamped with the kids & work. What's up with you?",
+  "Caroline: I went to a LGBTQ support group yesterday and it was so powerful. My dog died last week, but I adopted a cat.",
+  "Melanie: Wow, that's great! I no longer live in Lisbon; we moved to Porto in March.",
+].join("\n\n");
+
+describe("offline fact extraction from a conversation", () => {
+  it("keeps every informative sentence with its speaker and turn, drops small talk", () => {
+    expect(conversationFacts(SESSION)).toEqual([
+      { fact: "Melanie is swamped with the kids & work.", speaker: "Melanie", turn: 2 },
+      { fact: "Caroline went to a LGBTQ support group yesterday and it was so powerful.", speaker: "Caroline", turn: 3 },
+      { fact: "Caroline's dog died last week.", speaker: "Caroline", turn: 3 },
+      { fact: "Caroline adopted a cat.", speaker: "Caroline", turn: 3 },
+      { fact: "Melanie no longer lives in Lisbon.", speaker: "Melanie", turn: 4 },
+      { fact: "We moved to Porto in March.", speaker: "Melanie", turn: 4 },
+    ]);
+  });
+
+  it("splits compounds where a new subject starts and resolves the first person", () => {
+    expect(splitCompound("I sold my car, and she bought a bike; we are happy.")).toEqual(["I sold my car.", "She bought a bike.", "We are happy."]);
+    expect(splitCompound("Tea and coffee are fine.")).toEqual(["Tea and coffee are fine."]);
+    // A question states nothing: its answer is the fact.
+    expect(conversationFacts("Ann: What inspired you to paint the old lighthouse?\n\nBo: My grandfather kept it.")).toEqual([{ fact: "Bo's grandfather kept it.", speaker: "Bo", turn: 2 }]);
+    expect(resolveFirstPerson("I'm tired, my cat woke me and I have a cold. I love it; I went out.", "Ana")).toBe(
+      "Ana is tired, Ana's cat woke Ana and Ana has a cold. Ana loves it; Ana went out.",
+    );
+  });
+
+  it("has no cap: a long conversation keeps every fact (the old extractor kept at most 25)", () => {
+    const turns = Array.from({ length: 60 }, (_, i) => `${i % 2 ? "Bo" : "Ann"}: I visited museum number ${i + 1} in the old town.`);
+    const content = ["# 1 June 2023", ...turns].join("\n\n");
+    const text = new OfflineModel().run({ model: "offline/extractive", prompt: content, temperature: 0, task: "extract-list", inputs: [{ id: "s", content }] });
+    const facts = JSON.parse(text) as Array<{ fact: string; turn: number }>;
+    expect(facts).toHaveLength(60);
+    expect(facts[59]).toMatchObject({ fact: "Bo visited museum number 60 in the old town.", speaker: "Bo", turn: 60 });
+  });
+});

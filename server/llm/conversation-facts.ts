@@ -1,0 +1,135 @@
+/**
+ * The offline fact extractor for conversations (the `extract-list` task of the offline model when
+ * its input is a transcript of "Speaker: text" turns): what a model asked for "the facts worth
+ * remembering" keeps, without a model.
+ *
+ * - every informative sentence of every turn is kept (no cap: a cap is what made offline Memex and
+ *   Mem0 lose half of what they were given), in order;
+ * - a compound sentence is split where a new clause with its own subject starts ("…, and I …",
+ *   "…; she …", "… but we …");
+ * - the first person is resolved to the turn's speaker ("I moved" → "Caroline moved", "my dog" →
+ *   "Caroline's dog"), so a fact stands alone;
+ * - each fact carries the speaker and the 1-based number of the turn it came from (the split step
+ *   stores them under `custom`, so provenance reaches the turn); the time is the input's own
+ *   (`time.created_at`, inherited by the fact record).
+ *
+ * Small talk ("Thanks!", "Wow, that's great!") and questions ("How are you?", "What inspired
+ * you?") are not informative: a kept sentence states something, with at least two content words.
+ */
+import { conversationTurns } from "../engine/turns";
+import { splitSentences, terms } from "../text/text-rank";
+
+export interface ConversationFact {
+  fact: string;
+  speaker: string;
+  /** 1-based turn number within the conversation (the numbering of the `turns` operator). */
+  turn: number;
+}
+
+/** A speaker label ("Caroline", "user", "tool (python)") as a name: the part before any "(…)". */
+function speakerName(label: string): string {
+  return label.replace(/\s*\(.*\)\s*$/, "").trim();
+}
+
+const SUBJECT = String.raw`(?:I|I'm|I've|I'd|I'll|we|we're|we've|he|she|they|they're|my|our|his|her|their|it's)`;
+/** Where a compound sentence splits: a conjunction (or a semicolon) followed by a new subject. */
+const CLAUSE_BREAK = new RegExp(String.raw`\s*(?:;\s+|,?\s+(?:and|but|so)\s+)(?=${SUBJECT}\b)`, "g");
+
+/** The clauses of a sentence that each have their own subject; a clause too short to stand alone stays with the one before. */
+export function splitCompound(sentence: string): string[] {
+  const s = sentence.replace(/’/g, "'");
+  const parts = s.split(CLAUSE_BREAK).map((p) => p.trim()).filter(Boolean);
+  const out: string[] = [];
+  let carry = "";
+  for (const p of parts) {
+    const joined = carry ? `${carry} ${p}` : p;
+    if (terms(joined).length < 2) carry = joined;
+    else if (out.length && terms(p).length < 2) out[out.length - 1] = `${out[out.length - 1]!.replace(/[.!?]+$/, "")} and ${p}`;
+    else {
+      out.push(joined);
+      carry = "";
+    }
+  }
+  if (carry) out.push(carry);
+  return out.map((p) => {
+    const t = p.replace(/^[,;\s]+/, "");
+    const capital = t.charAt(0).toUpperCase() + t.slice(1);
+    return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+  });
+}
+
+/** The first person of `text` resolved to `speaker` ("I'm" → "Ana is", "my" → "Ana's", "me" → "Ana"). */
+export function resolveFirstPerson(text: string, speaker: string): string {
+  if (!speaker) return text;
+  const own = `${speaker}'s`;
+  return text
+    .replace(/’/g, "'")
+    .replace(/\bI'm\b/g, `${speaker} is`)
+    .replace(/\bI am\b/g, `${speaker} is`)
+    .replace(/\bI've\b/g, `${speaker} has`)
+    .replace(/\bI have\b/g, `${speaker} has`)
+    .replace(/\bI'd\b/g, `${speaker} would`)
+    .replace(/\bI'll\b/g, `${speaker} will`)
+    .replace(/\bI don't\b/g, `${speaker} doesn't`)
+    .replace(/\bI do\b/g, `${speaker} does`)
+    .replace(/\bI (?=[a-z])([^.!?;,]*)/g, (_, rest: string) => `${speaker} ${conjugate(rest)}`)
+    .replace(/\bI\b/g, speaker)
+    .replace(/\b[Mm]yself\b/g, speaker)
+    .replace(/\b[Mm]ine\b/g, own)
+    .replace(/\bMy\b/g, own)
+    .replace(/\bmy\b/g, own)
+    .replace(/\bme\b/g, speaker);
+}
+
+/** Words of greetings, thanks and reactions: a sentence made only of these (and names) is small talk. */
+const SMALL_TALK = new Set(
+  "hey hi hello bye goodbye thanks thank welcome wow whoa omg yay congrats congratulations cool nice great awesome amazing wonderful fantastic lovely sweet glad happy good see talk soon later care totally absolutely definitely sure yeah yes okay ok haha lol sounds sound fun proud love day".split(" "),
+);
+
+/** Is this sentence worth remembering (not small talk)? */
+function informative(sentence: string): boolean {
+  const words = terms(sentence);
+  const names = new Set((sentence.match(/(?<=\S\s+)\p{Lu}\p{Ll}+/gu) ?? []).map((w) => w.toLowerCase()));
+  const content = words.filter((w) => !SMALL_TALK.has(w) && !names.has(w));
+  // A question asks; it states nothing to remember (the answer, in the next turn, is the fact).
+  if (content.length === 0 || /\?["')\]]*$/.test(sentence.trim())) return false;
+  return words.length >= 2;
+}
+
+/** Past tenses and modals that take no third-person "s" ("I went" → "Ana went", "I live" → "Ana lives"). */
+const NO_S = new Set(
+  "was were did had could would should might must can will shall may went got made saw took came gave told said thought found felt knew left met ran bought brought kept began became held heard paid sent sat stood spent taught wrote won lost read put set let cut hit hurt quit ate drove flew grew threw wore chose broke spoke fell forgot understood used also really still just never always usually often even only already".split(" "),
+);
+const ADVERBS = /^(?:no longer|also|really|still|just|never|always|usually|often|even|only|already|actually|totally|recently|finally) /;
+
+/** "Ana live in Porto" → "Ana lives in Porto": the present tense after a resolved "I" takes its "s". */
+function conjugate(rest: string): string {
+  const adverb = ADVERBS.exec(rest)?.[0] ?? "";
+  const after = rest.slice(adverb.length);
+  const m = /^([a-z]+)\b/.exec(after);
+  if (!m) return rest;
+  const verb = m[1]!;
+  if (NO_S.has(verb) || /(?:ed|ing|s)$/.test(verb) || verb.length < 2) return rest;
+  const third = verb === "have" ? "has" : verb === "do" ? "does" : verb === "go" ? "goes" : /(?:sh|ch|x|z|o)$/.test(verb) ? `${verb}es` : /[^aeiou]y$/.test(verb) ? `${verb.slice(0, -1)}ies` : `${verb}s`;
+  return `${adverb}${third}${after.slice(verb.length)}`;
+}
+
+/** Facts of a conversation, or null when the text has no "Speaker: text" turns. */
+export function conversationFacts(content: string): ConversationFact[] | null {
+  const { turns } = conversationTurns(content);
+  if (turns.length === 0) return null;
+  const out: ConversationFact[] = [];
+  turns.forEach((turn, i) => {
+    const m = /^([^:\n]{1,60}):\s+([\s\S]*)$/.exec(turn);
+    if (!m) return;
+    const speaker = speakerName(m[1]!);
+    const body = m[2]!.replace(/\s+/g, " ").trim();
+    for (const sentence of splitSentences(body, { code: "skip" })) {
+      for (const clause of splitCompound(sentence.replace(/\s+/g, " ").trim())) {
+        if (!informative(clause)) continue;
+        out.push({ fact: resolveFirstPerson(clause, speaker), speaker, turn: i + 1 });
+      }
+    }
+  });
+  return out;
+}
