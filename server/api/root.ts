@@ -11,6 +11,7 @@ import { providerRouter } from "./routers/provider";
 import { recordRouter } from "./routers/record";
 import { runRouter } from "./routers/run";
 import { searchRouter } from "./routers/search";
+import { sourceRouter } from "./routers/source";
 import { userRouter } from "./routers/user";
 import { workspaceRouter } from "./routers/workspace";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
@@ -30,6 +31,7 @@ export const appRouter = createTRPCRouter({
   record: recordRouter,
   memory: memoryRouter,
   ingest: ingestRouter,
+  source: sourceRouter,
   evals: evalsRouter,
   audit: auditRouter,
 });
