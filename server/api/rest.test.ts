@@ -103,6 +103,7 @@ describe("REST /api/v1", () => {
       "/pipelines/{pipelineId}/purge": { scope: "acme:nobody", dryRun: true },
       "/pipelines/{pipelineId}/sources/{source}/messages": { sessionId: "live-2", messages: [{ role: "user", content: "a message over REST" }] },
       "/pipelines/{pipelineId}/sources/{source}/items": { text: "a note over REST" },
+      "/pipelines/{pipelineId}/sources/{source}/inbox": { path: null },
     };
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
@@ -124,6 +125,9 @@ describe("REST /api/v1", () => {
         } else if (["/records/{id}/history", "/records/{id}/restore", "/pipelines/{pipelineId}/memories/deleted"].includes(template)) {
           // chat-memory has no consolidate step: the call is allowed and says why there is no memory.
           expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/not a memory|not a consolidate step/) } } });
+        } else if (template === "/records/{id}/original") {
+          // A chat record has no stored image: the call is allowed and says so.
+          expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: expect.stringMatching(/has no stored image/) } } });
         } else if (template.includes("/graph/")) {
           // chat-memory has no entities step: the call is allowed and says why there is no graph.
           expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/no entities step/) } } });
@@ -131,7 +135,7 @@ describe("REST /api/v1", () => {
           expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
         }
         const theirs = await call(method.toUpperCase(), url, keys.b, body);
-        if (template === "/pipelines" || template === "/audit") {
+        if (template === "/pipelines" || template === "/audit" || template === "/sources/inboxes") {
           // Listing is of the caller's own workspace: B's is empty of A's pipelines and A's audit.
           expect(theirs.status).toBe(200);
           expect(JSON.stringify(theirs.json)).not.toContain(pipelineId);

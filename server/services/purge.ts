@@ -8,6 +8,7 @@ import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { PURGED_ANSWER } from "../http/idempotency";
 import { refreshLexicalStats } from "../search/lexical";
+import { deleteOrphanBlobs, imageHashesOf } from "../store/media-blobs";
 import { deleteCascade, purgeCascade, recordsInScope, type PurgeCascade } from "../store/purge";
 import { normalizeScope } from "../store/record-sql";
 import { recordAudit } from "./audit";
@@ -38,7 +39,10 @@ async function purge(db: Db, target: PurgeTarget, pipelineId: string, what: { ki
   if (running) throw conflict(`A run of this pipeline is in progress (${running.id}): purge when it has finished.`);
   const { cascade, branchIds, auditId } = await db.$transaction(async (tx) => {
     const cascade = await purgeCascade(tx, target.workspaceId, pipelineId, await roots(tx), scope);
+    const images = await imageHashesOf(tx, target.workspaceId, cascade.records.map((r) => r.id));
     const branchIds = await deleteCascade(tx, target.workspaceId, pipelineId, cascade, scope, PURGED_ANSWER);
+    // An image's stored original goes with the last record that names it.
+    await deleteOrphanBlobs(tx, target.workspaceId, images);
     const audit = await recordAudit(tx, {
       workspaceId: target.workspaceId,
       actor: target.actor,
