@@ -7,6 +7,7 @@ import { projection } from "../../services/projections";
 import { maySeeRecord, visibleOnly } from "../../services/record-visibility";
 import { DEFAULT_WALK_BEAM, DEFAULT_WALK_LIMIT, MAX_WALK_BEAM, MAX_WALK_LIMIT, walk } from "../../search/walk";
 import { answerPacketSchema, projectionResultSchema, searchResultSchema, walkResultSchema } from "../schemas";
+import { logServed } from "../query-logging";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
 const filters = {
@@ -57,6 +58,12 @@ export const searchRouter = createTRPCRouter({
       ],
     })
     .input(searchInput)
+    .use(async ({ ctx, input, next }) => {
+      const started = performance.now();
+      const result = await next();
+      if (result.ok) logServed(ctx, "search", input as Record<string, unknown>, result.data, started);
+      return result;
+    })
     .output(searchResultSchema)
     .query(async ({ ctx, input }) => {
       const found = await search(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name });
@@ -78,6 +85,12 @@ export const searchRouter = createTRPCRouter({
         minConfidence: z.number().min(0).max(1).default(0.2).meta({ description: "Below this confidence the packet abstains." }),
       }),
     )
+    .use(async ({ ctx, input, next }) => {
+      const started = performance.now();
+      const result = await next();
+      if (result.ok) logServed(ctx, "ask", input as Record<string, unknown>, result.data, started);
+      return result;
+    })
     .output(answerPacketSchema)
     .mutation(({ ctx, input }) =>
       ask(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), restrictions: ctx.restrictions, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name }),
@@ -86,6 +99,12 @@ export const searchRouter = createTRPCRouter({
     .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/brief", summary: "The brief for a scope: recent turns and the projected memory", tag: "Search" } })
     .input(z.object({ scope: z.string().min(1).max(256), output: z.string().optional(), turns: z.number().int().min(1).max(200).default(20) }))
+    .use(async ({ ctx, input, next }) => {
+      const started = performance.now();
+      const result = await next();
+      if (result.ok) logServed(ctx, "brief", input as Record<string, unknown>, result.data, started);
+      return result;
+    })
     .output(
       z.object({
         scope: z.string(),
@@ -112,6 +131,12 @@ export const searchRouter = createTRPCRouter({
         limit: z.number().int().min(1).max(MAX_WALK_LIMIT).default(DEFAULT_WALK_LIMIT),
       }),
     )
+    .use(async ({ ctx, input, next }) => {
+      const started = performance.now();
+      const result = await next();
+      if (result.ok) logServed(ctx, "walk", input as Record<string, unknown>, result.data, started);
+      return result;
+    })
     .output(walkResultSchema)
     .query(({ ctx, input }) =>
       walk(ctx.db, {
