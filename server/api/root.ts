@@ -4,6 +4,7 @@ import { branchRouter } from "./routers/branch";
 import { evalsRouter } from "./routers/evals";
 import { graphRouter } from "./routers/graph";
 import { ingestRouter } from "./routers/ingest";
+import { logRouter } from "./routers/log";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { memoryRouter } from "./routers/memory";
 import { pipelineRouter } from "./routers/pipeline";
@@ -32,6 +33,7 @@ export const appRouter = createTRPCRouter({
   memory: memoryRouter,
   ingest: ingestRouter,
   source: sourceRouter,
+  log: logRouter,
   evals: evalsRouter,
   audit: auditRouter,
 });

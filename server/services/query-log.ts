@@ -48,7 +48,8 @@ export async function getQueryLogConfig(db: Db, pipelineId: string): Promise<Que
 
 export async function setQueryLogConfig(db: Db, workspaceId: string, pipelineId: string, patch: Partial<QueryLogSettings>): Promise<QueryLogSettings> {
   const current = await readQueryLogConfig(db, pipelineId);
-  const next = { ...current, ...patch };
+  const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<QueryLogSettings>;
+  const next = { ...current, ...given };
   if (!Number.isInteger(next.retentionDays) || next.retentionDays < 1 || next.retentionDays > 3650) throw badRequest("retentionDays: a whole number of days from 1 to 3650.");
   if (!Number.isInteger(next.maxEntries) || next.maxEntries < 100 || next.maxEntries > 10_000_000) throw badRequest("maxEntries: a whole number from 100 to 10,000,000.");
   const saved = await writeQueryLogConfig(db, workspaceId, pipelineId, next);
