@@ -81,7 +81,7 @@ export function registerLogCommands(program: Command, deps: Omit<BranchCliDeps, 
       action(async (conn, opts, entryId: string, recordId: string) => {
         const o = opts as BranchGlobalOptions & { set: string };
         const res = await conn.api.log.label.mutate({ ...ref(conn, opts), entryId, recordId, set: o.set });
-        print(opts, res, () => `Added to question set "${res.set}" (${num(res.questions)} questions): score it with synthex eval run --questions ${res.set}.`);
+        print(opts, res, () => `Added to question set "${res.set}" (${num(res.questions)} questions): score it with synthex eval ${res.set}.`);
       }, needsPipeline),
     );
 
