@@ -12,6 +12,7 @@ import type { Db } from "../core/db";
 import { textPdf } from "../importers/testing/media-fixtures";
 import { ragBaselineSpec } from "../pipeline/templates/rag";
 import { createTestDb } from "../store/test-db";
+import { settleBackgroundWork } from "./background";
 import { createPipeline } from "./pipelines";
 import { listInboxes, setInbox, startInboxWatchers, validateInboxPath } from "./source-inbox";
 import { signUp } from "./users";
@@ -27,6 +28,7 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "synthex-inbox-"));
 }, 60_000);
 afterAll(async () => {
+  await settleBackgroundWork();
   await close?.();
   await rm(dir, { recursive: true, force: true });
 });
@@ -73,6 +75,7 @@ describe("startInboxWatchers", () => {
       expect(await imports()).toEqual(["before.md"]);
       // The import left an audit entry by the system and requested the incremental run (it added records).
       expect(await db.auditEvent.count({ where: { workspaceId, action: "source.import", actor: "system" } })).toBe(1);
+      expect(await db.run.count({ where: { pipelineId: pipeline.id, triggeredBy: "ingest" } })).toBe(1);
 
       await writeFile(path.join(dir, "plan.md"), "# Plan\nrepaint the fence in May");
       await settle();

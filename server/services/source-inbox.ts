@@ -14,7 +14,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
+import { executorKind } from "./executor";
 import { importFile } from "./imports";
+import { requestIncrementalRun } from "./ingest";
 import { getBranch } from "./pipelines";
 import { watchFolder, type FolderWatcher, type WatchEvent } from "./watch-folder";
 
@@ -136,8 +138,13 @@ export function startInboxWatchers(getDb: () => Db | Promise<Db>, opts: { stable
   const start = (db: Db, row: { id: string; workspaceId: string; pipelineId: string; source: string; path: string }) => {
     const watcher = watchFolder(row.path, {
       stableMs: opts.stableMs ?? 2000,
-      importOne: (file) =>
-        importFile(db, { workspaceId: row.workspaceId, pipelineId: row.pipelineId, source: row.source, path: file, displayName: path.relative(row.path, file) || path.basename(file), actor: INBOX_ACTOR }),
+      importOne: async (file) => {
+        const name = path.relative(row.path, file) || path.basename(file);
+        const res = await importFile(db, { workspaceId: row.workspaceId, pipelineId: row.pipelineId, source: row.source, path: file, displayName: name, actor: INBOX_ACTOR });
+        // importFile announces new records to Inngest; with the local executor the run starts here.
+        if (res.added > 0 && executorKind() === "local") await requestIncrementalRun(db, row, "inbox: a file was imported", `${name} was imported into ${row.source}`);
+        return res;
+      },
       onEvent: (e) => {
         opts.onEvent?.(row.id, e);
         const line = describeInboxEvent(e);
