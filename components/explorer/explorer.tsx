@@ -398,7 +398,7 @@ export function Explorer({ pipelineId }: { pipelineId: string }) {
                       leaf · raw source
                     </Badge>
                   )}
-                  <MediaOriginCard metadata={selected.data.metadata} />
+                  <MediaOriginCard metadata={selected.data.metadata} recordId={selected.data.id} />
                   <div className="text-sm whitespace-pre-wrap" data-testid="record-content">
                     <Highlight text={selected.data.content} query={q} />
                   </div>

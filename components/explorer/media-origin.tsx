@@ -1,6 +1,9 @@
 "use client";
+import { useQuery } from "@tanstack/react-query";
 import { FileAudio, FileImage, FileText } from "lucide-react";
 import { z } from "zod";
+import { useWorkspace } from "@/components/shell/workspace-context";
+import { useTRPC } from "@/lib/trpc";
 import { Badge } from "@/components/ui/badge";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "@/components/ui/card";
 
@@ -14,7 +17,14 @@ const MediaMeta = z.object({
     z.object({ start_s: z.number(), end_s: z.number() }),
   ]),
   document: z.object({ title: z.string().nullable().optional(), author: z.string().nullable().optional(), headings: z.array(z.object({ level: z.number(), text: z.string(), line: z.number() })).optional() }).optional(),
-  image: z.object({ width: z.number(), height: z.number(), thumbnail: z.string().startsWith("data:image/webp;base64,").optional() }).optional(),
+  image: z
+    .object({
+      width: z.number(),
+      height: z.number(),
+      thumbnail: z.string().startsWith("data:image/webp;base64,").optional(),
+      original: z.object({ type: z.string(), width: z.number(), height: z.number(), bytes: z.number() }).optional(),
+    })
+    .optional(),
   ocr: z.object({ mean_confidence: z.number(), low_confidence: z.boolean(), lines: z.array(z.object({ text: z.string(), confidence: z.number(), low: z.boolean().optional() })) }).optional(),
   pdf: z.object({ needs_ocr: z.boolean().optional() }).optional(),
   transcript: z.object({ status: z.enum(["awaiting", "done"]), model: z.string().optional(), segments: z.array(z.object({ start: z.number(), end: z.number(), text: z.string() })).optional() }).optional(),
@@ -33,7 +43,7 @@ export function positionLabel(p: Media["position"]): string {
 }
 
 /** A source record's origin: the PDF page, the image with its OCR lines, the memo's timed segments. Nothing for other records. */
-export function MediaOriginCard({ metadata }: { metadata: Record<string, unknown> }) {
+export function MediaOriginCard({ metadata, recordId }: { metadata: Record<string, unknown>; recordId?: string }) {
   const parsed = MediaMeta.safeParse(metadata);
   if (!parsed.success) return null;
   const m = parsed.data;
@@ -60,7 +70,7 @@ export function MediaOriginCard({ metadata }: { metadata: Record<string, unknown
       </CardHeader>
       {m.modality === "image" || m.transcript?.segments?.length || m.document?.headings?.length ? (
         <CardContent className="min-w-0">
-          {m.modality === "image" ? <ImageOcr m={m} /> : null}
+          {m.modality === "image" ? <ImageOcr m={m} recordId={recordId} /> : null}
           {m.transcript?.segments?.length ? <Segments segments={m.transcript.segments} model={m.transcript.model} /> : null}
           {m.document?.headings?.length ? (
             <ol className="space-y-0.5 text-sm" aria-label="Headings">
@@ -78,10 +88,20 @@ export function MediaOriginCard({ metadata }: { metadata: Record<string, unknown
   );
 }
 
-function ImageOcr({ m }: { m: Media }) {
+function ImageOcr({ m, recordId }: { m: Media; recordId?: string }) {
+  const { workspace } = useWorkspace();
+  const trpc = useTRPC();
+  // The stored original (bounded, server/importers/image.ts), read through the record: the thumbnail until it arrives.
+  const original = useQuery({ ...trpc.record.original.queryOptions({ workspaceId: workspace.id, id: recordId ?? "" }), enabled: Boolean(recordId && m.image?.original), staleTime: Infinity, retry: false });
   return (
     <div className="flex flex-wrap gap-4" data-testid="image-ocr">
-      {m.image?.thumbnail ? (
+      {original.data ? (
+        <a href={original.data.dataUrl} download={m.file.name} className="shrink-0 self-start" title={`${original.data.width}×${original.data.height} · ${kb(original.data.bytes)}`}>
+          {/* A data URL read through the record: next/image adds nothing here. */}
+          {/* eslint-disable-next-line @next/next/no-img-element */}
+          <img src={original.data.dataUrl} alt={`Image ${m.file.name}`} data-testid="image-original" className="h-auto max-h-96 max-w-xs rounded border bg-white sm:max-w-sm" />
+        </a>
+      ) : m.image?.thumbnail ? (
         // A data URL the importer made (≤ 160 px WebP): next/image adds nothing here.
         // eslint-disable-next-line @next/next/no-img-element
         <img src={m.image.thumbnail} alt={`Thumbnail of ${m.file.name}`} className="h-auto max-w-40 shrink-0 self-start rounded border bg-white" />

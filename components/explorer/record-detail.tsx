@@ -69,7 +69,7 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
         }
       />
       <PipelineTabs pipelineId={pipelineId} />
-      <MediaOriginCard metadata={r.metadata} />
+      <MediaOriginCard metadata={r.metadata} recordId={r.id} />
       <div className="grid gap-6 lg:grid-cols-2">
         <Card>
           <CardHeader>

@@ -5,7 +5,7 @@ import { BranchBar } from "@/components/branches/branch-bar";
 import { useWorkspace } from "@/components/shell/workspace-context";
 import { cn } from "@/components/ui/cn";
 
-/** Overview · Canvas · Runs · Explore · Branches · Evals, keeping the branch in the URL, and the branch picker. */
+/** Overview · Canvas · Runs · Explore · Branches · Evals · Traffic, keeping the branch in the URL, and the branch picker. */
 export function PipelineTabs({ pipelineId }: { pipelineId: string }) {
   const { workspace } = useWorkspace();
   const pathname = usePathname();
@@ -23,6 +23,7 @@ export function PipelineTabs({ pipelineId }: { pipelineId: string }) {
     },
     { href: `${base}/branches`, label: "Branches", match: (p: string) => p.startsWith(`${base}/branches`) },
     { href: `${base}/evals`, label: "Evals", match: (p: string) => p.startsWith(`${base}/evals`) },
+    { href: `${base}/traffic`, label: "Traffic", match: (p: string) => p.startsWith(`${base}/traffic`) },
   ];
   return (
     <div className="mb-6 flex flex-wrap items-end justify-between gap-2 border-b">

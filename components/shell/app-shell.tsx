@@ -1,5 +1,5 @@
 "use client";
-import { Check, ChevronsUpDown, Cpu, GitCompare, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut, ScrollText } from "lucide-react";
+import { Check, ChevronsUpDown, Cpu, FolderInput, GitCompare, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut, ScrollText } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { signOut, useSession } from "next-auth/react";
@@ -93,6 +93,9 @@ export function AppShell({ children }: { children: ReactNode }) {
           </NavLink>
           <NavLink href={`${base}/settings/api-keys`} icon={KeyRound}>
             API keys
+          </NavLink>
+          <NavLink href={`${base}/settings/sources`} icon={FolderInput}>
+            Sources
           </NavLink>
           <NavLink href={`${base}/settings/models`} icon={Cpu}>
             Models

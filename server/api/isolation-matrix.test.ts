@@ -258,6 +258,10 @@ describe("isolation matrix", () => {
       db.evalQuestionSet.findMany({ where, orderBy: { id: "asc" } }),
       db.evalRun.count({ where }),
       db.auditEvent.count({ where }),
+      // Answers the matrix legitimately gets from A (a scope-limited key of A) are logged: only labels must not change.
+      db.queryLogEntry.findMany({ where: { ...where, labelRecordId: { not: null } }, orderBy: { id: "asc" } }),
+      db.queryLogConfig.findMany({ where }),
+      db.sourceInbox.findMany({ where }),
     ]);
     return JSON.stringify(rows);
   }
@@ -293,7 +297,15 @@ describe("isolation matrix", () => {
     const members = await owner.member.list({ workspaceId: workspaceA });
     const memberId = members.find((m) => m.role === "viewer")!.id;
     const evalRun = await createEvalRun(db, { workspaceId: workspaceA, pipeline: pipeline.id, questionSet: "zebra-questions" });
+    // Issue 37: a logged query of A (its text and scope must never reach another workspace) and an inbox folder (issue 35).
+    await db.queryLogConfig.create({ data: { workspaceId: workspaceA, pipelineId: pipeline.id, enabled: true } });
+    const logged = await db.queryLogEntry.create({
+      data: { workspaceId: workspaceA, pipelineId: pipeline.id, surface: "rest", kind: "search", caller: "user:a", scope: "zebra-scope", query: "zebra-7731 door code", branch: "main", latencyMs: 3, recordIds: [record.id], cited: [] },
+    });
+    await db.sourceInbox.create({ data: { workspaceId: workspaceA, pipelineId: pipeline.id, source: "chats", path: dataDir } });
     Object.assign(PER_PROCEDURE, {
+      "log.label": { entryId: logged.id, recordId: record.id },
+      "source.setInbox": { source: "chats", path: null },
       "evals.questionSet": { id: set.set.id },
       "evals.get": { id: evalRun.id },
       "evals.cancel": { id: evalRun.id },

@@ -153,6 +153,7 @@ export async function handleMcp(req: Request, createContext: () => Promise<Conte
   let ctx: Context;
   try {
     ctx = await createContext();
+    ctx.surface = "mcp";
   } catch (err) {
     if (err instanceof TRPCError) return Response.json({ error: { code: err.code, message: err.message } }, { status: 401 });
     throw err;

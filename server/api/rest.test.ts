@@ -95,7 +95,7 @@ describe("REST /api/v1", () => {
   });
 
   it("answers every operation of the document for the owning workspace's key, and refuses another workspace's key", async () => {
-    const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId, source: "chats", sessionId: "live-1", entityId: "ent_none", beliefId: "bel_none" };
+    const values: Record<string, string> = { pipelineId, output: "context", id: recordId, runId, source: "chats", sessionId: "live-1", entityId: "ent_none", beliefId: "bel_none", entryId: "log_none" };
     const bodies: Record<string, unknown> = {
       "/pipelines/{pipelineId}/search": { query: "lighthouse key" },
       "/pipelines/{pipelineId}/ask": { question: "where is the lighthouse key?" },
@@ -103,6 +103,8 @@ describe("REST /api/v1", () => {
       "/pipelines/{pipelineId}/purge": { scope: "acme:nobody", dryRun: true },
       "/pipelines/{pipelineId}/sources/{source}/messages": { sessionId: "live-2", messages: [{ role: "user", content: "a message over REST" }] },
       "/pipelines/{pipelineId}/sources/{source}/items": { text: "a note over REST" },
+      "/pipelines/{pipelineId}/sources/{source}/inbox": { path: null },
+      "/pipelines/{pipelineId}/log/{entryId}/label": { recordId },
     };
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
@@ -124,6 +126,12 @@ describe("REST /api/v1", () => {
         } else if (["/records/{id}/history", "/records/{id}/restore", "/pipelines/{pipelineId}/memories/deleted"].includes(template)) {
           // chat-memory has no consolidate step: the call is allowed and says why there is no memory.
           expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/not a memory|not a consolidate step/) } } });
+        } else if (template === "/pipelines/{pipelineId}/log/{entryId}/label") {
+          // No such logged query: the call is allowed and says so.
+          expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: 'Logged query "log_none" not found.' } } });
+        } else if (template === "/records/{id}/original") {
+          // A chat record has no stored image: the call is allowed and says so.
+          expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: expect.stringMatching(/has no stored image/) } } });
         } else if (template.includes("/graph/")) {
           // chat-memory has no entities step: the call is allowed and says why there is no graph.
           expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/no entities step/) } } });
@@ -131,7 +139,7 @@ describe("REST /api/v1", () => {
           expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
         }
         const theirs = await call(method.toUpperCase(), url, keys.b, body);
-        if (template === "/pipelines" || template === "/audit") {
+        if (template === "/pipelines" || template === "/audit" || template === "/sources/inboxes") {
           // Listing is of the caller's own workspace: B's is empty of A's pipelines and A's audit.
           expect(theirs.status).toBe(200);
           expect(JSON.stringify(theirs.json)).not.toContain(pipelineId);

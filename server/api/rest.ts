@@ -151,6 +151,7 @@ export async function handleRest(options: {
     endpoint.pathParams.forEach((name, i) => (input[name] = decodeURIComponent(groups[i]!)));
 
     const ctx = await options.createContext();
+    ctx.surface = "rest";
     if (ctx.actor?.kind === "apiKey") {
       const limited = await apiRateLimit(ctx.actor);
       if (limited) return limited;

@@ -4,6 +4,7 @@ import { branchRouter } from "./routers/branch";
 import { evalsRouter } from "./routers/evals";
 import { graphRouter } from "./routers/graph";
 import { ingestRouter } from "./routers/ingest";
+import { logRouter } from "./routers/log";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { memoryRouter } from "./routers/memory";
 import { pipelineRouter } from "./routers/pipeline";
@@ -11,6 +12,7 @@ import { providerRouter } from "./routers/provider";
 import { recordRouter } from "./routers/record";
 import { runRouter } from "./routers/run";
 import { searchRouter } from "./routers/search";
+import { sourceRouter } from "./routers/source";
 import { userRouter } from "./routers/user";
 import { workspaceRouter } from "./routers/workspace";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
@@ -30,6 +32,8 @@ export const appRouter = createTRPCRouter({
   record: recordRouter,
   memory: memoryRouter,
   ingest: ingestRouter,
+  source: sourceRouter,
+  log: logRouter,
   evals: evalsRouter,
   audit: auditRouter,
 });

@@ -22,6 +22,8 @@ export interface Context {
   apiRateCounted?: boolean;
   /** The caller's address (server/http/client-address.ts), for per-address limits of public procedures. */
   clientAddress?: string;
+  /** Which entry point served the call, for the query log (default "trpc"): set by REST, MCP and the compatibility APIs. */
+  surface?: "rest" | "mcp" | "trpc" | "compat";
 }
 
 /**

@@ -24,11 +24,13 @@ export const PERMISSIONS = [
   "records:purge",
   /** Read the workspace's audit log. */
   "audit:read",
+  /** Read a pipeline's query log (what agents asked, what was served), replay it on a branch, label it. Not given to viewers. */
+  "log:read",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const READ: Permission[] = ["workspace:read", "members:read", "pipelines:read", "evals:read"];
-const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write", "evals:write", "branches:write", "branches:promote"];
+const EDIT: Permission[] = [...READ, "pipelines:write", "runs:write", "evals:write", "branches:write", "branches:promote", "log:read"];
 const ADMIN: Permission[] = [...EDIT, "workspace:update", "members:manage", "apiKeys:manage", "providers:manage", "branches:admin", "records:purge", "audit:read"];
 
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {

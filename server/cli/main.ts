@@ -22,6 +22,7 @@ import { bar, num, ProgressLine, table, usd } from "./output";
 import { registerBranchCommands } from "./branch";
 import { registerMemoryCommands } from "./memories";
 import { registerEvalCommands } from "./eval";
+import { registerLogCommands } from "./log";
 
 interface GlobalOptions {
   pipeline?: string;
@@ -695,6 +696,14 @@ export function buildCli() {
       throw new CliError(message, exitCode);
     },
     pipelineName: (opts) => opts.pipeline ?? readConfig().pipeline,
+  });
+
+  registerLogCommands(program, {
+    action,
+    fail: (message, exitCode = 1) => {
+      throw new CliError(message, exitCode);
+    },
+    pipelineName,
   });
 
   return program;

@@ -72,6 +72,7 @@ export async function openCompat(req: Request, base: string, errorResponse: (sta
   let ctx: Context;
   try {
     ctx = await createContext({ db: await getDb(), authorization: `Bearer ${key}` });
+    ctx.surface = "compat";
   } catch (err) {
     const { status, message } = statusOf(err);
     return errorResponse(status, message);

@@ -12,7 +12,7 @@ import { importMedia } from "./media-file";
 import { importFolder, importJsonl, importMarkdown } from "./text";
 import { IMPORT_FORMATS, ImportError, type ImportEvent, type ImporterOptions, type ImportFormat } from "./types";
 
-export { IMPORT_FORMATS, ImportError, type ImportEvent, type ImporterOptions, type ImportFormat, type ImportWarning } from "./types";
+export { IMPORT_FORMATS, ImportError, type ImportEvent, type ImporterOptions, type ImportFormat, type ImportWarning, type MediaOriginal } from "./types";
 export { importChatgpt, chatgptConversationToItem } from "./chatgpt";
 export { importClaude, claudeConversationToItem } from "./claude";
 export { importJsonl, importMarkdown, importFolder } from "./text";

@@ -12,8 +12,23 @@ export interface ImportWarning {
   skipped?: boolean;
 }
 
-/** What every importer yields: an item ready for `appendSourceRecords`, or a warning (the item was skipped or repaired). */
-export type ImportEvent = { item: SourceItem } | { warning: ImportWarning };
+/**
+ * An image's original kept beside its record (bounded: at most ORIGINAL_MAX_PX on its longer side,
+ * re-encoded when larger), addressed by the imported file's SHA-256 (`metadata.file.sha256`).
+ */
+export interface MediaOriginal {
+  sha256: string;
+  type: string;
+  width: number;
+  height: number;
+  bytes: Buffer;
+}
+
+/**
+ * What every importer yields: an item ready for `appendSourceRecords` (an image's with its bounded
+ * original, stored by the service with the item's batch), or a warning (the item was skipped or repaired).
+ */
+export type ImportEvent = { item: SourceItem; original?: MediaOriginal } | { warning: ImportWarning };
 
 export interface ImporterOptions {
   /** Shown in `metadata.source.path` and in messages; defaults to the path given. */

@@ -6,7 +6,8 @@
  * adds nothing; a newer export adds only new or changed conversations.
  */
 import path from "node:path";
-import { detectFormat, IMPORT_FORMATS, ImportError, isImportFormat, readImport, type ImportFormat, type ImportWarning } from "../importers";
+import { detectFormat, IMPORT_FORMATS, ImportError, isImportFormat, readImport, type ImportFormat, type ImportWarning, type MediaOriginal } from "../importers";
+import { putMediaBlobs } from "../store/media-blobs";
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
 import { notifySourceAppended, type SourceAppended } from "./executor";
@@ -126,11 +127,15 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
       : null;
 
   let batch: SourceItem[] = [];
+  let originals: MediaOriginal[] = [];
   let batchChars = 0;
   const flush = async () => {
     if (!batch.length) return;
     const items = batch;
+    // Images' originals before their records: a record never names an original that is not there.
+    await putMediaBlobs(db, input.workspaceId, originals);
     batch = [];
+    originals = [];
     batchChars = 0;
     const res = await appendSourceRecords(db, pipeline.id, def.name, items);
     added += res.added;
@@ -152,6 +157,11 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
       }
       received++;
       batch.push(ev.item);
+      if (ev.original) {
+        originals.push(ev.original);
+        // Originals weigh in too: a folder of photos is written a few MB at a time.
+        batchChars += ev.original.bytes.length;
+      }
       batchChars += ev.item.content.length;
       if (batch.length >= batchSize || batchChars >= BATCH_CONTENT_CHARS) await flush();
     }

@@ -8,7 +8,9 @@ import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { PURGED_ANSWER } from "../http/idempotency";
 import { refreshLexicalStats } from "../search/lexical";
+import { deleteOrphanBlobs, imageHashesOf } from "../store/media-blobs";
 import { deleteCascade, purgeCascade, recordsInScope, type PurgeCascade } from "../store/purge";
+import { purgeQueryLog } from "../store/query-log";
 import { normalizeScope } from "../store/record-sql";
 import { recordAudit } from "./audit";
 
@@ -38,14 +40,19 @@ async function purge(db: Db, target: PurgeTarget, pipelineId: string, what: { ki
   if (running) throw conflict(`A run of this pipeline is in progress (${running.id}): purge when it has finished.`);
   const { cascade, branchIds, auditId } = await db.$transaction(async (tx) => {
     const cascade = await purgeCascade(tx, target.workspaceId, pipelineId, await roots(tx), scope);
+    const images = await imageHashesOf(tx, target.workspaceId, cascade.records.map((r) => r.id));
     const branchIds = await deleteCascade(tx, target.workspaceId, pipelineId, cascade, scope, PURGED_ANSWER);
+    // An image's stored original goes with the last record that names it.
+    await deleteOrphanBlobs(tx, target.workspaceId, images);
+    // The query log forgets every call that served, cited or was asked in what is purged (issue 37).
+    const queryLogEntries = await purgeQueryLog(tx, target.workspaceId, pipelineId, cascade.records.map((r) => r.id), scope);
     const audit = await recordAudit(tx, {
       workspaceId: target.workspaceId,
       actor: target.actor,
       action: "purge",
       target: what.kind === "record" ? `record:${what.id}` : `scope:${pipelineId}:${what.scope}`,
       // Counts and ids only: the audit must not keep what was purged.
-      summary: { pipelineId, roots: cascade.roots, records: cascade.records.length, byStep: cascade.byStep, pointers: cascade.pointers, embeddings: cascade.embeddings, postings: cascade.postings, ingestSessions: cascade.ingestSessions, ingestMessages: cascade.ingestMessages, copies: cascade.copies },
+      summary: { pipelineId, roots: cascade.roots, records: cascade.records.length, byStep: cascade.byStep, pointers: cascade.pointers, embeddings: cascade.embeddings, postings: cascade.postings, ingestSessions: cascade.ingestSessions, ingestMessages: cascade.ingestMessages, copies: cascade.copies, queryLogEntries },
     });
     return { cascade, branchIds, auditId: audit.id };
   }, PURGE_TX);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { isRestricted } from "../../services/api-keys";
 import { ancestorsByStep, neighbourhood } from "../../search/neighbourhood";
 import { getRecord, leaves, lineage, listByStep, sources } from "../../search/provenance";
+import { recordOriginal } from "../../services/media-originals";
 import { deletedMemories, memoryHistory, restoreMemory } from "../../services/memories";
 import { purgeRecord, purgeScope } from "../../services/purge";
 import { assertMaySeeRecord, redactLineage, visibleOnly } from "../../services/record-visibility";
@@ -28,6 +29,12 @@ const visibleRecord = workspaceProcedure("pipelines:read")
   });
 
 export const recordRouter = createTRPCRouter({
+  /** An image record's stored original (bounded size), for the explorer's picture beside the OCR text. */
+  original: visibleRecord
+    .meta({ rest: { method: "GET", path: "/records/{id}/original", summary: "An image record's stored original (a data URL)", tag: "Records" } })
+    .input(recordRef)
+    .output(z.object({ recordId: z.string(), name: z.string(), type: z.string(), width: z.number().int(), height: z.number().int(), bytes: z.number().int(), dataUrl: z.string() }))
+    .query(({ ctx, input }) => recordOriginal(ctx.db, ctx.workspace.id, input.id)),
   get: visibleRecord
     .meta({ rest: { method: "GET", path: "/records/{id}", summary: "Get a record with its metadata, audit and provenance counts", tag: "Records" } })
     .input(recordRef)

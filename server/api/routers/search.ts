@@ -8,6 +8,7 @@ import { projection } from "../../services/projections";
 import { maySeeRecord, visibleOnly } from "../../services/record-visibility";
 import { DEFAULT_WALK_BEAM, DEFAULT_WALK_LIMIT, MAX_WALK_BEAM, MAX_WALK_LIMIT, WALK_BREADTHS, WALK_FALLBACKS, walk } from "../../search/walk";
 import { answerPacketSchema, projectionResultSchema, searchResultSchema, walkResultSchema } from "../schemas";
+import { logServed } from "../query-logging";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
 
 const filters = {
@@ -67,6 +68,12 @@ export const searchRouter = createTRPCRouter({
       ],
     })
     .input(searchInput)
+    .use(async ({ ctx, input, next }) => {
+      const started = performance.now();
+      const result = await next();
+      if (result.ok) logServed(ctx, "search", input as Record<string, unknown>, result.data, started);
+      return result;
+    })
     .output(searchResultSchema)
     .query(async ({ ctx, input }) => {
       const found = await search(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name, branchContext: branchContext(ctx) });
@@ -88,6 +95,12 @@ export const searchRouter = createTRPCRouter({
         minConfidence: z.number().min(0).max(1).default(0.2).meta({ description: "Below this confidence the packet abstains." }),
       }),
     )
+    .use(async ({ ctx, input, next }) => {
+      const started = performance.now();
+      const result = await next();
+      if (result.ok) logServed(ctx, "ask", input as Record<string, unknown>, result.data, started);
+      return result;
+    })
     .output(answerPacketSchema)
     .mutation(({ ctx, input }) =>
       ask(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), restrictions: ctx.restrictions, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name, branchContext: branchContext(ctx) }),
@@ -96,6 +109,12 @@ export const searchRouter = createTRPCRouter({
     .meta({ keyRestrictions: "enforced" })
     .meta({ rest: { method: "GET", path: "/pipelines/{pipelineId}/brief", summary: "The brief for a scope: recent turns and the projected memory", tag: "Search" } })
     .input(z.object({ scope: z.string().min(1).max(256), output: z.string().optional(), turns: z.number().int().min(1).max(200).default(20) }))
+    .use(async ({ ctx, input, next }) => {
+      const started = performance.now();
+      const result = await next();
+      if (result.ok) logServed(ctx, "brief", input as Record<string, unknown>, result.data, started);
+      return result;
+    })
     .output(
       z.object({
         scope: z.string(),
@@ -124,6 +143,12 @@ export const searchRouter = createTRPCRouter({
         fallback: z.enum(WALK_FALLBACKS).default("flat").meta({ description: "flat: when the walk does not reach the lowest step's best record in the scope, return that step ranked flat (and fill a short branch from it); none: the walk's hits." }),
       }),
     )
+    .use(async ({ ctx, input, next }) => {
+      const started = performance.now();
+      const result = await next();
+      if (result.ok) logServed(ctx, "walk", input as Record<string, unknown>, result.data, started);
+      return result;
+    })
     .output(walkResultSchema)
     .query(({ ctx, input }) =>
       walk(ctx.db, {

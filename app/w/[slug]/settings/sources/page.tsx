@@ -1,0 +1,5 @@
+import { SourcesSettings } from "@/components/settings/sources-settings";
+
+export default function Page() {
+  return <SourcesSettings />;
+}

@@ -1,0 +1,39 @@
+import { z } from "zod";
+import { listInboxes, setInbox } from "../../services/source-inbox";
+import { createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
+
+const source = z.string().min(1).max(200).meta({ description: "A source of the pipeline's spec, e.g. chats." });
+
+/** Settings → Sources: an inbox folder on the server per pipeline source, watched while the app server runs. */
+export const sourceRouter = createTRPCRouter({
+  inboxes: workspaceProcedure("workspace:update")
+    .meta({ rest: { method: "GET", path: "/sources/inboxes", summary: "Every pipeline source with its inbox folder", tag: "Ingest" } })
+    .output(
+      z.array(
+        z.object({
+          pipelineId: z.string(),
+          pipelineName: z.string(),
+          source: z.string(),
+          path: z.string().nullable(),
+          lastEvent: z.string().nullable(),
+          lastEventAt: z.date().nullable(),
+        }),
+      ),
+    )
+    .query(({ ctx }) => listInboxes(ctx.db, ctx.workspace.id)),
+  /** Set (an absolute directory on the server, inside SYNTHEX_INBOX_ROOTS) or clear (null) a source's inbox folder. */
+  setInbox: pipelineProcedure("workspace:update")
+    .meta({
+      audit: {
+        action: "source.setInbox",
+        target: (_input, out) => `pipeline:${(out as { pipelineId: string }).pipelineId}/source:${(out as { source: string }).source}`,
+        summary: (_input, out) => ({ path: (out as { path: string | null }).path, previous: (out as { previous: string | null }).previous, changed: (out as { changed: boolean }).changed }),
+      },
+    })
+    .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/sources/{source}/inbox", summary: "Set or clear a source's inbox folder (watched by the app server)", tag: "Ingest" } })
+    .input(z.object({ source, path: z.string().max(4096).nullable().meta({ description: "Absolute folder path on the server; null clears the inbox (records already imported stay)." }) }))
+    .output(z.object({ pipelineId: z.string(), source: z.string(), path: z.string().nullable(), previous: z.string().nullable(), changed: z.boolean() }))
+    .mutation(({ ctx, input }) =>
+      setInbox(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source, path: input.path, userId: ctx.userId }),
+    ),
+});

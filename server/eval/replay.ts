@@ -1,0 +1,180 @@
+/**
+ * Replay (issue 37): logged searches and asks of a window (or a seeded sample of it) run again on a
+ * branch and, for reference, on main at its current version, with the logged parameters and scope.
+ * Per query: both top-k lists side by side, overlap@k, rank-biased overlap, gained / lost, latency,
+ * and — where the logged `ask` cited records — whether each side still retrieves them (citation
+ * recall). Per run: the means, and paired 95% intervals of branch − main. Labels: a person marks the
+ * record that should have come first; the query becomes a question of a question set.
+ */
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
+import { search, SEARCH_MODES, type SearchMode } from "../search/search";
+import { listQueryLog, type LoggedQuery } from "../services/query-log";
+import { setQueryLabel } from "../store/query-log";
+import { addToQuestionSet } from "./question-sets";
+import { citationRecall, gainedLost, overlapAtK, pairedInterval, rankBiasedOverlap, type PairedInterval } from "./replay-metrics";
+
+export const MAX_REPLAY = 200;
+
+export interface ReplayInput {
+  workspaceId: string;
+  pipelineId: string;
+  branch: string;
+  /** Against this branch (default main). */
+  baseline?: string;
+  from?: Date;
+  to?: Date;
+  /** Entry ids to replay instead of a window. */
+  ids?: string[];
+  /** Replay a seeded random sample of this many of the window's queries (else the latest, up to MAX_REPLAY). */
+  sample?: number;
+  seed?: number;
+  /** Depth compared (default: each query's logged limit / k, at most 50). */
+  k?: number;
+}
+
+export interface ReplayQuery {
+  entryId: string;
+  kind: string;
+  query: string;
+  scope: string | null;
+  k: number;
+  main: { ids: string[]; latencyMs: number; citationRecall: number | null };
+  branch: { ids: string[]; latencyMs: number; citationRecall: number | null };
+  overlap: number;
+  rbo: number;
+  gained: string[];
+  lost: string[];
+  cited: string[];
+  error?: string;
+}
+
+export interface ReplayReport {
+  branch: string;
+  baseline: string;
+  queries: ReplayQuery[];
+  skipped: number;
+  summary: {
+    replayed: number;
+    meanOverlap: number;
+    meanRbo: number;
+    gained: number;
+    lost: number;
+    meanLatencyMs: { main: number; branch: number };
+    citationRecall: { main: number | null; branch: number | null; diff: PairedInterval };
+    latencyDiff: PairedInterval;
+  };
+}
+
+/** A small seeded PRNG (mulberry32): the same seed picks the same sample. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick(entries: LoggedQuery[], n: number | undefined, seed: number): LoggedQuery[] {
+  if (!n || n >= entries.length) return entries.slice(0, MAX_REPLAY);
+  const r = rng(seed);
+  const copy = [...entries];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy.slice(0, Math.min(n, MAX_REPLAY));
+}
+
+/** The search a logged call made (a search's own options; an ask's evidence retrieval). */
+function searchOf(e: LoggedQuery, k: number) {
+  const p = e.params;
+  const mode = (SEARCH_MODES as readonly string[]).includes(String(e.mode)) ? (e.mode as SearchMode) : undefined;
+  const common = { query: e.query, scope: e.scope ?? undefined, mode, limit: k };
+  if (e.kind === "ask") return { ...common, step: typeof p.step === "string" ? p.step : undefined };
+  const keep = ["step", "output", "exact", "recency", "dedupe", "fusion", "minScore", "dates", "from", "to", "period", "conversationId", "metadata"] as const;
+  const extra: Record<string, unknown> = {};
+  for (const key of keep) if (p[key] !== undefined) extra[key] = p[key];
+  return { ...extra, ...common, snippets: false };
+}
+
+async function timed(db: Db, input: Parameters<typeof search>[1]) {
+  const started = performance.now();
+  const found = await search(db, input);
+  return { ids: found.hits.map((h) => h.id), latencyMs: Math.round((performance.now() - started) * 10) / 10 };
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+
+export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayReport> {
+  const baseline = input.baseline ?? "main";
+  if (input.sample !== undefined && (!Number.isInteger(input.sample) || input.sample < 1)) throw badRequest("sample: a whole number of queries, 1 or more.");
+  const logged = await listQueryLog(db, { workspaceId: input.workspaceId, pipelineId: input.pipelineId, from: input.from, to: input.to, ids: input.ids, limit: input.sample ? 5000 : MAX_REPLAY * 2 });
+  const replayable = logged.filter((e) => (e.kind === "search" || e.kind === "ask") && e.query.trim());
+  const chosen = pick(replayable, input.sample, input.seed ?? 1);
+  const queries: ReplayQuery[] = [];
+  for (const e of chosen) {
+    const loggedK = Number(e.params.limit ?? e.params.k ?? e.hits.length) || 10;
+    const k = Math.min(50, Math.max(1, input.k ?? loggedK));
+    const run = searchOf(e, k);
+    try {
+      const main = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: baseline } as Parameters<typeof search>[1]);
+      const branch = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: input.branch } as Parameters<typeof search>[1]);
+      queries.push({
+        entryId: e.id,
+        kind: e.kind,
+        query: e.query,
+        scope: e.scope,
+        k,
+        main: { ...main, citationRecall: citationRecall(e.cited, main.ids, k) },
+        branch: { ...branch, citationRecall: citationRecall(e.cited, branch.ids, k) },
+        overlap: overlapAtK(main.ids, branch.ids, k),
+        rbo: rankBiasedOverlap(main.ids, branch.ids, k),
+        ...gainedLost(main.ids, branch.ids, k),
+        cited: e.cited,
+      });
+    } catch (err) {
+      // A branch or step that no longer exists: said per query, the rest is replayed.
+      const message = err instanceof Error ? err.message : String(err);
+      if (/branch/i.test(message) && /not found|no branch/i.test(message)) throw notFound(message);
+      queries.push({ entryId: e.id, kind: e.kind, query: e.query, scope: e.scope, k, main: { ids: [], latencyMs: 0, citationRecall: null }, branch: { ids: [], latencyMs: 0, citationRecall: null }, overlap: 0, rbo: 0, gained: [], lost: [], cited: e.cited, error: message });
+    }
+  }
+  const ok = queries.filter((q) => !q.error);
+  const cit = ok.filter((q) => q.main.citationRecall !== null && q.branch.citationRecall !== null);
+  return {
+    branch: input.branch,
+    baseline,
+    queries,
+    skipped: logged.length - replayable.length,
+    summary: {
+      replayed: ok.length,
+      meanOverlap: mean(ok.map((q) => q.overlap)),
+      meanRbo: mean(ok.map((q) => q.rbo)),
+      gained: ok.reduce((s, q) => s + q.gained.length, 0),
+      lost: ok.reduce((s, q) => s + q.lost.length, 0),
+      meanLatencyMs: { main: mean(ok.map((q) => q.main.latencyMs)), branch: mean(ok.map((q) => q.branch.latencyMs)) },
+      citationRecall: {
+        main: cit.length ? mean(cit.map((q) => q.main.citationRecall!)) : null,
+        branch: cit.length ? mean(cit.map((q) => q.branch.citationRecall!)) : null,
+        diff: pairedInterval(cit.map((q) => ({ main: q.main.citationRecall!, branch: q.branch.citationRecall! }))),
+      },
+      latencyDiff: pairedInterval(ok.map((q) => ({ main: q.main.latencyMs, branch: q.branch.latencyMs }))),
+    },
+  };
+}
+
+/** A person's label on a logged query: the record that should have come first; the query joins a question set. */
+export async function labelLoggedQuery(db: Db, workspaceId: string, input: { pipelineId: string; entryId: string; recordId: string; set: string }) {
+  const [entry] = await listQueryLog(db, { workspaceId, pipelineId: input.pipelineId, ids: [input.entryId], limit: 1 });
+  if (!entry) throw notFound(`Logged query "${input.entryId.slice(0, 100)}" not found.`);
+  if (!entry.query.trim()) throw badRequest("This logged call has no query text (a brief): nothing to ask.");
+  const record = await db.record.findFirst({ where: { id: input.recordId, workspaceId, pipelineId: input.pipelineId }, select: { id: true } });
+  if (!record) throw notFound(`Record "${input.recordId.slice(0, 100)}" not found in this pipeline.`);
+  const added = await addToQuestionSet(db, workspaceId, { set: input.set, question: entry.query, recordIds: [record.id] });
+  await setQueryLabel(db, workspaceId, entry.id, record.id);
+  return { entryId: entry.id, recordId: record.id, setId: added.set.id, set: added.set.name, questions: added.set.questions, questionId: added.question.id };
+}

@@ -1,0 +1,163 @@
+/**
+ * The query log (issue 37), opt-in per pipeline: every served search, ask, brief and walk — over
+ * REST, MCP, tRPC and the compatibility APIs, which all reach the same procedures — is written
+ * AFTER the response is on its way (`recordServedQuery` returns at once; the write runs on a later
+ * tick, tracked so short-lived processes wait for it). An entry keeps who asked, scope, mode and
+ * parameters, the query, the served record ids with ranks and scores, ask's citations and
+ * confidence, latency, and the branch and version that answered — never record content. Retention
+ * and a size cap prune it; a purge deletes the entries naming what it purges (server/services/purge.ts).
+ */
+import type { Db } from "../core/db";
+import { badRequest } from "../core/errors";
+import {
+  DEFAULT_QUERY_LOG,
+  insertQueryLogEntry,
+  listQueryLogEntries,
+  pruneQueryLog,
+  queryLogWhere,
+  readQueryLogConfig,
+  writeQueryLogConfig,
+  type QueryLogFilter,
+  type QueryLogRow,
+  type QueryLogSettings,
+} from "../store/query-log";
+import { trackBackground } from "./background";
+
+export { DEFAULT_QUERY_LOG, type QueryLogSettings };
+export const QUERY_KINDS = ["search", "ask", "brief", "walk"] as const;
+export type QueryKind = (typeof QUERY_KINDS)[number];
+
+/** Settings are read per served call: cached briefly so a pipeline with the log off pays one map lookup. */
+const CONFIG_TTL_MS = 5000;
+const configCache = new Map<string, { at: number; settings: QueryLogSettings }>();
+/** Prune a pipeline's log at most this often. */
+const PRUNE_EVERY_MS = 60_000;
+const lastPrune = new Map<string, number>();
+
+async function cachedConfig(db: Db, pipelineId: string): Promise<QueryLogSettings> {
+  const hit = configCache.get(pipelineId);
+  if (hit && Date.now() - hit.at < CONFIG_TTL_MS) return hit.settings;
+  const settings = await readQueryLogConfig(db, pipelineId);
+  configCache.set(pipelineId, { at: Date.now(), settings });
+  return settings;
+}
+
+export async function getQueryLogConfig(db: Db, pipelineId: string): Promise<QueryLogSettings> {
+  return readQueryLogConfig(db, pipelineId);
+}
+
+export async function setQueryLogConfig(db: Db, workspaceId: string, pipelineId: string, patch: Partial<QueryLogSettings>): Promise<QueryLogSettings> {
+  const current = await readQueryLogConfig(db, pipelineId);
+  const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<QueryLogSettings>;
+  const next = { ...current, ...given };
+  if (!Number.isInteger(next.retentionDays) || next.retentionDays < 1 || next.retentionDays > 3650) throw badRequest("retentionDays: a whole number of days from 1 to 3650.");
+  if (!Number.isInteger(next.maxEntries) || next.maxEntries < 100 || next.maxEntries > 10_000_000) throw badRequest("maxEntries: a whole number from 100 to 10,000,000.");
+  const saved = await writeQueryLogConfig(db, workspaceId, pipelineId, next);
+  configCache.set(pipelineId, { at: Date.now(), settings: saved });
+  await pruneQueryLog(db, pipelineId, saved);
+  return saved;
+}
+
+export type ServedQuery = Omit<QueryLogRow, "params"> & { params: Record<string, unknown> };
+
+/** Pending writes (tests and benches wait for them with `settleQueryLog`). */
+const pending = new Set<Promise<unknown>>();
+
+/**
+ * Log a served call when the pipeline's log is on. Returns at once: the settings read, the insert
+ * and any pruning run after the caller has answered. A failed write is reported, never thrown.
+ */
+export function recordServedQuery(db: Db, entry: () => ServedQuery): void {
+  const work = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    const e = entry();
+    const settings = await cachedConfig(db, e.pipelineId);
+    if (!settings.enabled) return;
+    await insertQueryLogEntry(db, { ...e, query: e.query.slice(0, 4000) });
+    const now = Date.now();
+    if (now - (lastPrune.get(e.pipelineId) ?? 0) > PRUNE_EVERY_MS) {
+      lastPrune.set(e.pipelineId, now);
+      await pruneQueryLog(db, e.pipelineId, settings);
+    }
+  });
+  const tracked = trackBackground(work).catch((err: unknown) => console.warn(`[synthex query-log] not written: ${(err as Error).message}`));
+  pending.add(tracked);
+  void tracked.finally(() => pending.delete(tracked));
+}
+
+/** Wait until every query-log write started so far has finished. */
+export async function settleQueryLog(): Promise<void> {
+  while (pending.size) await Promise.allSettled([...pending]);
+}
+
+export interface LoggedQuery {
+  id: string;
+  createdAt: Date;
+  surface: string;
+  kind: string;
+  caller: string;
+  scope: string | null;
+  mode: string | null;
+  params: Record<string, unknown>;
+  query: string;
+  branch: string;
+  versionId: string | null;
+  hits: Array<{ id: string; rank: number; score: number; step: string }>;
+  cited: string[];
+  confidence: number | null;
+  latencyMs: number;
+  labelRecordId: string | null;
+}
+
+type EntryRow = Awaited<ReturnType<typeof listQueryLogEntries>>[number];
+export function toLoggedQuery(r: EntryRow): LoggedQuery {
+  return {
+    id: r.id,
+    createdAt: r.createdAt,
+    surface: r.surface,
+    kind: r.kind,
+    caller: r.caller,
+    scope: r.scope,
+    mode: r.mode,
+    params: (r.params ?? {}) as Record<string, unknown>,
+    query: r.query,
+    branch: r.branch,
+    versionId: r.versionId,
+    hits: Array.isArray(r.hits) ? (r.hits as LoggedQuery["hits"]) : [],
+    cited: r.cited,
+    confidence: r.confidence,
+    latencyMs: r.latencyMs,
+    labelRecordId: r.labelRecordId,
+  };
+}
+
+export async function listQueryLog(db: Db, filter: QueryLogFilter): Promise<LoggedQuery[]> {
+  return (await listQueryLogEntries(db, filter)).map(toLoggedQuery);
+}
+
+/** The Traffic tab: totals, per day, slowest, most frequent, the "no good match" rate, per caller and scope. */
+export async function queryTraffic(db: Db, filter: Omit<QueryLogFilter, "limit">, opts: { noMatchBelow?: number } = {}) {
+  const noMatchBelow = opts.noMatchBelow ?? 0.05;
+  const rows = (await db.queryLogEntry.findMany({ where: queryLogWhere(filter), orderBy: { createdAt: "desc" }, take: 20_000 })).map(toLoggedQuery);
+  const noMatch = (q: LoggedQuery) => q.hits.length === 0 || (q.hits[0]?.score ?? 0) < noMatchBelow;
+  const count = <K extends string>(key: (q: LoggedQuery) => K) => {
+    const m = new Map<K, { n: number; noMatch: number; latency: number }>();
+    for (const q of rows) {
+      const k = key(q);
+      const cur = m.get(k) ?? { n: 0, noMatch: 0, latency: 0 };
+      cur.n++;
+      cur.noMatch += noMatch(q) ? 1 : 0;
+      cur.latency += q.latencyMs;
+      m.set(k, cur);
+    }
+    return [...m.entries()].map(([key, v]) => ({ key, count: v.n, noMatchRate: v.n ? v.noMatch / v.n : 0, meanLatencyMs: v.n ? v.latency / v.n : 0 })).sort((a, b) => b.count - a.count);
+  };
+  return {
+    total: rows.length,
+    noMatchRate: rows.length ? rows.filter(noMatch).length / rows.length : 0,
+    perDay: count((q) => q.createdAt.toISOString().slice(0, 10)).sort((a, b) => a.key.localeCompare(b.key)),
+    perCaller: count((q) => q.caller).slice(0, 50),
+    perScope: count((q) => q.scope ?? "(all)").slice(0, 50),
+    frequent: count((q) => q.query.trim().toLowerCase()).slice(0, 20),
+    slowest: [...rows].sort((a, b) => b.latencyMs - a.latencyMs).slice(0, 20),
+  };
+}

@@ -1,0 +1,201 @@
+/**
+ * An inbox folder per pipeline source for the app server (Settings → Sources): the server process
+ * watches each configured folder with the same code as `synthex watch` (watch-folder.ts) — a new or
+ * changed file is imported once (content hash), a half-written one is waited for, a deleted one is
+ * NOT deleted from memory, and every import that adds records requests the incremental run (importFile).
+ *
+ * The folder is on the server's disk, so the path is checked before it is stored: absolute, an
+ * existing directory, and (after resolving symlinks) inside one of the allowed roots —
+ * `SYNTHEX_INBOX_ROOTS` (path-delimiter separated), by default the server user's home and temp
+ * folders. Hidden files and folders are never read (watch-folder.ts), only notes, documents, images and audio.
+ */
+import { realpath, stat } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
+import { executorKind } from "./executor";
+import { importFile } from "./imports";
+import { requestIncrementalRun } from "./ingest";
+import { getBranch } from "./pipelines";
+import { watchFolder, type FolderWatcher, type WatchEvent } from "./watch-folder";
+
+export const INBOX_ACTOR = "system";
+
+/** The folders an inbox may lie in (resolved), from `SYNTHEX_INBOX_ROOTS` or the home and temp folders. */
+export async function inboxRoots(env: Record<string, string | undefined> = process.env): Promise<string[]> {
+  const listed = env.SYNTHEX_INBOX_ROOTS?.split(path.delimiter).map((p) => p.trim()).filter(Boolean);
+  const roots = listed?.length ? listed : [os.homedir(), os.tmpdir()];
+  const resolved = await Promise.all(roots.map((r) => realpath(r).catch(() => null)));
+  return [...new Set(resolved.filter((r): r is string => r !== null))];
+}
+
+/** The folder's real path, or a clear error saying what is wrong with `input`. */
+export async function validateInboxPath(input: string, env: Record<string, string | undefined> = process.env): Promise<string> {
+  const given = input.trim();
+  const shown = JSON.stringify(given.slice(0, 300));
+  if (!given) throw badRequest("Inbox folder: give an absolute folder path, or clear the inbox.");
+  if (given.includes("\0")) throw badRequest(`Inbox folder ${shown} contains a NUL character.`);
+  if (!path.isAbsolute(given)) throw badRequest(`Inbox folder ${shown} is not an absolute path (start it with ${path.sep === "/" ? "/" : "a drive letter"}).`);
+  const info = await stat(given).catch(() => null);
+  if (!info) throw badRequest(`Inbox folder ${shown} does not exist on the server.`);
+  if (!info.isDirectory()) throw badRequest(`Inbox folder ${shown} is a file, not a directory.`);
+  const real = await realpath(given);
+  const roots = await inboxRoots(env);
+  const inside = roots.some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
+  if (!inside) throw badRequest(`Inbox folder ${shown} is outside the folders this server allows (SYNTHEX_INBOX_ROOTS: ${roots.join(path.delimiter)}).`);
+  if (real.split(path.sep).some((part) => part.startsWith("."))) throw badRequest(`Inbox folder ${shown} is a hidden folder (or inside one); hidden files are never imported.`);
+  return real;
+}
+
+export interface InboxRow {
+  pipelineId: string;
+  pipelineName: string;
+  source: string;
+  path: string | null;
+  lastEvent: string | null;
+  lastEventAt: Date | null;
+}
+
+/** Every source of the workspace's pipelines with its inbox folder (or none). */
+export async function listInboxes(db: Db, workspaceId: string): Promise<InboxRow[]> {
+  const [pipelines, inboxes] = await Promise.all([
+    db.pipeline.findMany({ where: { workspaceId, evalOfId: null }, orderBy: { name: "asc" }, select: { id: true, name: true } }),
+    db.sourceInbox.findMany({ where: { workspaceId } }),
+  ]);
+  const rows: InboxRow[] = [];
+  for (const p of pipelines) {
+    const { spec } = await getBranch(db, p.id, "main");
+    for (const s of spec.sources) {
+      const inbox = inboxes.find((i) => i.pipelineId === p.id && i.source === s.name);
+      rows.push({ pipelineId: p.id, pipelineName: p.name, source: s.name, path: inbox?.path ?? null, lastEvent: inbox?.lastEvent ?? null, lastEventAt: inbox?.lastEventAt ?? null });
+    }
+  }
+  return rows;
+}
+
+/** Set (a checked absolute directory) or clear (`null`) a source's inbox folder; the server's watchers follow at once. The procedure audits it (source.setInbox). */
+export async function setInbox(
+  db: Db,
+  input: { workspaceId: string; pipelineId: string; source: string; path: string | null; userId?: string | null },
+): Promise<{ pipelineId: string; source: string; path: string | null; previous: string | null; changed: boolean }> {
+  const pipeline = await db.pipeline.findFirst({ where: { id: input.pipelineId, workspaceId: input.workspaceId, evalOfId: null } });
+  if (!pipeline) throw notFound(`Pipeline ${input.pipelineId} not found in this workspace.`);
+  const { spec } = await getBranch(db, pipeline.id, "main");
+  if (!spec.sources.some((s) => s.name === input.source)) {
+    throw notFound(`Source "${input.source.slice(0, 100)}" is not in pipeline "${pipeline.name}". Sources: ${spec.sources.map((s) => s.name).join(", ") || "none"}.`);
+  }
+  const before = await db.sourceInbox.findUnique({ where: { pipelineId_source: { pipelineId: pipeline.id, source: input.source } } });
+  const folder = input.path === null ? null : await validateInboxPath(input.path);
+  const previous = before?.path ?? null;
+  if (previous === folder) return { pipelineId: pipeline.id, source: input.source, path: folder, previous, changed: false };
+  if (folder === null) await db.sourceInbox.delete({ where: { id: before!.id } });
+  else
+    await db.sourceInbox.upsert({
+      where: { pipelineId_source: { pipelineId: pipeline.id, source: input.source } },
+      create: { workspaceId: input.workspaceId, pipelineId: pipeline.id, source: input.source, path: folder, createdById: input.userId ?? null },
+      update: { path: folder, lastEvent: null, lastEventAt: null },
+    });
+  await active?.sync();
+  return { pipelineId: pipeline.id, source: input.source, path: folder, previous, changed: true };
+}
+
+/** One line for the settings page about what the watcher did. */
+export function describeInboxEvent(e: WatchEvent): string | null {
+  switch (e.kind) {
+    case "imported":
+      return `imported ${e.file}: ${e.received} read, ${e.added} new${e.added ? " (incremental run requested)" : ""}`;
+    case "unchanged":
+      return `${e.file}: same content as ${e.sameAs}, already imported`;
+    case "failed":
+      return `${e.file} failed: ${e.message}`;
+    case "deleted":
+      return `${e.file} was deleted from the folder; its records stay in memory (forget them in the explorer)`;
+    default:
+      return null;
+  }
+}
+
+export interface InboxWatchers {
+  /** Start watchers for new or changed inbox rows, stop those of cleared ones. */
+  sync(): Promise<void>;
+  /** Resolves when every watcher's queued imports have finished (tests). */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+let active: InboxWatchers | null = null;
+
+/**
+ * Watch every configured inbox folder from this process (the app server). Rows changed by another
+ * process are picked up every `resyncMs`; a setting changed here is followed at once.
+ */
+export function startInboxWatchers(getDb: () => Db | Promise<Db>, opts: { stableMs?: number; resyncMs?: number; onEvent?: (inboxId: string, e: WatchEvent) => void } = {}): InboxWatchers {
+  const watching = new Map<string, { path: string; watcher: FolderWatcher }>();
+  let syncing: Promise<void> = Promise.resolve();
+  let stopped = false;
+
+  const start = (db: Db, row: { id: string; workspaceId: string; pipelineId: string; source: string; path: string }) => {
+    const watcher = watchFolder(row.path, {
+      stableMs: opts.stableMs ?? 2000,
+      importOne: async (file) => {
+        const name = path.relative(row.path, file) || path.basename(file);
+        const res = await importFile(db, { workspaceId: row.workspaceId, pipelineId: row.pipelineId, source: row.source, path: file, displayName: name, actor: INBOX_ACTOR });
+        // importFile announces new records to Inngest; with the local executor the run starts here.
+        if (res.added > 0 && executorKind() === "local") await requestIncrementalRun(db, row, "inbox: a file was imported", `${name} was imported into ${row.source}`);
+        return res;
+      },
+      onEvent: (e) => {
+        opts.onEvent?.(row.id, e);
+        const line = describeInboxEvent(e);
+        if (e.kind === "failed") console.warn(`[synthex inbox] ${row.source}: ${line}`);
+        if (line) void db.sourceInbox.updateMany({ where: { id: row.id }, data: { lastEvent: line.slice(0, 1000), lastEventAt: new Date() } }).catch(() => {});
+      },
+    });
+    watching.set(row.id, { path: row.path, watcher });
+  };
+
+  const syncOnce = async () => {
+    if (stopped) return;
+    const db = await getDb();
+    const rows = await db.sourceInbox.findMany();
+    for (const [id, w] of watching) {
+      const row = rows.find((r) => r.id === id);
+      if (!row || row.path !== w.path) {
+        watching.delete(id);
+        await w.watcher.close();
+      }
+    }
+    for (const row of rows) {
+      if (watching.has(row.id)) continue;
+      // A folder removed since it was set: skip it until it is back (said on the settings page).
+      const ok = await stat(row.path).then((s) => s.isDirectory(), () => false);
+      if (!ok) {
+        await db.sourceInbox.updateMany({ where: { id: row.id, NOT: { lastEvent: "the folder is missing; nothing is watched until it is back" } }, data: { lastEvent: "the folder is missing; nothing is watched until it is back", lastEventAt: new Date() } }).catch(() => {});
+        continue;
+      }
+      start(db, row);
+    }
+  };
+  const sync = () => (syncing = syncing.then(syncOnce, syncOnce).catch((err: unknown) => console.warn(`[synthex inbox] ${(err as Error).message}`)));
+  const timer = setInterval(() => void sync(), opts.resyncMs ?? 30_000);
+  timer.unref();
+  const self: InboxWatchers = {
+    sync,
+    idle: async () => {
+      await syncing;
+      await Promise.all([...watching.values()].map((w) => w.watcher.idle()));
+    },
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await syncing;
+      await Promise.all([...watching.values()].map((w) => w.watcher.close()));
+      watching.clear();
+      if (active === self) active = null;
+    },
+  };
+  active = self;
+  void sync();
+  return self;
+}
