@@ -131,7 +131,10 @@ function Graph({ nodes, edges, direction = "LR", height = 360, onNodeClick, test
   const [sizes, setSizes] = useState<Record<string, Size>>({});
   const laid = useMemo(() => layoutGraph(nodes, edges, direction, sizes), [nodes, edges, direction, sizes]);
   const initialized = useNodesInitialized();
-  const measuredAll = laid.nodes.every((n) => sizes[n.id]);
+  // Only rendered nodes are measured (a big graph renders what is in view).
+  const measuredAll = laid.nodes.length > 100 || laid.nodes.every((n) => sizes[n.id]);
+  // The layout's shape: ids and sizes. A refresh with the same shape (a status poll) moves nothing.
+  const shape = laid.nodes.map((n) => `${n.id}:${sizes[n.id]?.width ?? 0}x${sizes[n.id]?.height ?? 0}`).join("|");
   const fitted = useRef(false);
 
   const onNodesChange = useCallback((changes: NodeChange[]) => {
@@ -147,11 +150,12 @@ function Graph({ nodes, edges, direction = "LR", height = 360, onNodeClick, test
     });
   }, []);
 
-  // Once every node is measured and laid out on its real size: fit once, then keep the focus in view.
+  // Once every node is measured and laid out on its real size: fit (again when the shape changes),
+  // or, with a focus, fit once and then keep the focus in view as the graph grows.
   useEffect(() => {
     if (!initialized || !measuredAll) return;
     const frame = requestAnimationFrame(() => {
-      if (!fitted.current) {
+      if (!fitted.current || !focusId) {
         fitted.current = true;
         void rf.fitView(FIT_VIEW);
         return;
@@ -167,7 +171,9 @@ function Graph({ nodes, edges, direction = "LR", height = 360, onNodeClick, test
       if (!inView) void rf.setCenter(focus.position.x + size.width / 2, focus.position.y + size.height / 2, { zoom, duration: 250 });
     });
     return () => cancelAnimationFrame(frame);
-  }, [initialized, measuredAll, laid, focusId, rf, sizes]);
+    // `shape` stands for laid and sizes: a new layout of the same shape needs nothing.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [initialized, measuredAll, shape, focusId, rf]);
 
   return (
     <div ref={box} className="rounded-xl border bg-background" style={{ height }} data-testid={testId}>
