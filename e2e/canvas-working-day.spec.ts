@@ -161,7 +161,11 @@ test("4 · prompt history: a text diff between versions, restore as a new audite
   await page.getByTestId("canvas-node-summaries").click();
   await expect(page.getByTestId("template-preview")).toContainText("Imported: summarize this conversation");
   await shots(page, "4-toml-imported");
+  // The import is an unsaved draft like any edit: kept over a reload, and discarded from there.
+  await page.reload();
+  await expect(page.getByTestId("draft-restored")).toBeVisible();
   await page.getByTestId("discard-draft").click();
+  await expect(page.getByTestId("unsaved-badge")).toHaveCount(0);
 
   // The record page shows the prompt a record was made from, not only its hash.
   await page.goto(overview);
