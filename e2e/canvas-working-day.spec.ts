@@ -183,7 +183,8 @@ test("5 · the branch is kept on every navigation; the Branches tab's run badge 
   test.setTimeout(300_000);
   const slug = await signUp(page, "keepbranch");
   const overview = await newPipeline(page, slug, "keepbranch");
-  await uploadToSource(page, "chats", exportFile(30), "30 added", 60_000);
+  // Enough work that the run is still going when the Branches tab opens.
+  await uploadToSource(page, "chats", exportFile(200), "200 added", 60_000);
   await page.getByTestId("new-branch").click();
   await page.getByTestId("branch-name").fill("feature");
   await page.getByTestId("create-branch").click();

@@ -529,7 +529,7 @@ function LoadedEditor({
       ) : null}
       <div className="flex min-h-0 flex-1">
         {/* Palette */}
-        <aside className="w-48 shrink-0 border-r p-3 2xl:w-56">
+        <aside className="w-40 shrink-0 border-r p-3 xl:w-48 2xl:w-56">
           <Palette disabled={!canWrite} onAdd={(item: PaletteItem) => add(item.kind, item.node, selected)} />
         </aside>
 
@@ -572,7 +572,7 @@ function LoadedEditor({
         </div>
 
         {/* Side panel */}
-        <aside className="flex w-96 shrink-0 flex-col border-l 2xl:w-[28rem]">
+        <aside className="flex w-80 shrink-0 flex-col border-l xl:w-96 2xl:w-[28rem]">
           <div className="flex border-b text-sm">
             {(["node", "versions"] as const).map((t) => (
               <button
