@@ -1,4 +1,11 @@
 "use client";
+/**
+ * The pipeline canvas: the spec as a graph (React Flow), the palette, the node inspector and the
+ * versions panel, with undo history, a kept draft per branch, and saving (or, on a protected main,
+ * "Save as new branch"). Past 500 lines because one component owns the edit state every part
+ * reads; drafts, history, problems, the save dialogs and TOML are their own files. The next split
+ * is the toolbar (undo, layout, TOML, validity, save) into canvas-toolbar.tsx.
+ */
 import "@xyflow/react/dist/style.css";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import {
