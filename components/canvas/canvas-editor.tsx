@@ -335,14 +335,25 @@ function LoadedEditor({
       const spot = freeSpot(layout, want);
       setLayout((l) => ({ positions: { ...l.positions, [newId]: spot } }));
       commit(() => next);
-      // The new node lands in view: pan to it (same zoom) when it was placed off screen.
+      // The new node lands in view when it was placed off screen: the whole graph when it fits at a
+      // readable zoom, else the new node at the current zoom.
       if (box) {
         const topLeft = rf.flowToScreenPosition(spot);
         const zoom = rf.getZoom();
-        const width = NODE_WIDTH * zoom;
-        const height = NODE_HEIGHT * zoom;
-        const inView = topLeft.x >= box.left && topLeft.y >= box.top && topLeft.x + width <= box.right && topLeft.y + height <= box.bottom;
-        if (!inView) requestAnimationFrame(() => void rf.setCenter(spot.x + NODE_WIDTH / 2, spot.y + NODE_HEIGHT / 2, { zoom, duration: 200 }));
+        const inView = topLeft.x >= box.left && topLeft.y >= box.top && topLeft.x + NODE_WIDTH * zoom <= box.right && topLeft.y + NODE_HEIGHT * zoom <= box.bottom;
+        if (!inView) {
+          const ids = nodeIds(next);
+          const all = [...Object.entries(layout.positions).filter(([id]) => ids.has(id) && id !== newId).map(([, p]) => p), spot];
+          const [minX, minY] = [Math.min(...all.map((p) => p.x)), Math.min(...all.map((p) => p.y))];
+          const [maxX, maxY] = [Math.max(...all.map((p) => p.x + NODE_WIDTH)), Math.max(...all.map((p) => p.y + NODE_HEIGHT))];
+          const scale = 1 + 2 * FIT_VIEW.padding;
+          const fit = Math.min(box.width / ((maxX - minX) * scale), box.height / ((maxY - minY) * scale), FIT_VIEW.maxZoom);
+          requestAnimationFrame(() =>
+            fit >= FIT_VIEW.minZoom
+              ? void rf.setCenter((minX + maxX) / 2, (minY + maxY) / 2, { zoom: fit, duration: 200 })
+              : void rf.setCenter(spot.x + NODE_WIDTH / 2, spot.y + NODE_HEIGHT / 2, { zoom, duration: 200 }),
+          );
+        }
       }
       setSelected(ref);
       setTab("node");
