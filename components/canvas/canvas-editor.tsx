@@ -332,29 +332,19 @@ function LoadedEditor({
       const middle = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : { x: window.innerWidth / 2, y: window.innerHeight / 2 };
       const viewport = rf.screenToFlowPosition(middle);
       const want = anchorPos ? (paste ? { x: anchorPos.x + 40, y: anchorPos.y + 40 } : { x: anchorPos.x, y: anchorPos.y + NODE_HEIGHT + 50 }) : viewport;
-      const spot = freeSpot(layout, want);
+      // A step lands in view: beside its input when that spot is on screen, else in a free spot in the
+      // middle of the canvas (the view stays put); only when neither is on screen does the view move.
+      const zoom = rf.getZoom();
+      const onScreen = (p: { x: number; y: number }) => {
+        if (!box) return true;
+        const tl = rf.flowToScreenPosition(p);
+        return tl.x >= box.left && tl.y >= box.top && tl.x + NODE_WIDTH * zoom <= box.right && tl.y + NODE_HEIGHT * zoom <= box.bottom;
+      };
+      const besideInput = freeSpot(layout, want);
+      const spot = onScreen(besideInput) ? besideInput : freeSpot(layout, { x: viewport.x - NODE_WIDTH / 2, y: viewport.y - NODE_HEIGHT / 2 });
       setLayout((l) => ({ positions: { ...l.positions, [newId]: spot } }));
       commit(() => next);
-      // The new node lands in view when it was placed off screen: the whole graph when it fits at a
-      // readable zoom, else the new node at the current zoom.
-      if (box) {
-        const topLeft = rf.flowToScreenPosition(spot);
-        const zoom = rf.getZoom();
-        const inView = topLeft.x >= box.left && topLeft.y >= box.top && topLeft.x + NODE_WIDTH * zoom <= box.right && topLeft.y + NODE_HEIGHT * zoom <= box.bottom;
-        if (!inView) {
-          const ids = nodeIds(next);
-          const all = [...Object.entries(layout.positions).filter(([id]) => ids.has(id) && id !== newId).map(([, p]) => p), spot];
-          const [minX, minY] = [Math.min(...all.map((p) => p.x)), Math.min(...all.map((p) => p.y))];
-          const [maxX, maxY] = [Math.max(...all.map((p) => p.x + NODE_WIDTH)), Math.max(...all.map((p) => p.y + NODE_HEIGHT))];
-          const scale = 1 + 2 * FIT_VIEW.padding;
-          const fit = Math.min(box.width / ((maxX - minX) * scale), box.height / ((maxY - minY) * scale), FIT_VIEW.maxZoom);
-          requestAnimationFrame(() =>
-            fit >= FIT_VIEW.minZoom
-              ? void rf.setCenter((minX + maxX) / 2, (minY + maxY) / 2, { zoom: fit, duration: 200 })
-              : void rf.setCenter(spot.x + NODE_WIDTH / 2, spot.y + NODE_HEIGHT / 2, { zoom, duration: 200 }),
-          );
-        }
-      }
+      if (!onScreen(spot)) requestAnimationFrame(() => void rf.setCenter(spot.x + NODE_WIDTH / 2, spot.y + NODE_HEIGHT / 2, { zoom, duration: 200 }));
       setSelected(ref);
       setTab("node");
     },
