@@ -50,7 +50,7 @@ test("canvas: a rename applies on commit, never rewires through a name typed hal
   // Leave through the app's own link: the edit is kept as a draft and restored on return.
   await expect(page.getByTestId("unsaved-badge")).toBeVisible();
   await page.getByRole("link", { name: "Overview" }).click();
-  await expect(page).toHaveURL(new RegExp(`${overview}$`));
+  await expect(page).toHaveURL(new RegExp(`${overview}\\?branch=main$`));
   await page.goBack();
   await expect(page.getByTestId("draft-restored")).toBeVisible();
   await expect(page.getByTestId("canvas-node-summaries-v2")).toBeVisible();

@@ -17,6 +17,8 @@ import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { useBranch } from "./branch-bar";
 
+const ACTIVE_RUN = ["queued", "running"];
+
 /** The pipeline's branches (compare, delete), main's protection, and who promoted what. */
 export function BranchesPage({ pipelineId }: { pipelineId: string }) {
   const { workspace } = useWorkspace();
@@ -28,7 +30,11 @@ export function BranchesPage({ pipelineId }: { pipelineId: string }) {
   const canAdmin = useCan("branches:admin");
   const ref = { workspaceId: workspace.id, pipelineId };
   const base = `/w/${workspace.slug}/pipelines/${pipelineId}`;
-  const list = useQuery(trpc.branch.list.queryOptions(ref));
+  // While a branch's last run is queued or running, its badge follows it (no reload needed).
+  const list = useQuery({
+    ...trpc.branch.list.queryOptions(ref),
+    refetchInterval: (query) => (query.state.data?.branches.some((b) => b.lastRun && ACTIVE_RUN.includes(b.lastRun.status)) ? 2000 : false),
+  });
   const promotions = useQuery(trpc.branch.promotions.queryOptions(ref));
   const refresh = () => {
     void queryClient.invalidateQueries({ queryKey: trpc.branch.list.queryKey() });

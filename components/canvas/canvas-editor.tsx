@@ -1,4 +1,11 @@
 "use client";
+/**
+ * The pipeline canvas: the spec as a graph (React Flow), the palette, the node inspector and the
+ * versions panel, with undo history, a kept draft per branch, and saving (or, on a protected main,
+ * "Save as new branch"). Past 500 lines because one component owns the edit state every part
+ * reads; drafts, history, problems, the save dialogs and TOML are their own files. The next split
+ * is the toolbar (undo, layout, TOML, validity, save) into canvas-toolbar.tsx.
+ */
 import "@xyflow/react/dist/style.css";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import {
@@ -23,17 +30,16 @@ import { useCan, useWorkspace } from "@/components/shell/workspace-context";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
-import { Dialog, DialogContent, DialogDescription, DialogFooter, DialogHeader, DialogTitle } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
-import { Input } from "@/components/ui/input";
 import { Skeleton } from "@/components/ui/skeleton";
 import { toast } from "@/components/ui/sonner";
 import type { inferRouterOutputs } from "@trpc/server";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import type { AppRouter } from "@/server/api/root";
 import { providerProblems } from "@/server/pipeline/provider-problems";
-import { formatPath, parseSpec, type Problem } from "@/server/pipeline/spec";
+import { parseSpec, type Problem } from "@/server/pipeline/spec";
 import { NodePanel } from "./node-panel";
+import { ProblemsPanel } from "./problems-panel";
 import { nodeTypes } from "./nodes";
 import { Palette, type PaletteItem } from "./palette";
 import {
@@ -45,6 +51,7 @@ import {
   freeSpot,
   idOf,
   NODE_HEIGHT,
+  NODE_WIDTH,
   needsLayout,
   nodeIds,
   pasteNode,
@@ -58,61 +65,19 @@ import {
   updateNode,
   type CanvasLayout,
   type DraftNode,
-  type DraftSpec,
   type NodeKind,
   type NodeRef,
 } from "./spec-graph";
+import { draftStorageKey, readDraft, removeDraft, writeDraft, type CanvasDraft } from "./drafts";
+import { SaveAsBranch } from "./save-as-branch";
+import { SaveVersionDialog } from "./save-version-dialog";
+import { useSpecHistory, type History } from "./spec-history";
 import { SAMPLE_CONTENT } from "./template-editor";
+import { TomlActions } from "./toml-actions";
 import { VersionsPanel } from "./versions-panel";
 
-interface History {
-  past: DraftSpec[];
-  present: DraftSpec;
-  future: DraftSpec[];
-  /** Consecutive edits of the same field (typing) coalesce into one undo step. */
-  lastKey?: string;
-  lastAt?: number;
-}
-
-const HISTORY_LIMIT = 200;
-
-/** Unsaved canvas edits, kept in localStorage per pipeline+branch so leaving the page loses nothing. */
-interface CanvasDraft {
-  spec: DraftSpec;
-  layout: CanvasLayout;
-  /** The saved version the edits started from. */
-  baseVersionId: string;
-  savedAt: string;
-  stale?: boolean;
-}
-
-const draftStorageKey = (pipelineId: string, branch: string) => `synthex:canvas-draft:${pipelineId}:${branch}`;
-
-function readDraft(key: string): CanvasDraft | null {
-  try {
-    const raw = window.localStorage.getItem(key);
-    const d = raw ? (JSON.parse(raw) as CanvasDraft) : null;
-    return d && d.spec && Array.isArray(d.spec.steps) && d.layout?.positions ? { ...d, spec: toDraft(d.spec) } : null;
-  } catch {
-    return null;
-  }
-}
-
-function writeDraft(key: string, draft: CanvasDraft) {
-  try {
-    window.localStorage.setItem(key, JSON.stringify(draft));
-  } catch {
-    // Storage full or disabled: the beforeunload warning still guards the edits.
-  }
-}
-
-function removeDraft(key: string) {
-  try {
-    window.localStorage.removeItem(key);
-  } catch {
-    // ignore
-  }
-}
+/** Zoom-to-fit stays readable: never blown up for two nodes, never below ~9 px text for many. */
+const FIT_VIEW = { padding: 0.15, minZoom: 0.6, maxZoom: 1.1 } as const;
 
 function isTextTarget(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -136,8 +101,9 @@ function Editor({ pipelineId }: { pipelineId: string }) {
   const branch = useSearchParams().get("branch") ?? "main";
   const trpc = useTRPC();
   const loaded = useQuery(trpc.pipeline.get.queryOptions({ workspaceId: workspace.id, pipelineId, branch }, { staleTime: Infinity, refetchOnWindowFocus: false }));
-  // Bumped to start over from the saved version (discarding a draft).
+  // Bumped to start over from the saved version (discarding a draft); `resume` reopens a tab after it.
   const [generation, setGeneration] = useState(0);
+  const [resume, setResume] = useState<Resume | undefined>(undefined);
   if (loaded.isPending) {
     return (
       <div className="space-y-3">
@@ -159,7 +125,25 @@ function Editor({ pipelineId }: { pipelineId: string }) {
       />
     );
   }
-  return <LoadedEditor key={`${branch}:${generation}`} pipelineId={pipelineId} branch={branch} data={loaded.data} onReload={() => setGeneration((g) => g + 1)} />;
+  return (
+    <LoadedEditor
+      key={`${branch}:${generation}`}
+      pipelineId={pipelineId}
+      branch={branch}
+      data={loaded.data}
+      resume={resume}
+      onReload={(next) => {
+        setResume(next);
+        setGeneration((g) => g + 1);
+      }}
+    />
+  );
+}
+
+/** What the side panel showed before a reload (a restore reopens the versions and their diff). */
+interface Resume {
+  tab: "node" | "versions";
+  compare: { from: string; to: string } | null;
 }
 
 interface InitialState {
@@ -192,10 +176,23 @@ function initialState(data: LoadedPipeline, draftKey: string): InitialState {
   };
 }
 
-function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: string; branch: string; data: LoadedPipeline; onReload: () => void }) {
+function LoadedEditor({
+  pipelineId,
+  branch,
+  data,
+  resume,
+  onReload,
+}: {
+  pipelineId: string;
+  branch: string;
+  data: LoadedPipeline;
+  resume?: Resume;
+  onReload: (resume?: Resume) => void;
+}) {
   const { workspace } = useWorkspace();
   const canWrite = useCan("pipelines:write");
   const canWriteProtected = useCan("branches:admin");
+  const canCreateBranch = useCan("branches:write");
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const providers = useQuery({ ...trpc.provider.list.queryOptions({ workspaceId: workspace.id }), retry: false, staleTime: 60_000 });
@@ -210,8 +207,10 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
   const [restored] = useState<CanvasDraft | null>(initial.restored);
   const [selection, setSelected] = useState<NodeRef | null>(null);
   const [selectedEdge, setSelectedEdge] = useState<string | null>(null);
-  const [tab, setTab] = useState<"node" | "versions">("node");
-  const [compare, setCompare] = useState<{ from: string; to: string } | null>(null);
+  const [tab, setTab] = useState<"node" | "versions">(resume?.tab ?? "node");
+  const [compare, setCompare] = useState<{ from: string; to: string } | null>(resume?.compare ?? null);
+  const [tomlError, setTomlError] = useState<string | null>(null);
+  const canvasBox = useRef<HTMLDivElement>(null);
   const [sample, setSample] = useState(SAMPLE_CONTENT);
   const [saveOpen, setSaveOpen] = useState(false);
   const [message, setMessage] = useState("");
@@ -229,27 +228,7 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
   const shownProblems = useMemo(() => [...problems, ...missingProviders], [problems, missingProviders]);
   const dirty = spec ? JSON.stringify(spec) !== saved : false;
 
-  const commit = useCallback((fn: (s: DraftSpec) => DraftSpec, coalesceKey?: string) => {
-    setHistory((h) => {
-      const next = fn(h.present);
-      if (next === h.present) return h;
-      const now = Date.now();
-      const coalesce = coalesceKey && h.lastKey === coalesceKey && now - (h.lastAt ?? 0) < 1500;
-      return {
-        past: coalesce ? h.past : [...h.past, h.present].slice(-HISTORY_LIMIT),
-        present: next,
-        future: [],
-        lastKey: coalesceKey,
-        lastAt: now,
-      };
-    });
-  }, []);
-  const undo = useCallback(() => {
-    setHistory((h) => (h.past.length ? { past: h.past.slice(0, -1), present: h.past.at(-1)!, future: [h.present, ...h.future] } : h));
-  }, []);
-  const redo = useCallback(() => {
-    setHistory((h) => (h.future.length ? { past: [...h.past, h.present], present: h.future[0]!, future: h.future.slice(1) } : h));
-  }, []);
+  const { commit, undo, redo } = useSpecHistory(setHistory);
 
   // Unsaved edits are kept as a draft per pipeline+branch until saved or discarded.
   const baseVersionId = data.version.id;
@@ -261,6 +240,11 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
   const discardDraft = () => {
     removeDraft(draftKey);
     onReload();
+  };
+  // "Save as new branch" moved the edits: this branch has none left (no draft is written back).
+  const editsMoved = () => {
+    setSaved(JSON.stringify(history.present));
+    removeDraft(draftKey);
   };
 
   // Unsaved edits: the browser asks before leaving the page.
@@ -343,14 +327,28 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
       // A new step/output reads from the selected source/step.
       if (!paste && kind !== "source" && near && near.kind !== "output" && anchorId) next = connect(next, anchorId, newId);
       const anchorPos = anchorId ? layout.positions[anchorId] : undefined;
-      const viewport = rf.screenToFlowPosition({ x: window.innerWidth / 2, y: window.innerHeight / 2 });
+      // The middle of the canvas as shown (between the palette and the inspector), not of the window.
+      const box = canvasBox.current?.getBoundingClientRect();
+      const middle = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : { x: window.innerWidth / 2, y: window.innerHeight / 2 };
+      const viewport = rf.screenToFlowPosition(middle);
       const want = anchorPos ? (paste ? { x: anchorPos.x + 40, y: anchorPos.y + 40 } : { x: anchorPos.x, y: anchorPos.y + NODE_HEIGHT + 50 }) : viewport;
-      setLayout((l) => ({ positions: { ...l.positions, [newId]: freeSpot(l, want) } }));
+      // A step lands in view: beside its input when that spot is on screen, else in a free spot in the
+      // middle of the canvas (the view stays put); only when neither is on screen does the view move.
+      const zoom = rf.getZoom();
+      const onScreen = (p: { x: number; y: number }) => {
+        if (!box) return true;
+        const tl = rf.flowToScreenPosition(p);
+        return tl.x >= box.left && tl.y >= box.top && tl.x + NODE_WIDTH * zoom <= box.right && tl.y + NODE_HEIGHT * zoom <= box.bottom;
+      };
+      const besideInput = freeSpot(layout, want);
+      const spot = onScreen(besideInput) ? besideInput : freeSpot(layout, { x: viewport.x - NODE_WIDTH / 2, y: viewport.y - NODE_HEIGHT / 2 });
+      setLayout((l) => ({ positions: { ...l.positions, [newId]: spot } }));
       commit(() => next);
+      if (!onScreen(spot)) requestAnimationFrame(() => void rf.setCenter(spot.x + NODE_WIDTH / 2, spot.y + NODE_HEIGHT / 2, { zoom, duration: 200 }));
       setSelected(ref);
       setTab("node");
     },
-    [spec, layout.positions, rf, commit],
+    [spec, layout, rf, commit],
   );
 
   const removeSelected = useCallback(() => {
@@ -370,7 +368,7 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
   const doAutoLayout = useCallback(() => {
     if (!spec) return;
     setLayout(autoLayout(spec));
-    requestAnimationFrame(() => rf.fitView({ padding: 0.15, duration: 200 }));
+    requestAnimationFrame(() => rf.fitView({ ...FIT_VIEW, duration: 200 }));
   }, [spec, rf]);
 
   // Keyboard: Delete, Ctrl+C/V, Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y.
@@ -424,10 +422,11 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
     }),
   );
 
+  const protectedHere = branch === "main" && data.pipeline.protectedMain && !canWriteProtected;
   const saveBlocker = !canWrite
     ? "Your role can read this pipeline but not change it."
-    : branch === "main" && data.pipeline.protectedMain && !canWriteProtected
-      ? "Main is protected: create a branch (New branch) to save your changes there."
+    : protectedHere
+      ? "Main is protected: only admins and owners save here. Save your edits as a new branch."
     : problems.length
       ? `Fix ${problems.length} problem${problems.length === 1 ? "" : "s"} before saving.`
       : !dirty
@@ -451,13 +450,14 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
   const byNode = problemsByNode(spec, shownProblems);
   const inputNames = [...spec.sources, ...spec.steps].map((n) => String(n.name ?? "")).filter(Boolean);
   const base = `/w/${workspace.slug}/pipelines/${pipeline.id}`;
+  const positionsOfSpec = () => Object.fromEntries(Object.entries(layout.positions).filter(([id]) => nodeIds(spec).has(id)));
 
   return (
     <div className="-m-6 flex h-[calc(100vh-3.5rem)] flex-col">
       {/* Toolbar */}
       <div className="flex flex-wrap items-center gap-2 border-b px-4 py-2">
         <Button asChild variant="ghost" size="sm">
-          <Link href={base}>
+          <Link href={`${base}?branch=${encodeURIComponent(branch)}`}>
             <ArrowLeft /> Overview
           </Link>
         </Button>
@@ -483,6 +483,19 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
           <Button size="sm" variant="ghost" onClick={doAutoLayout} title="Arrange the graph left to right" data-testid="auto-layout">
             <LayoutGrid /> Auto-layout
           </Button>
+          <TomlActions
+            spec={spec}
+            meta={{ name: pipeline.name, agent: pipeline.agent, description: pipeline.description }}
+            readOnly={!canWrite}
+            onError={setTomlError}
+            onImport={(imported, fileName) => {
+              commit(() => toDraft(imported));
+              setLayout(autoLayout(imported));
+              setSelected(null);
+              requestAnimationFrame(() => rf.fitView({ ...FIT_VIEW, duration: 200 }));
+              toast.success(`Imported ${fileName}: review the canvas, then save it as a version`);
+            }}
+          />
         </div>
         <div className="ml-auto flex items-center gap-3">
           <span
@@ -500,21 +513,37 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
                     ? "Valid spec"
                     : "Valid spec · saved"}
           </span>
+          {protectedHere && canWrite && dirty ? (
+            <span data-testid="save-blocker" className="max-w-xs text-xs text-muted-foreground">
+              {saveBlocker}
+            </span>
+          ) : null}
           <Button size="sm" onClick={() => setSaveOpen(true)} disabled={Boolean(saveBlocker)} title={saveBlocker ?? "Save a new version"} data-testid="save-version">
             <Save /> Save version…
           </Button>
+          {protectedHere && canWrite && canCreateBranch && dirty && !problems.length ? (
+            <SaveAsBranch pipelineId={pipeline.id} branch={branch} spec={spec} layout={{ positions: positionsOfSpec() }} baseVersionId={baseVersionId} onMoved={editsMoved} />
+          ) : null}
         </div>
       </div>
 
+      {tomlError ? (
+        <div data-testid="toml-import-error" className="flex items-start gap-2 border-b border-destructive/40 bg-destructive/10 px-4 py-1.5 text-xs text-destructive">
+          <span className="min-w-0 flex-1 whitespace-pre-wrap">{tomlError}</span>
+          <button type="button" className="underline" onClick={() => setTomlError(null)}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
       <div className="flex min-h-0 flex-1">
         {/* Palette */}
-        <aside className="w-48 shrink-0 border-r p-3 2xl:w-56">
+        <aside className="w-40 shrink-0 border-r p-3 xl:w-48 2xl:w-56">
           <Palette disabled={!canWrite} onAdd={(item: PaletteItem) => add(item.kind, item.node, selected)} />
         </aside>
 
         {/* Canvas + problems */}
         <div className="flex min-w-0 flex-1 flex-col">
-          <div className="min-h-0 flex-1" data-testid="canvas">
+          <div ref={canvasBox} className="min-h-0 flex-1" data-testid="canvas">
             <ReactFlow
               nodes={nodes}
               edges={edges}
@@ -530,68 +559,28 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
               nodesConnectable={canWrite}
               deleteKeyCode={null}
               fitView
-              fitViewOptions={{ padding: 0.15 }}
+              fitViewOptions={FIT_VIEW}
               minZoom={0.2}
               colorMode={resolvedTheme === "dark" ? "dark" : "light"}
               proOptions={{ hideAttribution: true }}
             >
               <Background />
-              <Controls showInteractive={false} />
+              <Controls showInteractive={false} fitViewOptions={FIT_VIEW} />
             </ReactFlow>
           </div>
-          <div data-testid="problems-panel" className="max-h-40 min-h-10 overflow-y-auto border-t px-4 py-2 text-xs">
-            {problems.length ? (
-              <>
-                <div className="mb-1 font-medium text-destructive">
-                  {problems.length} problem{problems.length === 1 ? "" : "s"} (saving is disabled until they are fixed)
-                </div>
-                <ul className="space-y-0.5">
-                  {problems.map((p, i) => (
-                    <li key={i}>
-                      <button
-                        type="button"
-                        className="text-left hover:underline"
-                        onClick={() => {
-                          const kind = ({ sources: "source", steps: "step", outputs: "output" } as const)[String(p.path[0]) as "sources"];
-                          if (kind && typeof p.path[1] === "number") {
-                            setSelected({ kind, index: p.path[1] });
-                            setTab("node");
-                          }
-                        }}
-                      >
-                        <code className="text-muted-foreground">{formatPath(p.path)}</code>
-                        {p.node ? <span className="font-medium"> ({p.node})</span> : null}: {p.message}
-                      </button>
-                    </li>
-                  ))}
-                </ul>
-              </>
-            ) : missingProviders.length ? null : (
-              <span className="text-muted-foreground">No problems: the spec is valid.</span>
-            )}
-            {missingProviders.length ? (
-              <div data-testid="provider-problems" className={cn("text-destructive", problems.length && "mt-2")}>
-                <div className="mb-1 font-medium">
-                  Runs will not start until these models have a provider (saving is allowed):{" "}
-                  <Link className="underline" href={`/w/${workspace.slug}/settings/models`}>
-                    Settings → Models
-                  </Link>
-                </div>
-                <ul className="space-y-0.5">
-                  {missingProviders.map((p) => (
-                    <li key={formatPath(p.path)}>
-                      <code className="text-muted-foreground">{formatPath(p.path)}</code>
-                      {p.node ? <span className="font-medium"> ({p.node})</span> : null}: {p.message}
-                    </li>
-                  ))}
-                </ul>
-              </div>
-            ) : null}
-          </div>
+          <ProblemsPanel
+            problems={problems}
+            missingProviders={missingProviders}
+            modelsHref={`/w/${workspace.slug}/settings/models`}
+            onSelect={(ref) => {
+              setSelected(ref);
+              setTab("node");
+            }}
+          />
         </div>
 
         {/* Side panel */}
-        <aside className="flex w-96 shrink-0 flex-col border-l 2xl:w-[28rem]">
+        <aside className="flex w-80 shrink-0 flex-col border-l xl:w-96 2xl:w-[28rem]">
           <div className="flex border-b text-sm">
             {(["node", "versions"] as const).map((t) => (
               <button
@@ -643,6 +632,13 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
             ) : (
               <VersionsPanel
                 pipelineId={pipeline.id}
+                branch={branch}
+                headVersionId={data.version.id}
+                restoreBlocker={!canWrite ? "Your role can read this pipeline but not change it." : protectedHere ? "Main is protected: only admins and owners restore versions here." : null}
+                onRestored={(next) => {
+                  removeDraft(draftKey);
+                  onReload({ tab: "versions", compare: next });
+                }}
                 compare={compare}
                 onCompare={setCompare}
                 onSelectNode={(name) => {
@@ -658,41 +654,16 @@ function LoadedEditor({ pipelineId, branch, data, onReload }: { pipelineId: stri
         </aside>
       </div>
 
-      <Dialog open={saveOpen} onOpenChange={setSaveOpen}>
-        <DialogContent>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault();
-              const positions = Object.fromEntries(Object.entries(layout.positions).filter(([id]) => nodeIds(spec).has(id)));
-              saveMutation.mutate({ workspaceId: workspace.id, pipelineId: pipeline.id, branch, spec, layout: { positions }, message: message.trim() });
-            }}
-            className="space-y-4"
-          >
-            <DialogHeader>
-              <DialogTitle>Save a version</DialogTitle>
-              <DialogDescription>
-                Every save is an immutable version of {pipeline.name} on {branch}. Steps whose definition changed (and everything downstream) will re-run.
-              </DialogDescription>
-            </DialogHeader>
-            <Input
-              autoFocus
-              data-testid="version-message"
-              placeholder="What changed and why, e.g. “Summaries: focus on decisions”"
-              value={message}
-              maxLength={500}
-              onChange={(e) => setMessage(e.target.value)}
-            />
-            <DialogFooter>
-              <Button type="button" variant="outline" onClick={() => setSaveOpen(false)}>
-                Cancel
-              </Button>
-              <Button type="submit" disabled={saveMutation.isPending} data-testid="confirm-save">
-                {saveMutation.isPending ? "Saving…" : "Save version"}
-              </Button>
-            </DialogFooter>
-          </form>
-        </DialogContent>
-      </Dialog>
+      <SaveVersionDialog
+        open={saveOpen}
+        onOpenChange={setSaveOpen}
+        pipelineName={pipeline.name}
+        branch={branch}
+        message={message}
+        onMessageChange={setMessage}
+        pending={saveMutation.isPending}
+        onSave={() => saveMutation.mutate({ workspaceId: workspace.id, pipelineId: pipeline.id, branch, spec, layout: { positions: positionsOfSpec() }, message: message.trim() })}
+      />
     </div>
   );
 }

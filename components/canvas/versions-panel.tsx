@@ -1,30 +1,65 @@
 "use client";
-import { useQuery } from "@tanstack/react-query";
-import { useWorkspace } from "@/components/shell/workspace-context";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { History } from "lucide-react";
+import { useState } from "react";
+import { useCan, useWorkspace } from "@/components/shell/workspace-context";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
+import { Dialog, DialogContent, DialogDescription, DialogFooter, DialogHeader, DialogTitle } from "@/components/ui/dialog";
 import { Skeleton } from "@/components/ui/skeleton";
+import { toast } from "@/components/ui/sonner";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import type { NodeDiff } from "@/server/pipeline/diff";
 import { formatReason } from "@/server/pipeline/diff-reasons";
-
+import { PromptDiff } from "./prompt-diff";
 
 const STATUS_VARIANT = { added: "success", removed: "destructive", changed: "warning", unchanged: "secondary" } as const;
 
+/**
+ * The pipeline's versions, newest first: the diff between any two (with each changed prompt as
+ * text) and "Restore", which saves an older version again as the branch's newest (audited).
+ */
 export function VersionsPanel({
   pipelineId,
+  branch,
+  headVersionId,
+  restoreBlocker,
   compare,
   onCompare,
   onSelectNode,
+  onRestored,
 }: {
   pipelineId: string;
+  branch: string;
+  /** The branch's current version: restoring it would change nothing. */
+  headVersionId: string;
+  /** Why this person may not restore here (a protected main, a read-only role), else null. */
+  restoreBlocker: string | null;
   compare: { from: string; to: string } | null;
   onCompare: (c: { from: string; to: string } | null) => void;
   onSelectNode: (name: string) => void;
+  /** A restore saved a new version: the canvas reloads it and shows the diff it made. */
+  onRestored: (compare: { from: string; to: string } | null) => void;
 }) {
   const trpc = useTRPC();
   const { workspace } = useWorkspace();
+  const queryClient = useQueryClient();
+  const canWrite = useCan("pipelines:write");
+  const [restoring, setRestoring] = useState<{ id: string; hash: string; message: string } | null>(null);
+  const restore = useMutation(
+    trpc.pipeline.restoreVersion.mutationOptions({
+      onSuccess: async (res) => {
+        toast.success(`Restored ${res.restoredFrom.hash.slice(0, 8)} as a new version on ${branch}`);
+        setRestoring(null);
+        await queryClient.invalidateQueries({ queryKey: trpc.pipeline.versions.queryKey() });
+        await queryClient.invalidateQueries({ queryKey: trpc.pipeline.status.queryKey() });
+        await queryClient.invalidateQueries({ queryKey: trpc.pipeline.get.queryKey() });
+        onRestored(res.version.parentId ? { from: res.version.parentId, to: res.version.id } : null);
+      },
+      onError: (err) => toast.error(errorMessage(err)),
+    }),
+  );
   const versions = useQuery(trpc.pipeline.versions.queryOptions({ workspaceId: workspace.id, pipelineId }));
   const diff = useQuery({
     ...trpc.pipeline.diff.queryOptions({ workspaceId: workspace.id, pipelineId, fromVersionId: compare?.from ?? "", toVersionId: compare?.to ?? "" }),
@@ -55,6 +90,19 @@ export function VersionsPanel({
               {v.parentId ? (
                 <Button size="sm" variant="outline" className="h-6 px-2 text-xs" onClick={() => onCompare({ from: v.parentId!, to: v.id })} data-testid="version-diff">
                   Diff
+                </Button>
+              ) : null}
+              {canWrite && v.id !== headVersionId ? (
+                <Button
+                  size="sm"
+                  variant="ghost"
+                  className="h-6 px-2 text-xs"
+                  title={restoreBlocker ?? `Save this version again as the newest on ${branch}`}
+                  disabled={Boolean(restoreBlocker)}
+                  onClick={() => setRestoring({ id: v.id, hash: v.hash, message: v.message })}
+                  data-testid="version-restore"
+                >
+                  <History /> Restore
                 </Button>
               ) : null}
             </li>
@@ -110,6 +158,13 @@ export function VersionsPanel({
             <p className="text-xs text-muted-foreground">No changes.</p>
           ) : (
             <>
+              {diff.data.prompts.length ? (
+                <div className="space-y-2" data-testid="prompt-diffs">
+                  {diff.data.prompts.map((p) => (
+                    <PromptDiff key={p.step} change={p} />
+                  ))}
+                </div>
+              ) : null}
               <ul className="space-y-1">
                 {[...diff.data.sources, ...diff.data.steps, ...diff.data.outputs]
                   .filter((n) => n.status !== "unchanged")
@@ -134,6 +189,30 @@ export function VersionsPanel({
           )}
         </div>
       ) : null}
+      <Dialog open={Boolean(restoring)} onOpenChange={(open) => (open ? null : setRestoring(null))}>
+        <DialogContent>
+          <DialogHeader>
+            <DialogTitle>Restore version {restoring?.hash.slice(0, 8)}?</DialogTitle>
+            <DialogDescription>
+              “{restoring?.message || "(no message)"}” becomes a new version on {branch}, after the current one: nothing is deleted, and the restore is in the
+              audit log. Unsaved edits in the canvas are replaced by it. Steps whose definition changes will re-run.
+            </DialogDescription>
+          </DialogHeader>
+          <DialogFooter>
+            <Button type="button" variant="outline" onClick={() => setRestoring(null)}>
+              Cancel
+            </Button>
+            <Button
+              type="button"
+              disabled={restore.isPending}
+              data-testid="confirm-restore"
+              onClick={() => restoring && restore.mutate({ workspaceId: workspace.id, pipelineId, branch, versionId: restoring.id })}
+            >
+              {restore.isPending ? "Restoring…" : "Restore as a new version"}
+            </Button>
+          </DialogFooter>
+        </DialogContent>
+      </Dialog>
     </div>
   );
 }

@@ -104,7 +104,7 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
                 k="Run"
                 v={
                   r.runId ? (
-                    <Link className="text-primary hover:underline" href={`${base}/runs/${r.runId}`}>
+                    <Link className="text-primary hover:underline" href={`${base}/runs/${r.runId}?branch=${encodeURIComponent(branch)}`}>
                       {r.runId.slice(-8)}
                     </Link>
                   ) : (
@@ -137,7 +137,19 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
                   {num("costUsd") != null ? <Row k="Cost" v={fmtUsd(num("costUsd"))} /> : null}
                   {num("latencyMs") != null ? <Row k="Latency" v={fmtDuration(num("latencyMs"))} /> : null}
                   {audit.replayed ? <Row k="Replayed" v="yes (stored response reused, free)" /> : null}
-                  {typeof audit.renderedPromptHash === "string" ? <Row k="Rendered prompt" v={<code>{String(audit.renderedPromptHash).slice(0, 16)}</code>} /> : null}
+                  {typeof audit.renderedPromptHash === "string" ? <Row k="Rendered prompt hash" v={<code>{String(audit.renderedPromptHash).slice(0, 16)}</code>} /> : null}
+                  {typeof audit.renderedPrompt === "string" ? (
+                    <details className="mt-2 text-xs" open>
+                      <summary className="cursor-pointer text-muted-foreground">Rendered prompt (the template filled with this record&apos;s inputs, as sent to the model)</summary>
+                      <pre data-testid="rendered-prompt" className="mt-1 max-h-64 overflow-auto rounded bg-muted p-2 whitespace-pre-wrap">
+                        {audit.renderedPrompt}
+                      </pre>
+                    </details>
+                  ) : typeof audit.renderedPromptHash === "string" ? (
+                    <p className="mt-2 text-xs text-muted-foreground" data-testid="rendered-prompt-missing">
+                      Made before Synthex kept the rendered prompt: only its hash was stored. Re-run the step to see the prompt text.
+                    </p>
+                  ) : null}
                   {typeof audit.rawResponse === "string" ? (
                     <details className="mt-2 text-xs" data-testid="raw-response">
                       <summary className="cursor-pointer text-muted-foreground">Raw response</summary>

@@ -6,12 +6,16 @@ import {
   Handle,
   Position,
   ReactFlow,
+  ReactFlowProvider,
+  useNodesInitialized,
+  useReactFlow,
   type Edge,
   type Node,
+  type NodeChange,
   type NodeProps,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { useMemo, type ReactNode } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { cn } from "@/components/ui/cn";
 
 export interface GraphNode {
@@ -31,8 +35,11 @@ export interface GraphEdge {
 
 const NODE_W = 190;
 const NODE_H = 76;
+/** Zoom-to-fit stays readable: never blown up for two nodes, never below ~9 px text for many. */
+export const FIT_VIEW = { padding: 0.15, minZoom: 0.6, maxZoom: 1.1 } as const;
 
 type BoxData = { node: GraphNode };
+type Size = { width: number; height: number };
 
 const KIND_STYLE: Record<GraphNode["kind"], string> = {
   source: "border-sky-500/60 bg-sky-500/5",
@@ -66,23 +73,30 @@ function BoxNode({ data }: NodeProps<Node<BoxData>>) {
 
 const nodeTypes = { box: BoxNode };
 
-export function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], direction: "LR" | "TB" = "LR") {
+/**
+ * Dagre layout with each node's real size when known (`sizes`, as rendered), else the default box:
+ * nodes whose badges wrap to more lines get the room they take, so none overlap.
+ */
+export function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], direction: "LR" | "TB" = "LR", sizes: Record<string, Size> = {}) {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: direction, nodesep: 20, ranksep: 40 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of nodes) g.setNode(n.id, { width: NODE_W, height: NODE_H });
+  const sizeOf = (id: string) => ({ width: sizes[id]?.width ?? NODE_W, height: sizes[id]?.height ?? NODE_H });
+  for (const n of nodes) g.setNode(n.id, sizeOf(n.id));
   const ids = new Set(nodes.map((n) => n.id));
   for (const e of edges) if (ids.has(e.from) && ids.has(e.to)) g.setEdge(e.from, e.to);
   dagre.layout(g);
   const rfNodes: Node<BoxData>[] = nodes.map((n) => {
     const p = g.node(n.id) as { x: number; y: number } | undefined;
+    const size = sizeOf(n.id);
     return {
       id: n.id,
       type: "box",
-      position: { x: (p?.x ?? 0) - NODE_W / 2, y: (p?.y ?? 0) - NODE_H / 2 },
+      position: { x: (p?.x ?? 0) - size.width / 2, y: (p?.y ?? 0) - size.height / 2 },
       data: { node: n },
       draggable: false,
       connectable: false,
+      ...(sizes[n.id] ? { measured: sizes[n.id] } : {}),
     };
   });
   const rfEdges: Edge[] = edges
@@ -91,31 +105,85 @@ export function layoutGraph(nodes: GraphNode[], edges: GraphEdge[], direction: "
   return { nodes: rfNodes, edges: rfEdges };
 }
 
-/** A read-only graph: dagre layout, React Flow rendering, click a node to select it. */
-export function FlowGraph({
-  nodes,
-  edges,
-  direction = "LR",
-  height = 360,
-  onNodeClick,
-  testId,
-}: {
+interface FlowGraphProps {
   nodes: GraphNode[];
   edges: GraphEdge[];
   direction?: "LR" | "TB";
   height?: number;
   onNodeClick?: (id: string) => void;
   testId?: string;
-}) {
-  const laid = useMemo(() => layoutGraph(nodes, edges, direction), [nodes, edges, direction]);
+  /** A node kept in view when the graph grows (the record a lineage is about). */
+  focusId?: string;
+}
+
+/** A read-only graph: dagre layout on measured node sizes, React Flow rendering, click a node to select it. */
+export function FlowGraph(props: FlowGraphProps) {
   return (
-    <div className="rounded-xl border bg-background" style={{ height }} data-testid={testId}>
+    <ReactFlowProvider>
+      <Graph {...props} />
+    </ReactFlowProvider>
+  );
+}
+
+function Graph({ nodes, edges, direction = "LR", height = 360, onNodeClick, testId, focusId }: FlowGraphProps) {
+  const rf = useReactFlow();
+  const box = useRef<HTMLDivElement>(null);
+  const [sizes, setSizes] = useState<Record<string, Size>>({});
+  const laid = useMemo(() => layoutGraph(nodes, edges, direction, sizes), [nodes, edges, direction, sizes]);
+  const initialized = useNodesInitialized();
+  // Only rendered nodes are measured (a big graph renders what is in view).
+  const measuredAll = laid.nodes.length > 100 || laid.nodes.every((n) => sizes[n.id]);
+  // The layout's shape: ids and sizes. A refresh with the same shape (a status poll) moves nothing.
+  const shape = laid.nodes.map((n) => `${n.id}:${sizes[n.id]?.width ?? 0}x${sizes[n.id]?.height ?? 0}`).join("|");
+  const fitted = useRef(false);
+
+  const onNodesChange = useCallback((changes: NodeChange[]) => {
+    setSizes((s) => {
+      let next = s;
+      for (const c of changes) {
+        if (c.type !== "dimensions" || !c.dimensions) continue;
+        const d = { width: Math.round(c.dimensions.width), height: Math.round(c.dimensions.height) };
+        if (next[c.id]?.width === d.width && next[c.id]?.height === d.height) continue;
+        next = { ...next, [c.id]: d };
+      }
+      return next;
+    });
+  }, []);
+
+  // Once every node is measured and laid out on its real size: fit (again when the shape changes),
+  // or, with a focus, fit once and then keep the focus in view as the graph grows.
+  useEffect(() => {
+    if (!initialized || !measuredAll) return;
+    const frame = requestAnimationFrame(() => {
+      if (!fitted.current || !focusId) {
+        fitted.current = true;
+        void rf.fitView(FIT_VIEW);
+        return;
+      }
+      const focus = focusId ? laid.nodes.find((n) => n.id === focusId) : undefined;
+      const rect = box.current?.getBoundingClientRect();
+      if (!focus || !rect) return;
+      const size = sizes[focus.id] ?? { width: NODE_W, height: NODE_H };
+      const { x, y, zoom } = rf.getViewport();
+      const left = focus.position.x * zoom + x;
+      const top = focus.position.y * zoom + y;
+      const inView = left >= 0 && top >= 0 && left + size.width * zoom <= rect.width && top + size.height * zoom <= rect.height;
+      if (!inView) void rf.setCenter(focus.position.x + size.width / 2, focus.position.y + size.height / 2, { zoom, duration: 250 });
+    });
+    return () => cancelAnimationFrame(frame);
+    // `shape` stands for laid and sizes: a new layout of the same shape needs nothing.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [initialized, measuredAll, shape, focusId, rf]);
+
+  return (
+    <div ref={box} className="rounded-xl border bg-background" style={{ height }} data-testid={testId}>
       <ReactFlow
         nodes={laid.nodes}
         edges={laid.edges}
         nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
         fitView
-        fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }}
+        fitViewOptions={FIT_VIEW}
         nodesDraggable={false}
         nodesConnectable={false}
         elementsSelectable={!!onNodeClick}
@@ -126,7 +194,7 @@ export function FlowGraph({
         minZoom={0.1}
       >
         <Background gap={16} size={1} />
-        <Controls showInteractive={false} />
+        <Controls showInteractive={false} fitViewOptions={FIT_VIEW} />
       </ReactFlow>
     </div>
   );

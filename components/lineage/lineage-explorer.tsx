@@ -199,7 +199,7 @@ export function LineageExplorer({ pipelineId, branch, recordId, hrefFor }: { pip
 
   return (
     <div className="space-y-2">
-      <FlowGraph nodes={model.nodes} edges={model.edges} height={460} onNodeClick={onNodeClick} testId="lineage-graph" />
+      <FlowGraph nodes={model.nodes} edges={model.edges} height={460} onNodeClick={onNodeClick} testId="lineage-graph" focusId={recordId} />
       <div className="flex flex-wrap items-center gap-2 text-xs text-muted-foreground" data-testid="lineage-status">
         <span>
           {model.nodes.length} nodes shown · sources on the left, what was made from this record on the right. Click a group to list its records, a record to open

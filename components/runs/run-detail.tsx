@@ -61,7 +61,7 @@ export function RunDetail({ pipelineId, runId }: { pipelineId: string; runId: st
       onSuccess: (next) => {
         toast.success("New run started: only missing work runs");
         invalidate();
-        router.push(`${base}/runs/${next.id}`);
+        router.push(`${base}/runs/${next.id}?branch=${encodeURIComponent(run.data?.branchName ?? "main")}`);
       },
       onError: (err) => toast.error(errorMessage(err)),
     }),

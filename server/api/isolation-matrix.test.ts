@@ -364,6 +364,7 @@ describe("isolation matrix", () => {
       questionSet: "zebra-questions",
       fromVersionId: versions.at(-1)?.id ?? "v",
       toVersionId: versions[0]?.id ?? "v",
+      versionId: versions.at(-1)?.id ?? "v",
       token: "not-a-real-invite-token",
       query: "door code",
       role: "viewer",

@@ -81,6 +81,8 @@ describe("transform", () => {
       expect(edges).toHaveLength(1);
       expect((s.metadata as { time: { created_at: string } }).time.created_at).toMatch(/^2024-01/);
       expect(s.audit).toMatchObject({ model: "offline/extractive", temperature: 0 });
+      // The prompt as sent is kept, readable on the record page (issue 33 item 4).
+      expect(model.calls.map((c) => c.prompt)).toContain((s.audit as { renderedPrompt: string }).renderedPrompt);
     }
   });
 });

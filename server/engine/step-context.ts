@@ -12,6 +12,9 @@ import { ModelError, type ModelProvider, type ModelRequest, type ModelResponse, 
 import type { StepDefinition } from "./steps/step-kind";
 import type { Audit, EngineRecord, Metadata, NewRecord, RecordStore, StepScope } from "./types";
 
+/** Characters of a rendered prompt kept in a record's audit (the hash covers the whole prompt). */
+export const RENDERED_PROMPT_LIMIT = 50_000;
+
 export interface StepStats {
   step: string;
   type: string;
@@ -241,6 +244,8 @@ export class StepContext<S extends StepDefinition = StepDefinition> {
     const audit: Audit = {
       promptTemplateHash: sha256(step.prompt ?? ""),
       renderedPromptHash,
+      // What the record was made from, readable on its page (long prompts are cut: the hash stays exact).
+      renderedPrompt: prompt.length > RENDERED_PROMPT_LIMIT ? `${prompt.slice(0, RENDERED_PROMPT_LIMIT)}\n… (${prompt.length - RENDERED_PROMPT_LIMIT} more characters not kept)` : prompt,
       model: response.model,
       temperature: request.temperature,
       rawResponse: response.raw,

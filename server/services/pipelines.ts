@@ -14,6 +14,7 @@ export { templateSpec } from "../pipeline/templates";
 import { pointerCountsByStepVersion } from "../store/branch-pointers";
 import { findBranch, findPipeline, findVersion, recordCountsByPipeline, storedSpec } from "../store/pipelines";
 import { commitRecords } from "../store/record-store";
+import { inlineDiff } from "../text/content-diff";
 import { randomUUID } from "node:crypto";
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
@@ -126,9 +127,44 @@ export function previewVersion(current: PipelineSpec, next: unknown) {
   return { diff: diffSpecs(current, spec), hash: specHash(spec), unchanged: specHash(spec) === specHash(current) };
 }
 
+/** The diff between two versions, with the text diff of every step prompt that differs. */
 export async function diffVersions(db: Db, pipelineId: string, fromVersionId: string, toVersionId: string) {
   const [a, b] = await Promise.all([findVersion(db, pipelineId, fromVersionId), findVersion(db, pipelineId, toVersionId)]);
-  return diffSpecs(a.spec, b.spec);
+  return { ...diffSpecs(a.spec, b.spec), prompts: promptChanges(a.spec, b.spec) };
+}
+
+const promptOf = (spec: PipelineSpec, name: string): string | null => {
+  const step = spec.steps.find((s) => s.name === name) as { prompt?: unknown } | undefined;
+  return typeof step?.prompt === "string" ? step.prompt : null;
+};
+
+/** Steps (of either version, in the newer's order) whose prompt text differs, with an inline diff. */
+export function promptChanges(a: PipelineSpec, b: PipelineSpec) {
+  const names = [...new Set([...b.steps.map((s) => s.name), ...a.steps.map((s) => s.name)])];
+  return names.flatMap((step) => {
+    const before = promptOf(a, step);
+    const after = promptOf(b, step);
+    if (before === after) return [];
+    return [{ step, before, after, ...inlineDiff(before ?? "", after ?? "") }];
+  });
+}
+
+/**
+ * Rollback: saves an older version's spec and layout again as the branch's newest version (its
+ * history stays whole). The caller checks who may save on the branch; the router audits it.
+ */
+export async function restoreVersion(db: Db, pipelineId: string, input: { versionId: string; branch: string; authorId?: string | null }) {
+  const { version: old, spec } = await findVersion(db, pipelineId, input.versionId);
+  const { version: head } = await getBranch(db, pipelineId, input.branch);
+  if (head.id === old.id) throw badRequest(`Version ${old.hash.slice(0, 8)} is already the current version of ${input.branch}: nothing to restore.`);
+  const saved = await saveVersion(db, pipelineId, {
+    spec,
+    layout: old.layout ?? undefined,
+    message: `Restore ${old.hash.slice(0, 8)}${old.message ? ` (${old.message})`.slice(0, 400) : ""}`,
+    authorId: input.authorId ?? null,
+    branch: input.branch,
+  });
+  return { ...saved, restoredFrom: { id: old.id, hash: old.hash, message: old.message } };
 }
 
 /**

@@ -9,6 +9,8 @@ export type Metadata = Record<string, unknown>;
 export interface Audit {
   promptTemplateHash?: string;
   renderedPromptHash?: string;
+  /** The prompt as sent (templates rendered with the inputs), cut at RENDERED_PROMPT_LIMIT characters. */
+  renderedPrompt?: string;
   model?: string;
   temperature?: number;
   rawResponse?: string;

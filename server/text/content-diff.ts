@@ -1,9 +1,10 @@
 /**
  * A word-level diff of two versions of one record's content, for side-by-side views: each side
- * is a list of segments marked `same` or `changed` (removed on the left, added on the right).
- * Long contents are diffed by line so a diff stays fast.
+ * is a list of segments marked `same` or `changed` (removed on the left, added on the right);
+ * and the same diff inline (a prompt between two pipeline versions). Long texts are diffed by
+ * line so a diff stays fast.
  */
-import { diffLines, diffWordsWithSpace } from "diff";
+import { diffLines, diffWordsWithSpace, type Change } from "diff";
 
 export interface DiffSegment {
   text: string;
@@ -21,11 +22,15 @@ export interface ContentDiff {
 
 const WORD_DIFF_LIMIT = 20_000;
 
-export function contentDiff(before: string, after: string): ContentDiff {
+function changes(before: string, after: string): { unit: "word" | "line"; changes: Change[] } {
   const unit = before.length + after.length > WORD_DIFF_LIMIT ? "line" : "word";
-  const changes = unit === "word" ? diffWordsWithSpace(before, after) : diffLines(before, after);
+  return { unit, changes: unit === "word" ? diffWordsWithSpace(before, after) : diffLines(before, after) };
+}
+
+export function contentDiff(before: string, after: string): ContentDiff {
+  const { unit, changes: list } = changes(before, after);
   const out: ContentDiff = { left: [], right: [], removed: 0, added: 0, unit };
-  for (const c of changes) {
+  for (const c of list) {
     if (c.removed) {
       out.left.push({ text: c.value, changed: true });
       out.removed += c.value.length;
@@ -36,6 +41,31 @@ export function contentDiff(before: string, after: string): ContentDiff {
       out.left.push({ text: c.value, changed: false });
       out.right.push({ text: c.value, changed: false });
     }
+  }
+  return out;
+}
+
+export interface InlineSegment {
+  text: string;
+  op: "same" | "added" | "removed";
+}
+
+export interface InlineDiff {
+  segments: InlineSegment[];
+  removed: number;
+  added: number;
+  unit: "word" | "line";
+}
+
+/** The diff as one text: unchanged, removed and added segments in reading order. */
+export function inlineDiff(before: string, after: string): InlineDiff {
+  const { unit, changes: list } = changes(before, after);
+  const out: InlineDiff = { segments: [], removed: 0, added: 0, unit };
+  for (const c of list) {
+    const op = c.removed ? "removed" : c.added ? "added" : "same";
+    if (op === "removed") out.removed += c.value.length;
+    if (op === "added") out.added += c.value.length;
+    out.segments.push({ text: c.value, op });
   }
   return out;
 }

@@ -73,6 +73,23 @@ export const pipelineRouter = createTRPCRouter({
     .input(z.object({ spec: z.unknown() }))
     .query(({ ctx, input }) => pipelines.previewVersion(ctx.spec, input.spec)),
   versions: pipelineProcedure("pipelines:read").query(({ ctx }) => pipelines.listVersions(ctx.db, ctx.pipeline.id)),
+  /** Saves an older version again as the branch's newest (a new version; the history stays whole). */
+  restoreVersion: pipelineProcedure("pipelines:write")
+    .meta({
+      audit: {
+        action: "pipeline.restoreVersion",
+        target: (input) => `pipeline:${String(input.pipelineId)}/branch:${String(input.branch ?? "main")}`,
+        summary: (input, out) => {
+          const { version, restoredFrom } = out as { version: { id: string }; restoredFrom: { id: string; hash: string } };
+          return { restoredVersionId: restoredFrom.id, restoredHash: restoredFrom.hash, versionId: version.id };
+        },
+      },
+    })
+    .input(z.object({ versionId: z.string().min(1).max(200) }))
+    .mutation(({ ctx, input }) => {
+      assertMayWriteBranch(ctx.pipeline, ctx.branch.name, ctx.role, "save on");
+      return pipelines.restoreVersion(ctx.db, ctx.pipeline.id, { versionId: input.versionId, branch: ctx.branch.name, authorId: ctx.userId });
+    }),
   diff: pipelineProcedure("pipelines:read")
     .input(z.object({ fromVersionId: z.string(), toVersionId: z.string() }))
     .query(({ ctx, input }) => pipelines.diffVersions(ctx.db, ctx.pipeline.id, input.fromVersionId, input.toVersionId)),
