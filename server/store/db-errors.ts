@@ -1,7 +1,8 @@
 /**
  * Which database errors are worth retrying: the link or the server went away for a moment
  * (connection refused/reset/terminated, authentication or pool timeouts, the server shutting
- * down or restarting), as opposed to errors in the query or the data, which fail the same way
+ * down or restarting, no connection free to start a transaction in time — Prisma's P2028 "Unable
+ * to start a transaction in the given time" under load), as opposed to errors in the query or the data, which fail the same way
  * every time.
  */
 
@@ -13,7 +14,7 @@ const TRANSIENT_ERRNO = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "
 const TRANSIENT_PRISMA = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
 /** What the same failures say when only a message survives (e.g. through a tRPC error). */
 const TRANSIENT_MESSAGE =
-  /\b(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|08\d{3}|08P01|57P0[1-3]|53300)\b|connection terminated|terminating connection|server closed the connection|authentication timed out|timeout exceeded when trying to connect|connection (?:is )?closed|can't reach database server|socket hang up|too many (?:clients|connections)/i;
+  /\b(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT|08\d{3}|08P01|57P0[1-3]|53300)\b|connection terminated|terminating connection|server closed the connection|authentication timed out|timeout exceeded when trying to connect|connection (?:is )?closed|can't reach database server|socket hang up|too many (?:clients|connections)|unable to start a transaction in the given time/i;
 
 /** True for an error (or any error in its `cause` chain) that a retry a moment later may not hit. */
 export function isTransientDbError(err: unknown): boolean {
@@ -28,4 +29,21 @@ export function isTransientDbError(err: unknown): boolean {
     if (typeof o.message === "string" && TRANSIENT_MESSAGE.test(o.message)) return true;
   }
   return typeof err === "string" && TRANSIENT_MESSAGE.test(err);
+}
+
+/**
+ * Runs `work`, retrying it after a transient database error (backoff 0.5 s, 1 s, 2 s, …; at most
+ * `attempts` tries in all). `work` must be safe to run again (idempotent, or one transaction).
+ */
+export async function retryTransient<T>(work: () => Promise<T>, options: { attempts?: number; baseMs?: number; onRetry?: (err: unknown, attempt: number) => void } = {}): Promise<T> {
+  const attempts = options.attempts ?? 4;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= attempts || !isTransientDbError(err)) throw err;
+      options.onRetry?.(err, attempt);
+      await new Promise((r) => setTimeout(r, (options.baseMs ?? 500) * 2 ** (attempt - 1)));
+    }
+  }
 }
