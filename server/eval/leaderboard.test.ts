@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../core/db";
 import { createPipeline } from "../services/pipelines";
+import { signUp } from "../services/users";
 import { defaultChatMemorySpec } from "../pipeline/templates";
 import { OfflineModel } from "../llm/offline-model";
 import { parseAggregates } from "./aggregates";
@@ -69,13 +70,12 @@ describe("eval leaderboard", () => {
     expect(chosen.rows[0]!.id).toBe(sessions.id);
     expect(chosen.rows[0]!.metrics["mrr"]!.delta).toBeNull();
     await expect(api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id], baselineId: failedId })).rejects.toThrow(/is failed: pick a completed run/);
-    const other = await evalWorkspace("other-board@example.com");
-    try {
-      const stranger = await other.caller();
-      await expect(stranger.evals.leaderboard({ workspaceId: other.workspaceId, runIds: [sessions.id] })).rejects.toThrow(/not found in this workspace/);
-    } finally {
-      await other.close();
-    }
+    // Someone else in the same database, asking their own workspace for this workspace's runs.
+    const other = await signUp(db, { email: "other-board@example.com", password: "correct-horse-battery" });
+    const stranger = await ws.caller({ userId: other.user.id, email: "other-board@example.com" });
+    await expect(stranger.evals.leaderboard({ workspaceId: other.workspace.id, runIds: [sessions.id] })).rejects.toThrow(/not found in this workspace/);
+    await expect(stranger.evals.leaderboard({ workspaceId: other.workspace.id, runIds: [main.id, windows.id], baselineId: sessions.id })).rejects.toThrow(/not found in this workspace/);
+    await expect(stranger.evals.retry({ workspaceId: other.workspace.id, id: failedId })).rejects.toThrow(/not found/);
   });
 
   it("backfills the vectors of a run completed before they were stored, and reads the same leaderboard", async () => {
