@@ -40,14 +40,16 @@ export class BootstrapPlan {
   }
 
   /** The 95% interval of the mean of `diffs` (length n) over the resamples: [low, high]. */
-  interval(diffs: ArrayLike<number>): [number, number] {
+  interval(values: ArrayLike<number>): [number, number] {
     const { n, resamples, indices } = this;
-    if (diffs.length !== n) throw new Error(`A bootstrap plan for ${n} pairs was given ${diffs.length}.`);
+    if (values.length !== n) throw new Error(`A bootstrap plan for ${n} pairs was given ${values.length}.`);
+    // A typed copy keeps the hot loop monomorphic (n × resamples reads: 1.5 M for 1,500 questions).
+    const diffs = Float64Array.from(values);
     const means = new Float64Array(resamples);
+    let k = 0;
     for (let b = 0; b < resamples; b++) {
       let sum = 0;
-      const base = b * n;
-      for (let i = 0; i < n; i++) sum += diffs[indices[base + i]!]!;
+      for (let i = 0; i < n; i++) sum += diffs[indices[k++]!]!;
       means[b] = sum / n;
     }
     means.sort();

@@ -98,6 +98,14 @@ const SELECT = {
   finishedAt: true,
 } as const;
 
+/** Intervals already computed, by run, baseline and metric (both runs completed: immutable). Bounded. */
+const intervals = new Map<string, { ci95: [number, number] | null; withinNoise: boolean | null }>();
+const MAX_CACHED_INTERVALS = 5000;
+function remember(key: string, value: { ci95: [number, number] | null; withinNoise: boolean | null }) {
+  if (intervals.size >= MAX_CACHED_INTERVALS) intervals.delete(intervals.keys().next().value!);
+  intervals.set(key, value);
+}
+
 /** A template's offline stand-in note, if its definition has one (read defensively: an optional field). */
 function offlineStandIn(template: string | null): string | null {
   if (!template) return null;
@@ -173,13 +181,20 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
       const a = mine?.values[m];
       const b = base?.values[m];
       if (a && b && shared.length) {
-        const paired = pairedDelta(
-          shared.map((q) => a[mine!.index.get(q)!] ?? null),
-          shared.map((q) => b[base!.index.get(q)!] ?? null),
-          plans,
-        );
+        // Completed runs never change: an interval computed once is served from memory after.
+        const key = `${r.id}|${baseline.id}|${m}`;
+        let paired = intervals.get(key);
+        if (!paired) {
+          const d = pairedDelta(
+            shared.map((q) => a[mine!.index.get(q)!] ?? null),
+            shared.map((q) => b[base!.index.get(q)!] ?? null),
+            plans,
+          );
+          paired = { ci95: d.ci95, withinNoise: d.ci95 ? d.withinNoise : null };
+          remember(key, paired);
+        }
         ci95 = paired.ci95;
-        withinNoise = paired.ci95 ? paired.withinNoise : null;
+        withinNoise = paired.withinNoise;
       }
       cells[m] = { value, delta: value - baseValue, ci95, withinNoise };
     }
