@@ -8,15 +8,22 @@
  * each (the real cases' hits and answers, seeded random scores), stored without their vectors, so
  * the first leaderboard read also shows the one-time backfill of older runs.
  *
- * Usage: npm run bench:compare -- [questions=1500] [runs=3,10]
+ * With `--page` (needs a production build, `npx next build`, and Chromium at /usr/bin/chromium or
+ * CHROMIUM_PATH): the same data served by `npm start`, and in Chromium the Compare page's time from
+ * navigation to the leaderboard, and to the question-by-question details (what the page showed
+ * first before the leaderboard), for each run count.
+ *
+ * Usage: npm run bench:compare -- [questions=1500] [runs=3,10] [--page]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 
-const questions = Number(process.argv[2] ?? 1500);
-const sizes = (process.argv[3] ?? "3,10").split(",").map(Number);
+const page = process.argv.includes("--page");
+const positional = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const questions = Number(positional[0] ?? 1500);
+const sizes = (positional[1] ?? "3,10").split(",").map(Number);
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-compare-bench-"));
 process.env.SYNTHEX_DATA_DIR = dataDir;
 delete process.env.DATABASE_URL;
@@ -87,6 +94,57 @@ async function main() {
     console.log(`${n} runs × ${questions} questions  compare (every case) ${ms(before.ms)}  leaderboard median of 3 ${ms(reads[1]!)} (min ${ms(reads[0]!)})  · ${noisy} of ${n - 1} hit@5 deltas within noise`);
   }
   await closeDb();
+  if (page) await pageTimes(workspace.slug, dataset.id, ids);
+}
+
+/** `npm start` on the seeded data, Chromium on the Compare page: ms to the leaderboard and to the details. */
+async function pageTimes(slug: string, datasetId: string, ids: string[]) {
+  const { spawn } = await import("node:child_process");
+  const { freePort } = await import("../server/http/testing/free-port");
+  const { chromium } = await import("@playwright/test");
+  const port = await freePort();
+  const server = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    env: { ...process.env, PORT: String(port), SYNTHEX_DATA_DIR: dataDir, NEXTAUTH_URL: `http://localhost:${port}`, SYNTHEX_DB_PORT: "0" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let log = "";
+  server.stdout.on("data", (d: Buffer) => (log += d.toString()));
+  server.stderr.on("data", (d: Buffer) => (log += d.toString()));
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
+  try {
+    const base = `http://localhost:${port}`;
+    for (let i = 0; ; i++) {
+      if (i > 600) throw new Error(`npm start did not answer within 5 minutes:\n${log.slice(-2000)}`);
+      if (await fetch(`${base}/signin`).then((r) => r.ok).catch(() => false)) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const tab = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    await tab.goto(`${base}/signin`);
+    await tab.getByLabel("Email").fill("compare-bench@example.com");
+    await tab.getByLabel("Password").fill("bench-password-1");
+    await tab.getByRole("button", { name: "Sign in" }).click();
+    await tab.waitForURL(/\/w\//, { timeout: 60_000 });
+    for (const n of sizes) {
+      for (const pass of ["first", "again"]) {
+        const t0 = performance.now();
+        await tab.goto(`${base}/w/${slug}/compare?dataset=${datasetId}&runs=${ids.slice(0, n).join(",")}&baseline=${ids[0]}`);
+        await tab.getByTestId("leaderboard-table").waitFor({ timeout: 300_000 });
+        const board = performance.now() - t0;
+        await tab.getByTestId("compare-view").waitFor({ timeout: 300_000 });
+        const details = performance.now() - t0;
+        console.log(`page ${n} runs × ${questions} questions (${pass} visit)  leaderboard visible ${ms(board)}  question details visible ${ms(details)}`);
+      }
+    }
+  } finally {
+    await browser.close();
+    try {
+      process.kill(-server.pid!, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
 }
 
 main()

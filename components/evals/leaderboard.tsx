@@ -33,6 +33,17 @@ const sortValue = (row: LeaderboardRunRow, key: SortKey): number | string | null
   }
 };
 
+/** A metric name that may wrap after "_" and before "@" (narrow screens). */
+function breakable(metric: string) {
+  const parts = metric.split(/(?<=_)|(?=@)/);
+  return parts.map((p, i) => (
+    <span key={i}>
+      {i > 0 ? <wbr /> : null}
+      {p}
+    </span>
+  ));
+}
+
 const sameKey = (a: SortKey | null, b: SortKey) => !!a && a.kind === b.kind && ("metric" in a ? a.metric : "") === ("metric" in b ? b.metric : "");
 
 /**
@@ -82,7 +93,7 @@ function LeaderboardTable({ board, onRemove }: { board: EvalLeaderboard; onRemov
   }, [board.rows, sort]);
   const toggle = (key: SortKey) => setSort((s) => (sameKey(s?.key ?? null, key) ? { key, desc: !s!.desc } : { key, desc: key.kind !== "label" && key.kind !== "latency" && key.kind !== "buildCost" && key.kind !== "queryTokens" }));
   const arrow = (key: SortKey) => (sameKey(sort?.key ?? null, key) ? sort!.desc ? <ArrowDown className="inline size-3" /> : <ArrowUp className="inline size-3" /> : null);
-  const head = "px-2 py-2 text-left align-bottom text-xs font-medium text-muted-foreground";
+  const head = "px-1.5 py-2 text-left align-bottom text-xs font-medium text-muted-foreground";
   const sortButton = "inline-flex items-center gap-0.5 hover:text-foreground";
 
   const copyMarkdown = async () => {
@@ -118,7 +129,7 @@ function LeaderboardTable({ board, onRemove }: { board: EvalLeaderboard; onRemov
         <table className="w-full border-collapse text-sm" data-testid="leaderboard-table">
           <thead className="border-b bg-muted/40">
             <tr>
-              <th className={cn(head, "min-w-40")}>
+              <th className={cn(head, "min-w-32")}>
                 <button type="button" className={sortButton} onClick={() => toggle({ kind: "label" })}>
                   Run {arrow({ kind: "label" })}
                 </button>
@@ -126,27 +137,25 @@ function LeaderboardTable({ board, onRemove }: { board: EvalLeaderboard; onRemov
               {board.metrics.map((m) => (
                 <th key={m} className={cn(head, "text-right")} data-testid={`leaderboard-head-${m}`}>
                   <button type="button" className={cn(sortButton, "font-mono")} onClick={() => toggle({ kind: "metric", metric: m })} title={`Sort by ${m}`}>
-                    {m} {arrow({ kind: "metric", metric: m })}
+                    <span>{breakable(m)}</span> {arrow({ kind: "metric", metric: m })}
                   </button>
                   <br />
                   <button type="button" className={cn(sortButton, "text-[11px] font-normal")} onClick={() => toggle({ kind: "delta", metric: m })} title={`Sort by the delta of ${m}`}>
-                    Δ · 95% CI {arrow({ kind: "delta", metric: m })}
+                    Δ · CI {arrow({ kind: "delta", metric: m })}
                   </button>
                 </th>
               ))}
               <th className={cn(head, "text-right")}>
                 <button type="button" className={sortButton} onClick={() => toggle({ kind: "buildCost" })}>
-                  Build cost {arrow({ kind: "buildCost" })}
+                  Build {arrow({ kind: "buildCost" })}
                 </button>
-              </th>
-              <th className={cn(head, "text-right")}>
-                <button type="button" className={sortButton} onClick={() => toggle({ kind: "queryTokens" })}>
-                  Query cost {arrow({ kind: "queryTokens" })}
+                <br />
+                <button type="button" className={cn(sortButton, "text-[11px] font-normal")} onClick={() => toggle({ kind: "queryTokens" })}>
+                  per query {arrow({ kind: "queryTokens" })}
                 </button>
-              </th>
-              <th className={cn(head, "text-right")}>
-                <button type="button" className={sortButton} onClick={() => toggle({ kind: "latency" })}>
-                  Latency {arrow({ kind: "latency" })}
+                <br />
+                <button type="button" className={cn(sortButton, "text-[11px] font-normal")} onClick={() => toggle({ kind: "latency" })}>
+                  latency {arrow({ kind: "latency" })}
                 </button>
               </th>
             </tr>
@@ -164,11 +173,11 @@ function LeaderboardTable({ board, onRemove }: { board: EvalLeaderboard; onRemov
 
 function LeaderboardRowView({ row, metrics, lower, color, onRemove }: { row: LeaderboardRunRow; metrics: string[]; lower: Set<string>; color: string; onRemove?: (id: string) => void }) {
   const done = row.status === "completed";
-  const cell = "px-2 py-2 align-top";
+  const cell = "px-1.5 py-2 align-top";
   const num = "block whitespace-nowrap tabular-nums";
   return (
     <tr className={cn("border-b last:border-0", row.isBaseline && "bg-muted/30")} data-testid="leaderboard-row" data-run={row.id} data-status={row.status} data-baseline={row.isBaseline ? "true" : undefined}>
-      <td className={cn(cell, "min-w-40")}>
+      <td className={cn(cell, "min-w-32")}>
         <div className="flex items-start gap-2">
           <span className="mt-1.5 size-2.5 shrink-0 rounded-full" style={{ background: color }} data-testid="leaderboard-color" data-color={color} />
           <div className="grid min-w-0 gap-0.5">
@@ -211,7 +220,7 @@ function LeaderboardRowView({ row, metrics, lower, color, onRemove }: { row: Lea
                       {fmtSigned(m, c.delta)}
                     </span>
                     {c.ci95 ? (
-                      <span className={cn(num, "text-[11px] text-muted-foreground")} data-testid="lb-ci" data-metric={m}>
+                      <span className="block text-[11px] text-muted-foreground tabular-nums" data-testid="lb-ci" data-metric={m}>
                         {fmtInterval(m, c.ci95)}
                       </span>
                     ) : null}
@@ -222,28 +231,22 @@ function LeaderboardRowView({ row, metrics, lower, color, onRemove }: { row: Lea
             );
           })}
           <td className={cn(cell, "text-right")}>
-            <span className={num} data-testid="lb-build-cost">
+            <span className={num} data-testid="lb-build-cost" title={`${fmtTokens(row.buildTokens)} build tokens`}>
               {fmtUsd(row.buildCostUsd)}
             </span>
-            <span className={cn(num, "text-xs text-muted-foreground")}>{fmtTokens(row.buildTokens)} tok</span>
-          </td>
-          <td className={cn(cell, "text-right")}>
-            <span className={num} data-testid="lb-query-tokens">
-              {fmtTokens(row.queryTokens)} tok
+            <span className={cn(num, "text-xs")} data-testid="lb-query-tokens" title="context tokens read per question">
+              {fmtTokens(row.queryTokens)} tok/q
             </span>
-            <span className={cn(num, "text-xs text-muted-foreground")} data-testid="lb-query-cost">
+            <span className={cn(num, "text-xs text-muted-foreground")} data-testid="lb-query-cost" title="answer and judge spend per question">
               {fmtUsd(row.queryCostUsd)}/q
             </span>
-          </td>
-          <td className={cn(cell, "text-right")}>
-            <span className={num} data-testid="lb-latency">
+            <span className={cn(num, "text-xs text-muted-foreground")} data-testid="lb-latency" title={`search latency p50 (p95 ${fmtMs(row.latencyP95Ms)})`}>
               {fmtMs(row.latencyP50Ms)}
             </span>
-            <span className={cn(num, "text-xs text-muted-foreground")}>p95 {fmtMs(row.latencyP95Ms)}</span>
           </td>
         </>
       ) : (
-        <td className={cell} colSpan={metrics.length + 3}>
+        <td className={cell} colSpan={metrics.length + 1}>
           <RunState row={row} />
         </td>
       )}

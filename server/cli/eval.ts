@@ -198,7 +198,8 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       const show = () => {
         if (!o.json && active.size) line.update([...active.entries()].map(([label, p]) => (targets.length === 1 ? `${label.padEnd(22)} ${p}` : `${label} ${p}`)).join(" · "));
       };
-      const settled = await pool(targets, evalConcurrency(targets.length), async (target) => {
+      // Branches of one pipeline share its eval copy (one eval at a time there): those go one by one.
+      const settled = await pool(targets, targets.some((t) => t.pipelineId) ? 1 : evalConcurrency(targets.length), async (target) => {
         const started = await conn.api.evals.start.mutate({
           workspaceId: conn.workspaceId,
           pipelineId: target.pipelineId,
