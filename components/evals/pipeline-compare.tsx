@@ -7,6 +7,7 @@ import { PageHeader } from "@/components/shell/page-header";
 import { useWorkspace } from "@/components/shell/workspace-context";
 import { useTRPC } from "@/lib/trpc";
 import { CompareView } from "./compare-view";
+import { Leaderboard } from "./leaderboard";
 
 /** The compare view inside a pipeline: `?baseline=<evalRunId>&others=<id,id>`. */
 export function PipelineCompare({ pipelineId }: { pipelineId: string }) {
@@ -27,7 +28,14 @@ export function PipelineCompare({ pipelineId }: { pipelineId: string }) {
       <Link className="mb-4 inline-block text-sm text-primary hover:underline" href={`/w/${workspace.slug}/pipelines/${pipelineId}/evals?branch=${encodeURIComponent(branch)}`}>
         ← All eval runs
       </Link>
-      {baseline ? <CompareView baselineId={baseline} otherIds={others} /> : <p className="text-sm text-muted-foreground">Pick runs to compare on the Evals tab.</p>}
+      {baseline ? (
+        <div className="grid gap-6">
+          <Leaderboard runIds={[baseline, ...others]} baselineId={baseline} />
+          <CompareView baselineId={baseline} otherIds={others} />
+        </div>
+      ) : (
+        <p className="text-sm text-muted-foreground">Pick runs to compare on the Evals tab.</p>
+      )}
     </>
   );
 }

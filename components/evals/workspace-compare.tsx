@@ -1,69 +1,100 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
-import { FlaskConical } from "lucide-react";
-import { useMemo, useState } from "react";
+import { FlaskConical, Link as LinkIcon } from "lucide-react";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { useCallback, useMemo, useState } from "react";
 import { PageHeader } from "@/components/shell/page-header";
-import { RunStatusBadge } from "@/components/runs/run-status-badge";
+import { Button } from "@/components/ui/button";
+import { toast } from "@/components/ui/sonner";
 import { useCan, useWorkspace } from "@/components/shell/workspace-context";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Skeleton } from "@/components/ui/skeleton";
 import { useTRPC } from "@/lib/trpc";
 import { CompareView } from "./compare-view";
+import type { EvalLeaderboard } from "./format";
+import { Leaderboard } from "./leaderboard";
 import { ScoreTemplates } from "./score-templates";
 
+/** What one leaderboard shows (server/eval/leaderboard.ts MAX_LEADERBOARD_RUNS). */
+const MAX_RUNS = 24;
 const selectClass = "h-9 rounded-md border bg-background px-2 text-sm";
 
-/** Several pipelines (architectures) on one benchmark in one screen: the latest completed eval of each. */
+/** `?dataset=…&baseline=…&runs=a,b`: the selection lives in the URL, so a link shows the same comparison. */
+function useSelection() {
+  const params = useSearchParams();
+  const router = useRouter();
+  const pathname = usePathname();
+  const set = useCallback(
+    (patch: Record<string, string | null>) => {
+      const next = new URLSearchParams(params.toString());
+      for (const [k, v] of Object.entries(patch)) {
+        if (v) next.set(k, v);
+        else next.delete(k);
+      }
+      router.replace(`${pathname}?${next.toString()}`, { scroll: false });
+    },
+    [params, router, pathname],
+  );
+  const runs = params.get("runs");
+  return { dataset: params.get("dataset") ?? "", baseline: params.get("baseline") ?? "", runs: runs ? runs.split(",").filter(Boolean) : null, set };
+}
+
+/** Several pipelines (architectures) on one benchmark in one screen: the leaderboard of the latest eval of each, then the details. */
 export function WorkspaceCompare() {
   const { workspace } = useWorkspace();
   const trpc = useTRPC();
   const canScore = useCan("evals:write");
+  const selection = useSelection();
   const runs = useQuery({
     ...trpc.evals.list.queryOptions({ workspaceId: workspace.id }),
     refetchInterval: (q) => (q.state.data?.some((r) => r.status === "queued" || r.status === "running") ? 1500 : false),
   });
   const datasets = useQuery(trpc.evals.datasets.queryOptions({ workspaceId: workspace.id }));
-  const [datasetId, setDatasetId] = useState("");
-  const [baselineLabel, setBaselineLabel] = useState("");
-  const completed = useMemo(() => (runs.data ?? []).filter((r) => r.status === "completed"), [runs.data]);
-  const chosenDataset = datasetId || completed[0]?.datasetId || datasets.data?.[0]?.id || "";
-  const inProgress = (runs.data ?? []).filter((r) => r.datasetId === chosenDataset && (r.status === "queued" || r.status === "running"));
-  // The latest completed run per pipeline@branch / template (and search setting) on this dataset.
+  const [board, setBoard] = useState<EvalLeaderboard | null>(null);
+  const all = useMemo(() => runs.data ?? [], [runs.data]);
+  const completed = useMemo(() => all.filter((r) => r.status === "completed"), [all]);
+  const chosenDataset = selection.dataset || completed[0]?.datasetId || all[0]?.datasetId || datasets.data?.[0]?.id || "";
+  // Per pipeline@branch / template (and search setting) on this dataset: the latest run, and the
+  // latest completed one when the latest failed or is still running (so a failure never hides).
   const latest = useMemo(() => {
-    const seen = new Map<string, (typeof completed)[number]>();
-    for (const r of completed.filter((x) => x.datasetId === chosenDataset)) {
+    const seen = new Map<string, Array<(typeof all)[number]>>();
+    for (const r of all.filter((x) => x.datasetId === chosenDataset)) {
       const key = `${r.label}|${r.mode}|${r.step ?? ""}`;
-      if (!seen.has(key)) seen.set(key, r);
+      const kept = seen.get(key) ?? [];
+      if (!kept.length || (kept.every((k) => k.status !== "completed") && r.status === "completed")) kept.push(r);
+      seen.set(key, kept);
     }
-    return [...seen.values()];
-  }, [completed, chosenDataset]);
-  const baseline = latest.find((r) => r.label === baselineLabel) ?? latest.find((r) => r.template === "bm25-sessions") ?? latest[0];
-  const others = latest.filter((r) => r.id !== baseline?.id).map((r) => r.id);
+    return [...seen.values()].flat();
+  }, [all, chosenDataset]);
+  const runIds = (selection.runs ?? latest.map((r) => r.id)).slice(0, MAX_RUNS);
+  const onLoaded = useCallback((b: EvalLeaderboard) => setBoard(b), []);
+  const baselineId = board?.baselineId ?? null;
+  const others = (board?.rows ?? []).filter((r) => r.status === "completed" && !r.isBaseline && !r.note).map((r) => r.id).slice(0, 10);
+  const choices = latest.filter((r) => r.status === "completed");
+  const copyLink = async () => {
+    const url = new URL(window.location.href);
+    url.searchParams.set("dataset", chosenDataset);
+    if (baselineId) url.searchParams.set("baseline", baselineId);
+    url.searchParams.set("runs", runIds.join(","));
+    await navigator.clipboard.writeText(url.toString());
+    toast.success("Link to this comparison copied");
+  };
 
   return (
     <>
       <PageHeader title="Compare architectures" description="Every pipeline and template scored on one benchmark, side by side with their cost." />
       <div className="grid gap-4">
-        {canScore ? <ScoreTemplates datasetId={chosenDataset} onDataset={setDatasetId} /> : null}
-        {inProgress.length ? (
-          <ul className="grid gap-1 text-sm" data-testid="compare-in-progress">
-            {inProgress.map((r) => (
-              <li key={r.id} className="flex items-center gap-2 text-muted-foreground">
-                <RunStatusBadge status={r.status} /> {r.label}
-              </li>
-            ))}
-          </ul>
-        ) : null}
+        {canScore ? <ScoreTemplates datasetId={chosenDataset} onDataset={(id) => selection.set({ dataset: id, runs: null, baseline: null })} /> : null}
         {runs.isPending ? (
           <Skeleton className="h-64 w-full" />
-        ) : completed.length === 0 ? (
+        ) : all.length === 0 ? (
           <EmptyState icon={FlaskConical} title="No completed evals yet" description="Score templates above, run an eval from a pipeline's Evals tab, or `synthex eval locomo --data <file> --template all`; the results compare here." />
         ) : (
           <div className="grid gap-4">
             <div className="flex flex-wrap items-end gap-4">
               <label className="grid gap-1.5 text-sm">
                 Benchmark
-                <select className={selectClass} value={chosenDataset} onChange={(e) => setDatasetId(e.target.value)} data-testid="compare-dataset">
+                <select className={selectClass} value={chosenDataset} onChange={(e) => selection.set({ dataset: e.target.value, runs: null, baseline: null })} data-testid="compare-dataset">
                   {(datasets.data ?? []).map((d) => (
                     <option key={d.id} value={d.id}>
                       {d.benchmark} · {d.name}
@@ -73,16 +104,31 @@ export function WorkspaceCompare() {
               </label>
               <label className="grid gap-1.5 text-sm">
                 Baseline
-                <select className={selectClass} value={baseline?.label ?? ""} onChange={(e) => setBaselineLabel(e.target.value)} data-testid="compare-baseline">
-                  {latest.map((r) => (
-                    <option key={r.id} value={r.label}>
+                <select className={selectClass} value={selection.baseline || baselineId || ""} onChange={(e) => selection.set({ baseline: e.target.value })} data-testid="compare-baseline">
+                  {choices.map((r) => (
+                    <option key={r.id} value={r.id}>
                       {r.label}
                     </option>
                   ))}
                 </select>
               </label>
+              <Button size="sm" variant="outline" onClick={copyLink} data-testid="compare-copy-link">
+                <LinkIcon className="size-3.5" /> Copy link
+              </Button>
+              {selection.runs ? (
+                <Button size="sm" variant="ghost" onClick={() => selection.set({ runs: null })}>
+                  Show every run
+                </Button>
+              ) : null}
             </div>
-            {baseline ? <CompareView key={`${baseline.id}-${others.join(",")}`} baselineId={baseline.id} otherIds={others} /> : <p className="text-sm text-muted-foreground">No completed eval on this benchmark yet.</p>}
+            <Leaderboard
+              runIds={runIds}
+              baselineId={selection.baseline || undefined}
+              onLoaded={onLoaded}
+              onRemove={(id) => selection.set({ runs: runIds.filter((r) => r !== id).join(",") })}
+            />
+            {/* The details read every question: loaded after the leaderboard, so it shows first. */}
+            {board && baselineId ? <CompareView key={`${baselineId}-${others.join(",")}`} baselineId={baselineId} otherIds={others} /> : null}
           </div>
         )}
       </div>

@@ -208,6 +208,7 @@ async function callRest(method: string, url: string, body: unknown, who: Credent
  */
 const CONTROL_UNANSWERED: string[] = [
   "evals.compare BAD_REQUEST",
+  "evals.retry BAD_REQUEST",
   "evals.case NOT_FOUND",
   "record.history BAD_REQUEST",
   "record.deletedMemories BAD_REQUEST",
@@ -310,6 +311,8 @@ describe("isolation matrix", () => {
       "evals.get": { id: evalRun.id },
       "evals.cancel": { id: evalRun.id },
       "evals.compare": { baselineId: evalRun.id, otherIds: [evalRun.id] },
+      "evals.leaderboard": { runIds: [evalRun.id] },
+      "evals.retry": { id: evalRun.id },
     });
     const versions = await owner.pipeline.versions({ workspaceId: workspaceA, pipelineId: pipeline.id });
     // The entity graph's reads need a pipeline that builds one (synapsis), with an entity and a belief of it.

@@ -22,6 +22,7 @@ const { templateSpec } = await import("@/server/pipeline/templates");
 const { importFile } = await import("@/server/services/imports");
 const { runPipeline } = await import("@/server/services/runs");
 const { ingestMessages } = await import("@/server/services/ingest");
+const { createEvalRun, importDataset } = await import("@/server/eval/service");
 const restRoute = await import("@/app/api/v1/[...path]/route");
 const openApiRoute = await import("@/app/api/v1/openapi.json/route");
 const mcpRoute = await import("@/app/api/mcp/route");
@@ -50,6 +51,7 @@ describe("REST /api/v1", () => {
   let pipelineId = "";
   let recordId = "";
   let runId = "";
+  let evalRunId = "";
   let doc: { paths: Record<string, Record<string, { parameters: Array<{ name: string; in: string }> }>> };
 
   beforeAll(async () => {
@@ -67,6 +69,9 @@ describe("REST /api/v1", () => {
         runId = run.id;
         recordId = (await db.record.findFirstOrThrow({ where: { pipelineId, step: "summaries" } })).id;
         await ingestMessages(db, { workspaceId: member.workspaceId, pipelineId, source: "chats" }, { sessionId: "live-1", messages: [{ role: "user", content: "hello" }] });
+        // An eval run (queued: the leaderboard shows it as a row in progress).
+        const dataset = await importDataset(db, member.workspaceId, { benchmark: "synthexbench", size: "tiny" });
+        evalRunId = (await createEvalRun(db, { workspaceId: member.workspaceId, template: "bm25-sessions", datasetId: dataset.id })).id;
       }
     }
     doc = (await openApiRoute.GET().json()) as typeof doc;
@@ -115,7 +120,9 @@ describe("REST /api/v1", () => {
             ? "?scope=acme"
             : template.endsWith("/memories/deleted")
               ? "?step=summaries"
-              : "";
+              : template.endsWith("/evals/leaderboard")
+                ? `?runIds=${evalRunId}`
+                : "";
         const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + query;
         const body = method === "post" ? (bodies[template] ?? {}) : undefined;
         const mine = await call(method.toUpperCase(), url, keys.a, body);

@@ -115,6 +115,22 @@ describe("synthex eval", () => {
     // Each column is its own branch's memory: 200-character chunks make more chunk records than 1,200.
     const chunkRecords = results.map((r) => r.cost.perStep.find((s) => s.step === "chunks")!.records);
     expect(chunkRecords[1]).toBeGreaterThan(chunkRecords[0]!);
+
+    // The same two runs as the leaderboard, with the interval of each delta.
+    const ids = (JSON.parse(json.out) as Array<{ id: string }>).map((r) => r.id);
+    const board = synthex("eval", "compare", ids[1]!, "--baseline", ids[0]!, "--json");
+    expect(board.code).toBe(0);
+    const parsed = JSON.parse(board.out) as { baselineId: string; runs: Array<{ id: string; baseline: boolean; metrics: Record<string, { value: number; delta: number | null; ci95: [number, number] | null }> }> };
+    expect(parsed.baselineId).toBe(ids[0]);
+    expect(parsed.runs.map((r) => [r.id, r.baseline])).toEqual([[ids[0], true], [ids[1], false]]);
+    const hit5 = parsed.runs[1]!.metrics["session_hit@5"]!;
+    expect(hit5.delta).toBeCloseTo(results[1]!.metrics["session_hit@5"]! - results[0]!.metrics["session_hit@5"]!, 10);
+    expect(hit5.ci95![0]).toBeLessThanOrEqual(hit5.delta! + 1e-9);
+    expect(hit5.ci95![1]).toBeGreaterThanOrEqual(hit5.delta! - 1e-9);
+    const text = synthex("eval", "compare", ids[0]!, ids[1]!);
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/team-memory@main \(baseline\)/);
+    expect(text.out).toMatch(/team-memory@small-chunks\s+\S+\s+completed\s+8\s+\d\.\d{3}/);
   }, 600_000);
 
   it("scores a team's question set on the selected pipeline's own memory", () => {

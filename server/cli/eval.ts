@@ -15,6 +15,7 @@ import { BENCHMARKS, LOCOMO_CATEGORIES } from "../eval/types";
 import { isTransientDbError } from "../store/db-errors";
 import type { Connection } from "./api";
 import { bar, ProgressLine, table } from "./output";
+import { compareCommand, evalConcurrency, pool } from "./eval-compare";
 
 type EvalRun = inferRouterOutputs<AppRouter>["evals"]["get"];
 
@@ -42,6 +43,7 @@ interface EvalOptions extends EvalGlobalOptions {
   answerModel?: string;
   judgeModel?: string;
   budget?: string;
+  baseline?: string;
 }
 
 const fmt = (name: string, v: number | undefined) => (v === undefined ? "-" : name === "context_tokens" ? v.toFixed(0) : v.toFixed(3));
@@ -119,7 +121,9 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
   const cmd = program
     .command("eval")
     .description("score memory on a benchmark (locomo, longmemeval, synthexbench) or a team's question set, with its cost; `eval report` for the latest runs")
-    .addArgument(new Argument("<benchmark>", `${BENCHMARKS.join(", ")}, the name of a question set (scored on the pipeline's own memory), or "report"`))
+    .addArgument(new Argument("<benchmark>", `${BENCHMARKS.join(", ")}, the name of a question set (scored on the pipeline's own memory), "report", or "compare" (then the run ids)`))
+    .addArgument(new Argument("[runIds...]", "compare: the eval runs of the leaderboard"))
+    .option("--baseline <run-id>", "compare: the baseline run (default: the pipeline's main)")
     .option("--data <file>", "the benchmark file (LoCoMo locomo10.json, LongMemEval JSON)")
     .option("--compare <branch>", "also score this branch and show both side by side")
     .option("--step <step>", "altitude: search this step only (default: every indexed step)")
@@ -134,8 +138,13 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
     .addOption(new Option("--format <format>", "report: md or html").choices(["md", "html"]).default("md"));
 
   cmd.action(
-    deps.action(async (conn, opts, benchmark: string) => {
+    deps.action(async (conn, opts, benchmark: string, runIds: string[] = []) => {
       const o = opts as EvalOptions & { format: "md" | "html" };
+      if (benchmark === "compare") {
+        await compareCommand(conn, runIds, o, deps.fail);
+        return;
+      }
+      if (runIds.length) deps.fail(`Unexpected arguments after "${benchmark}": ${runIds.join(" ")} (run ids go after "compare").`, 2);
       if (benchmark === "report") {
         console.log(await report(conn, o.format, deps.pipelineName(o)));
         return;
@@ -186,8 +195,15 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       const standIns = templates.length
         ? new Map((await conn.api.evals.templates.query({ workspaceId: conn.workspaceId })).map((t) => [t.name, t.offlineStandIn]))
         : new Map<string, { note: string; detail: string } | null>();
-      const results: Array<{ label: string; run: EvalRun }> = [];
-      for (const target of targets) {
+      // Several targets (`--template all`) are scored at once, up to the machine's cores; each builds
+      // its eval copy incrementally, so what an earlier run built is reused.
+      const line = new ProgressLine();
+      const active = new Map<string, string>();
+      const show = () => {
+        if (!o.json && active.size) line.update([...active.entries()].map(([label, p]) => (targets.length === 1 ? `${label.padEnd(22)} ${p}` : `${label} ${p}`)).join(" · "));
+      };
+      // Branches of one pipeline share its eval copy (one eval at a time there): those go one by one.
+      const settled = await pool(targets, targets.some((t) => t.pipelineId) ? 1 : evalConcurrency(targets.length), async (target) => {
         const started = await conn.api.evals.start.mutate({
           workspaceId: conn.workspaceId,
           pipelineId: target.pipelineId,
@@ -201,15 +217,20 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
           judgeModel: o.judgeModel,
           budgetUsd,
         });
-        const line = new ProgressLine();
         const run = await waitForEval(() => conn.api.evals.get.query({ workspaceId: conn.workspaceId, id: started.id }), (r) => {
           const p = r.progress as { phase?: string; done?: number; total?: number };
-          if (!o.json && p.phase) line.update(`${target.label.padEnd(22)} ${p.phase.padEnd(6)} ${bar(p.done ?? 0, p.total ?? 0)}`);
+          if (!p.phase) return;
+          active.set(target.label, targets.length === 1 ? `${p.phase.padEnd(6)} ${bar(p.done ?? 0, p.total ?? 0)}` : `${p.phase} ${p.done ?? 0}/${p.total ?? 0}`);
+          show();
         });
-        if (!o.json) line.done(`${target.label.padEnd(22)} ${run.status} · ${run.questions} questions`);
-        if (run.status !== "completed") deps.fail(`The eval of ${target.label} ${run.status}: ${run.error ?? "no reason given"}`);
-        results.push({ label: target.label, run });
-      }
+        active.delete(target.label);
+        if (!o.json) line.done(`${target.label.padEnd(22)} ${run.status} · ${run.questions} questions${run.status === "completed" ? "" : ` (${run.id}: ${run.error ?? "no reason given"})`}`);
+        show();
+        return { label: target.label, run };
+      });
+      const failed = settled.filter((r) => r.run.status !== "completed");
+      if (failed.length) deps.fail(failed.map((r) => `The eval of ${r.label} ${r.run.status}: ${r.run.error ?? "no reason given"}`).join("\n"));
+      const results: Array<{ label: string; run: EvalRun }> = settled;
       if (o.json) {
         const out = results.map((r) => {
           const standIn = standIns.get(r.label);
@@ -230,6 +251,7 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       }
       lines.push("", ...results.map((r) => judgeLine(r.label, r.run)));
       lines.push("", "Open the Evals tab of the pipeline to compare runs question by question.");
+      if (results.length > 1) lines.push(`Leaderboard with 95% intervals of the deltas: synthex eval compare ${results.map((r) => r.run.id).join(" ")}`);
       console.log(lines.join("\n"));
     }),
   );

@@ -130,7 +130,7 @@ describe("eval runs", () => {
     }
     // Runs of more cases than one page (200) are compared whole, in position order, with the first hits of each.
     const many = async (from: typeof main) => {
-      const row = await db.evalRun.findUniqueOrThrow({ where: { id: from.id }, omit: { id: true, createdAt: true } });
+      const row = await db.evalRun.findUniqueOrThrow({ where: { id: from.id }, omit: { id: true, createdAt: true, aggregates: true } });
       const copy = await db.evalRun.create({ data: { ...row, judge: row.judge ?? {}, progress: row.progress ?? {}, metrics: row.metrics ?? {}, perCategory: row.perCategory ?? {}, cost: row.cost ?? {}, latency: row.latency ?? {}, skips: row.skips ?? [] } });
       const cases = await db.evalCase.findMany({ where: { evalRunId: from.id }, orderBy: { position: "asc" }, omit: { id: true, evalRunId: true } });
       const data = Array.from({ length: 450 }, (_, p) => {

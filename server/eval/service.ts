@@ -46,6 +46,7 @@ import { availableProviders } from "../services/provider-check";
 import { AnswerJudge, ANSWER_PROMPT, DEFAULT_BUDGET_USD, JUDGE_PROMPT, type JudgeRecord } from "./judge";
 import { getQuestionSet, LineageTracer, QUESTION_SET_BENCHMARK } from "./question-sets";
 import { ProvenanceTracer, type HitRecord } from "./trace";
+import { buildAggregates, type EvalAggregates } from "./aggregates";
 import { datasetSchema, LOCOMO_CATEGORIES, sampleScope, sessionContent, type Dataset, type LoadSkip, type Question, type Session } from "./types";
 
 export const DEFAULT_K = 50;
@@ -424,6 +425,7 @@ async function storeEval(db: Db, run: EvalRunRow, result: Evaluated, ctl: EvalCo
           latency: toJsonColumn(result.latency),
           skips: toJsonColumn(result.skips),
           judge: toJsonColumn(result.judge),
+          aggregates: toJsonColumn(result.aggregates),
           progress: { phase: "store", done: result.cases.length, total: result.cases.length },
         },
       });
@@ -451,6 +453,7 @@ interface Evaluated {
   skips: LoadSkip[];
   cases: Prisma.EvalCaseCreateManyInput[];
   judge: JudgeRecord;
+  aggregates: EvalAggregates;
 }
 
 async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model: ModelProvider | undefined, { progress, checkCancel }: EvalControl): Promise<Evaluated> {
@@ -535,6 +538,7 @@ async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model: ModelP
     skips,
     cases,
     judge: judge ? judge.record : OFFLINE_JUDGE,
+    aggregates: buildAggregates(scored.map((s) => ({ questionId: s.q.id, category: s.q.category, apart: s.q.apart, scores: s.m }))),
   };
 }
 
@@ -821,7 +825,7 @@ function evalLabel(r: { pipelineId: string | null; template: string | null; bran
 }
 
 export async function getEvalRun(db: Db, workspaceId: string, id: string) {
-  const run = await db.evalRun.findFirst({ where: { id, workspaceId } });
+  const run = await db.evalRun.findFirst({ where: { id, workspaceId }, omit: { aggregates: true } });
   if (!run) throw notFound(`Eval run ${id} not found.`);
   const pipeline = run.pipelineId ? await db.pipeline.findFirst({ where: { id: run.pipelineId, workspaceId }, select: { name: true } }) : null;
   return {

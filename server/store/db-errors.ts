@@ -1,7 +1,8 @@
 /**
  * Which database errors are worth retrying: the link or the server went away for a moment
  * (connection refused/reset/terminated, authentication or pool timeouts, the server shutting
- * down or restarting), as opposed to errors in the query or the data, which fail the same way
+ * down or restarting, no connection free to start a transaction in time — Prisma's P2028 "Unable
+ * to start a transaction in the given time" under load), as opposed to errors in the query or the data, which fail the same way
  * every time.
  */
 

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import * as evals from "../../eval/service";
 import * as questionSets from "../../eval/question-sets";
+import { evalLeaderboard, MAX_LEADERBOARD_RUNS } from "../../eval/leaderboard";
+import { retryEvalRun } from "../../eval/retry";
 import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
 import { BENCHMARKS } from "../../eval/types";
 import { getPipeline } from "../../services/pipelines";
@@ -134,6 +136,21 @@ export const evalsRouter = createTRPCRouter({
   compare: workspaceProcedure("evals:read")
     .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(10) }))
     .query(({ ctx, input }) => evals.compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds)),
+  /** One row per run, the baseline on top, deltas with 95% intervals (server/eval/leaderboard.ts). */
+  leaderboard: workspaceProcedure("evals:read")
+    .meta({ rest: { method: "GET", path: "/evals/leaderboard", summary: "Eval runs side by side: metrics, deltas to the baseline with 95% intervals, cost and latency", tag: "Evals" } })
+    .input(
+      z.object({
+        runIds: z.array(z.string().min(1).max(100)).min(1).max(MAX_LEADERBOARD_RUNS).meta({ description: "The eval runs to compare (repeat the parameter)." }),
+        baselineId: z.string().min(1).max(100).optional().meta({ description: "The baseline run; default the pipeline's main (else the first completed run)." }),
+      }),
+    )
+    .query(({ ctx, input }) => evalLeaderboard(ctx.db, ctx.workspace.id, input)),
+  /** A new run with the settings of a failed or cancelled one. */
+  retry: workspaceProcedure("evals:write")
+    .meta({ audit: { action: "eval.retry", target: evalTarget, summary: (input, out) => ({ retried: input.id, newRun: (out as { id: string }).id }) } })
+    .input(z.object({ id: z.string() }))
+    .mutation(({ ctx, input }) => retryEvalRun(ctx.db, ctx.workspace.id, input.id, ctx.userId)),
   case: workspaceProcedure("evals:read")
     .input(z.object({ id: z.string() }))
     .query(({ ctx, input }) => evals.getEvalCase(ctx.db, ctx.workspace.id, input.id)),

@@ -1,0 +1,119 @@
+import { mkdirSync } from "node:fs";
+import { expect, test, type Page } from "@playwright/test";
+import { fmtInterval, fmtSigned, fmtValue } from "../server/eval/leaderboard-export";
+import { locomoFixture } from "../server/eval/testing/locomo-fixture";
+import { signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
+
+/**
+ * The Compare page's leaderboard at 1024, 1280 and 1440 px: every number the page renders is the
+ * API's number (formatted the same way), no cell clips its content, and a run that failed is a row
+ * with its reason and Retry. A screenshot per width goes to /work/measure (or E2E_MEASURE_DIR).
+ */
+const stamp = Date.now();
+const MEASURE = process.env.E2E_MEASURE_DIR ?? "/work/measure";
+
+/** A pipeline whose build needs a model nobody configured: its eval fails, with the reason. */
+const FAILING_SPEC = {
+  version: 1,
+  sources: [{ name: "chats", format: "json" }],
+  steps: [{ type: "transform", name: "notes", from: "chats", prompt: "Summarize: {{ record.content }}", model: "nowhere/no-model" }],
+  outputs: [{ name: "search", surface: "search", from: ["notes"] }],
+};
+
+interface Board {
+  baselineId: string | null;
+  metrics: string[];
+  rows: Array<{ id: string; status: string; error: string | null; isBaseline: boolean; metrics: Record<string, { value: number | null; delta: number | null; ci95: [number, number] | null }> }>;
+}
+
+async function waitForEval(page: Page, workspaceId: string, id: string) {
+  await expect
+    .poll(async () => (await trpc<{ status: string }>(page, "evals.get", { workspaceId, id })).status, { timeout: 240_000, intervals: [500] })
+    .toMatch(/^(completed|failed|cancelled)$/);
+  return trpc<{ status: string; error: string | null }>(page, "evals.get", { workspaceId, id });
+}
+
+test("the leaderboard at 1024, 1280 and 1440 px: the API's numbers, nothing clipped, the failed run with its reason", async ({ page }) => {
+  test.setTimeout(420_000);
+  mkdirSync(MEASURE, { recursive: true });
+  const slug = await signUp(page, { email: `leaderboard-${stamp}@example.com`, password: "leaderboard-password-1" });
+  const workspaceId = await workspaceIdOf(page, slug);
+  // Setup through the API (what is under test is the page): the benchmark, three templates, a failing pipeline.
+  const dataset = await trpc<{ id: string }>(page, "evals.importDataset", { workspaceId, benchmark: "locomo", text: JSON.stringify(locomoFixture()), name: "tiny-locomo.json" }, "mutation");
+  const ids: string[] = [];
+  for (const template of ["bm25-sessions", "bm25-windows", "rag-baseline"]) {
+    const run = await trpc<{ id: string }>(page, "evals.start", { workspaceId, template, datasetId: dataset.id }, "mutation");
+    expect((await waitForEval(page, workspaceId, run.id)).status).toBe("completed");
+    ids.push(run.id);
+  }
+  const pipeline = await trpc<{ pipeline: { id: string } }>(page, "pipeline.create", { workspaceId, name: "needs-a-model", spec: FAILING_SPEC }, "mutation");
+  const doomed = await trpc<{ id: string }>(page, "evals.start", { workspaceId, pipelineId: pipeline.pipeline.id, datasetId: dataset.id, mode: "fts" }, "mutation");
+  const failed = await waitForEval(page, workspaceId, doomed.id);
+  expect(failed.status).toBe("failed");
+  expect(failed.error).toBeTruthy();
+
+  for (const width of [1024, 1280, 1440]) {
+    await page.setViewportSize({ width, height: 900 });
+    const started = Date.now();
+    await page.goto(`/w/${slug}/compare?dataset=${dataset.id}`);
+    const table = page.getByTestId("leaderboard-table");
+    await expect(table).toBeVisible();
+    console.log(`${width} px: leaderboard visible ${Date.now() - started} ms after navigation (4 runs of 9 questions)`);
+    await expect(page.getByTestId("leaderboard-row")).toHaveCount(4);
+
+    // The failed run is a row with its state, its reason and Retry.
+    const failedRow = page.locator(`[data-testid="leaderboard-row"][data-run="${doomed.id}"]`);
+    await expect(failedRow).toHaveAttribute("data-status", "failed");
+    await expect(failedRow.getByTestId("leaderboard-reason")).toHaveText(failed.error!);
+    await expect(failedRow.getByTestId("leaderboard-retry")).toBeVisible();
+
+    // Every rendered number is the API's.
+    const shown = await page.locator('[data-testid="leaderboard-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run")!));
+    const baselineId = await page.locator('[data-testid="leaderboard-row"][data-baseline="true"]').getAttribute("data-run");
+    const board = await trpc<Board>(page, "evals.leaderboard", { workspaceId, runIds: shown, baselineId: baselineId ?? undefined });
+    expect(board.rows.map((r) => r.id)).toEqual(shown);
+    let compared = 0;
+    for (const row of board.rows.filter((r) => r.status === "completed")) {
+      const el = page.locator(`[data-testid="leaderboard-row"][data-run="${row.id}"]`);
+      for (const m of board.metrics) {
+        const cell = row.metrics[m]!;
+        await expect(el.locator(`[data-testid="lb-value"][data-metric="${m}"]`)).toHaveText(fmtValue(m, cell.value));
+        compared++;
+        if (cell.delta !== null) {
+          await expect(el.locator(`[data-testid="lb-delta"][data-metric="${m}"]`)).toHaveText(fmtSigned(m, cell.delta));
+          compared++;
+        }
+        if (cell.ci95) {
+          await expect(el.locator(`[data-testid="lb-ci"][data-metric="${m}"]`)).toHaveText(fmtInterval(m, cell.ci95));
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThanOrEqual(3 * board.metrics.length + 2 * 2 * board.metrics.length);
+
+    // Nothing clipped: no cell and no number is wider than its box, and the table fits its frame.
+    const clipped = await table.evaluate((t) => {
+      const out: string[] = [];
+      for (const el of t.querySelectorAll<HTMLElement>("th, td, [data-testid^='lb-'], [data-testid='leaderboard-label'], [data-testid='leaderboard-reason']")) {
+        if (el.scrollWidth > el.clientWidth + 1) out.push(`${el.tagName} ${el.dataset.testid ?? ""} "${el.textContent?.slice(0, 40)}" ${el.scrollWidth}>${el.clientWidth}`);
+      }
+      const frame = t.parentElement!;
+      if (frame.scrollWidth > frame.clientWidth + 1) out.push(`table frame ${frame.scrollWidth}>${frame.clientWidth}`);
+      return out;
+    });
+    expect(clipped, `clipped at ${width} px`).toEqual([]);
+    await page.getByTestId("leaderboard").screenshot({ path: `${MEASURE}/compare-leaderboard-${width}.png` });
+  }
+
+  // Retry starts a new run of the failed one's settings; the URL keeps a run taken out of the comparison.
+  await page.locator(`[data-testid="leaderboard-row"][data-run="${doomed.id}"]`).getByTestId("leaderboard-retry").click();
+  await expect(page.getByText(/Retrying needs-a-model@main/)).toBeVisible();
+  // The newest completed run (rag-baseline) is the default baseline: take another one out.
+  await page.getByRole("button", { name: "Remove template: bm25-sessions from the comparison" }).click();
+  await expect(page).toHaveURL(/runs=/);
+  await expect(page.locator(`[data-testid="leaderboard-row"][data-run="${ids[0]}"]`)).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId("leaderboard-table")).toBeVisible();
+  await expect(page.locator(`[data-testid="leaderboard-row"][data-run="${ids[0]}"]`)).toHaveCount(0);
+  await expect(page.locator(`[data-testid="leaderboard-row"][data-run="${ids[1]}"]`)).toHaveCount(1);
+});

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "EvalRun" ADD COLUMN     "aggregates" JSONB;

@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Prisma } from "../generated/prisma/client";
+import type { Db } from "../core/db";
+import { createPipeline } from "../services/pipelines";
+import { signUp } from "../services/users";
+import { defaultChatMemorySpec } from "../pipeline/templates";
+import { OfflineModel } from "../llm/offline-model";
+import { parseAggregates } from "./aggregates";
+import { leaderboardCsv, leaderboardMarkdown } from "./leaderboard-export";
+import { createEvalRun, endEvalRun, runEval } from "./service";
+import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
+
+let ws: EvalWorkspace;
+let db: Db;
+let sessions: Awaited<ReturnType<typeof runEval>>;
+let windows: Awaited<ReturnType<typeof runEval>>;
+let main: Awaited<ReturnType<typeof runEval>>;
+let failedId: string;
+
+beforeAll(async () => {
+  ws = await evalWorkspace("board@example.com");
+  db = ws.db;
+  const { datasetId, workspaceId } = ws;
+  sessions = await runEval(db, { workspaceId, template: "bm25-sessions", datasetId });
+  windows = await runEval(db, { workspaceId, template: "bm25-windows", datasetId });
+  await createPipeline(db, workspaceId, { name: "team", spec: defaultChatMemorySpec("chatgpt-export") });
+  main = await runEval(db, { workspaceId, pipeline: "team", datasetId, mode: "fts", step: "transcripts" }, { model: new OfflineModel() });
+  const doomed = await createEvalRun(db, { workspaceId, template: "rag-baseline", datasetId });
+  failedId = (await endEvalRun(db, doomed.id, null, "failed", "Transaction API error: Unable to start a transaction in the given time.")).id;
+}, 240_000);
+afterAll(() => ws?.close());
+
+describe("eval leaderboard", () => {
+  it("stores each run's per-question vectors when it completes", async () => {
+    expect([sessions.status, windows.status, main.status]).toEqual(["completed", "completed", "completed"]);
+    const agg = parseAggregates((await db.evalRun.findUniqueOrThrow({ where: { id: windows.id } })).aggregates)!;
+    expect(agg.questionIds).toHaveLength(9);
+    expect(agg.apart.filter(Boolean)).toHaveLength(1); // LoCoMo 5 scored apart
+    const hit5 = agg.metrics["session_hit@5"]!.filter((_, i) => !agg.apart[i]) as number[];
+    expect(hit5.reduce((a, b) => a + b, 0) / hit5.length).toBeCloseTo((windows.metrics as Record<string, number>)["session_hit@5"]!, 6);
+  });
+
+  it("pins the pipeline's main on top, gives each metric its delta and 95% interval, and keeps the failed run as a row with its reason", async () => {
+    const api = await ws.caller();
+    const board = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id, failedId, main.id] });
+    expect(board.baselineId).toBe(main.id);
+    expect(board.rows.map((r) => r.id)).toEqual([main.id, sessions.id, windows.id, failedId]);
+    expect(board.rows[0]!.isBaseline).toBe(true);
+    const base = main.metrics as Record<string, number>;
+    for (const row of board.rows.slice(1, 3)) {
+      const run = (row.id === sessions.id ? sessions : windows).metrics as Record<string, number>;
+      for (const m of board.metrics) {
+        const cell = row.metrics[m]!;
+        expect(cell.value).toBe(run[m]);
+        expect(cell.delta).toBeCloseTo(run[m]! - base[m]!, 10);
+        expect(cell.ci95![0]).toBeLessThanOrEqual(cell.delta! + 1e-9);
+        expect(cell.ci95![1]).toBeGreaterThanOrEqual(cell.delta! - 1e-9);
+        expect(cell.withinNoise).toBe(cell.ci95![0] <= 0 && cell.ci95![1] >= 0);
+      }
+    }
+    const failed = board.rows[3]!;
+    expect(failed).toMatchObject({ status: "failed", error: expect.stringContaining("Unable to start a transaction"), buildCostUsd: null });
+    expect(leaderboardMarkdown(board)).toContain("failed: Transaction API error");
+    const csv = leaderboardCsv(board).trim().split("\n");
+    expect(csv).toHaveLength(5);
+    expect(csv[0]).toContain("session_hit@5_ci95_low");
+
+    // A chosen baseline: the same run against itself has no delta; another workspace's id is not found.
+    const chosen = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [main.id, windows.id], baselineId: sessions.id });
+    expect(chosen.rows[0]!.id).toBe(sessions.id);
+    expect(chosen.rows[0]!.metrics["mrr"]!.delta).toBeNull();
+    await expect(api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id], baselineId: failedId })).rejects.toThrow(/is failed: pick a completed run/);
+    // Someone else in the same database, asking their own workspace for this workspace's runs.
+    const other = await signUp(db, { email: "other-board@example.com", password: "correct-horse-battery" });
+    const stranger = await ws.caller({ userId: other.user.id, email: "other-board@example.com" });
+    await expect(stranger.evals.leaderboard({ workspaceId: other.workspace.id, runIds: [sessions.id] })).rejects.toThrow(/not found in this workspace/);
+    await expect(stranger.evals.leaderboard({ workspaceId: other.workspace.id, runIds: [main.id, windows.id], baselineId: sessions.id })).rejects.toThrow(/not found in this workspace/);
+    await expect(stranger.evals.retry({ workspaceId: other.workspace.id, id: failedId })).rejects.toThrow(/not found/);
+  });
+
+  it("backfills the vectors of a run completed before they were stored, and reads the same leaderboard", async () => {
+    const api = await ws.caller();
+    const before = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id] });
+    await db.evalRun.updateMany({ where: { id: { in: [sessions.id, windows.id] } }, data: { aggregates: Prisma.DbNull } });
+    const after = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id] });
+    expect(after.rows.map((r) => r.metrics)).toEqual(before.rows.map((r) => r.metrics));
+    const stored = await db.evalRun.findMany({ where: { id: { in: [sessions.id, windows.id] } }, select: { aggregates: true } });
+    expect(stored.every((r) => parseAggregates(r.aggregates)?.questionIds.length === 9)).toBe(true);
+  });
+
+  it("retries a failed run with its settings", async () => {
+    const api = await ws.caller();
+    const again = await api.evals.retry({ workspaceId: ws.workspaceId, id: failedId });
+    expect(again).toMatchObject({ template: "rag-baseline", datasetId: ws.datasetId });
+    expect(again.id).not.toBe(failedId);
+    await expect(api.evals.retry({ workspaceId: ws.workspaceId, id: sessions.id })).rejects.toThrow(/only a failed or cancelled eval can be retried/);
+    for (let i = 0; i < 240; i++) {
+      const r = await api.evals.get({ workspaceId: ws.workspaceId, id: again.id });
+      if (!["queued", "running"].includes(r.status)) break;
+      await new Promise((res) => setTimeout(res, 250));
+    }
+  });
+});

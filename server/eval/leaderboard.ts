@@ -1,0 +1,245 @@
+/**
+ * The leaderboard a team decides from: one row per eval run (a pipeline's branch, a template), the
+ * baseline pinned on top, each headline metric with its delta to the baseline and the 95% interval
+ * of that delta (paired bootstrap over the questions both answered: bootstrap.ts), build cost,
+ * query cost and latency. Runs that failed, were cancelled or are still running are rows too, with
+ * their state, reason and progress, so nothing silently drops out of a comparison.
+ *
+ * Reads only run rows: the per-question vectors were stored when each run completed
+ * (aggregates.ts; older runs are backfilled once). The same service serves tRPC, REST and
+ * `synthex eval compare`; `leaderboardMarkdown` / `leaderboardCsv` are its exports.
+ */
+import type { Db } from "../core/db";
+import { badRequest, notFound } from "../core/errors";
+import { findTemplate } from "../pipeline/templates";
+import { ensureAggregates, type EvalAggregates } from "./aggregates";
+import { pairedDelta, type BootstrapPlan } from "./bootstrap";
+import { LOWER_IS_BETTER, type MetricName } from "./metrics";
+import { evalCostSchema, judgeRecordSchema, latencySchema, metricsSchema } from "./stored";
+
+/** The metrics every leaderboard shows, in this order (`j` and `f1` join when a run measured them). */
+export const LEADERBOARD_METRICS = ["session_hit@1", "session_hit@5", "evidence_recall@2k", "mrr"] as const satisfies readonly MetricName[];
+const OPTIONAL_METRICS = ["f1", "j"] as const satisfies readonly MetricName[];
+export const MAX_LEADERBOARD_RUNS = 24;
+
+export interface LeaderboardCell {
+  value: number | null;
+  /** value − the baseline's value (null for the baseline itself, or when either did not measure it). */
+  delta: number | null;
+  /** 95% interval of the delta from a paired bootstrap over questions; null without pairs. */
+  ci95: [number, number] | null;
+  /** The interval includes zero: the difference may be noise. */
+  withinNoise: boolean | null;
+}
+
+export interface LeaderboardRow {
+  id: string;
+  label: string;
+  kind: "branch" | "template";
+  pipelineId: string | null;
+  template: string | null;
+  branch: string;
+  /** Short spec hash: which version of the pipeline was scored. */
+  version: string;
+  mode: string;
+  step: string | null;
+  status: string;
+  /** Why it failed or was cancelled. */
+  error: string | null;
+  progress: { phase: string; done: number; total: number } | null;
+  isBaseline: boolean;
+  questions: number;
+  metrics: Record<string, LeaderboardCell>;
+  buildCostUsd: number | null;
+  buildTokens: number | null;
+  /** What answering one question costs: context tokens read, and USD spent by the answer/judge models. */
+  queryTokens: number | null;
+  queryCostUsd: number | null;
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  /** The template ran with an offline stand-in for a model (what it stands in for), when it declares one. */
+  offlineStandIn: string | null;
+  /** Why this row has no deltas (e.g. another dataset than the baseline). */
+  note: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface Leaderboard {
+  baselineId: string | null;
+  benchmark: string | null;
+  datasetId: string | null;
+  metrics: string[];
+  lowerIsBetter: string[];
+  rows: LeaderboardRow[];
+}
+
+const SELECT = {
+  id: true,
+  workspaceId: true,
+  pipelineId: true,
+  template: true,
+  branch: true,
+  specHash: true,
+  datasetId: true,
+  benchmark: true,
+  step: true,
+  mode: true,
+  status: true,
+  error: true,
+  progress: true,
+  questions: true,
+  metrics: true,
+  cost: true,
+  latency: true,
+  judge: true,
+  aggregates: true,
+  createdAt: true,
+  finishedAt: true,
+} as const;
+
+/** Intervals already computed, by run, baseline and metric (both runs completed: immutable). Bounded. */
+const intervals = new Map<string, { ci95: [number, number] | null; withinNoise: boolean | null }>();
+const MAX_CACHED_INTERVALS = 5000;
+function remember(key: string, value: { ci95: [number, number] | null; withinNoise: boolean | null }) {
+  if (intervals.size >= MAX_CACHED_INTERVALS) intervals.delete(intervals.keys().next().value!);
+  intervals.set(key, value);
+}
+
+/** A template's offline stand-in note, if its definition has one (read defensively: an optional field). */
+function offlineStandIn(template: string | null): string | null {
+  if (!template) return null;
+  const def = findTemplate(template) as unknown as { offlineStandIn?: unknown; eval?: { offlineStandIn?: unknown } } | undefined;
+  const note = def?.offlineStandIn ?? def?.eval?.offlineStandIn;
+  return typeof note === "string" && note.trim() ? note : null;
+}
+
+function progressOf(stored: unknown): LeaderboardRow["progress"] {
+  const p = stored as { phase?: unknown; done?: unknown; total?: unknown } | null;
+  return p && typeof p.phase === "string" && typeof p.done === "number" && typeof p.total === "number" ? { phase: p.phase, done: p.done, total: p.total } : null;
+}
+
+/** The headline values of a run's main questions (not scored apart), by question id. */
+function vectors(agg: EvalAggregates, metrics: readonly string[]) {
+  const index = new Map<string, number>();
+  agg.questionIds.forEach((id, i) => {
+    if (!agg.apart[i]) index.set(id, i);
+  });
+  return { index, values: Object.fromEntries(metrics.map((m) => [m, agg.metrics[m] ?? null])) };
+}
+
+/**
+ * The leaderboard of `runIds` (this workspace's only: an id of another workspace is not found)
+ * against `baselineId` — by default the pipeline's main (the latest completed run of a pipeline's
+ * main branch among them), else the first completed run.
+ */
+export async function evalLeaderboard(db: Db, workspaceId: string, input: { runIds: string[]; baselineId?: string }): Promise<Leaderboard> {
+  const ids = [...new Set([...(input.baselineId ? [input.baselineId] : []), ...input.runIds])];
+  if (!ids.length) throw badRequest("Name at least one eval run to compare.");
+  if (ids.length > MAX_LEADERBOARD_RUNS) throw badRequest(`At most ${MAX_LEADERBOARD_RUNS} eval runs fit one leaderboard (${ids.length} given).`);
+  const found = await db.evalRun.findMany({ where: { workspaceId, id: { in: ids } }, select: SELECT });
+  const byId = new Map(found.map((r) => [r.id, r]));
+  const missing = ids.filter((id) => !byId.has(id));
+  if (missing.length) throw notFound(`Eval run${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not found in this workspace.`);
+  const runs = ids.map((id) => byId.get(id)!);
+  const pipelineIds = [...new Set(runs.map((r) => r.pipelineId).filter((p): p is string => !!p))];
+  const names = new Map((await db.pipeline.findMany({ where: { workspaceId, id: { in: pipelineIds } }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
+
+  const completed = runs.filter((r) => r.status === "completed");
+  const baseline = input.baselineId
+    ? byId.get(input.baselineId)!
+    : ([...completed].filter((r) => r.pipelineId && r.branch === "main").sort((a, b) => +b.createdAt - +a.createdAt)[0] ?? completed[0] ?? null);
+  if (baseline && baseline.status !== "completed") throw badRequest(`The baseline ${baseline.id} is ${baseline.status}: pick a completed run as the baseline.`);
+
+  const aggregates = new Map<string, EvalAggregates | null>();
+  for (const r of completed) aggregates.set(r.id, await ensureAggregates(db, r));
+  const parsed = new Map(completed.map((r) => [r.id, metricsSchema.parse(r.metrics)]));
+  const metrics: string[] = [...LEADERBOARD_METRICS, ...OPTIONAL_METRICS.filter((m) => completed.some((r) => parsed.get(r.id)![m] !== undefined))];
+
+  const baseAgg = baseline ? aggregates.get(baseline.id) : null;
+  const base = baseAgg ? vectors(baseAgg, metrics) : null;
+  const plans = new Map<number, BootstrapPlan>();
+
+  const rows = runs.map((r): LeaderboardRow => {
+    const done = r.status === "completed";
+    const values = done ? parsed.get(r.id)! : {};
+    const comparable = !!baseline && done && r.datasetId === baseline.datasetId;
+    const agg = aggregates.get(r.id);
+    const mine = agg && base && comparable && r.id !== baseline!.id ? vectors(agg, metrics) : null;
+    // Questions both runs scored (the same ids), in the baseline's order.
+    const shared = mine ? [...base!.index.keys()].filter((q) => mine.index.has(q)) : [];
+    const cells: Record<string, LeaderboardCell> = {};
+    for (const m of metrics) {
+      const value = values[m as MetricName] ?? null;
+      const baseValue = baseline && comparable ? (parsed.get(baseline.id)![m as MetricName] ?? null) : null;
+      if (!baseline || r.id === baseline.id || value === null || baseValue === null) {
+        cells[m] = { value, delta: null, ci95: null, withinNoise: null };
+        continue;
+      }
+      let ci95: [number, number] | null = null;
+      let withinNoise: boolean | null = null;
+      const a = mine?.values[m];
+      const b = base?.values[m];
+      if (a && b && shared.length) {
+        // Completed runs never change: an interval computed once is served from memory after.
+        const key = `${r.id}|${baseline.id}|${m}`;
+        let paired = intervals.get(key);
+        if (!paired) {
+          const d = pairedDelta(
+            shared.map((q) => a[mine!.index.get(q)!] ?? null),
+            shared.map((q) => b[base!.index.get(q)!] ?? null),
+            plans,
+          );
+          paired = { ci95: d.ci95, withinNoise: d.ci95 ? d.withinNoise : null };
+          remember(key, paired);
+        }
+        ci95 = paired.ci95;
+        withinNoise = paired.withinNoise;
+      }
+      cells[m] = { value, delta: value - baseValue, ci95, withinNoise };
+    }
+    const cost = evalCostSchema.parse(r.cost ?? {});
+    const latency = latencySchema.parse(r.latency ?? {});
+    const judge = judgeRecordSchema.safeParse(r.judge);
+    const spent = judge.success && judge.data.measured ? (judge.data.spentUsd ?? 0) : 0;
+    const note = !done ? null : !baseline ? null : r.datasetId !== baseline.datasetId ? "scored another dataset than the baseline: no deltas" : null;
+    return {
+      id: r.id,
+      label: r.template ? `template: ${r.template}` : `${names.get(r.pipelineId ?? "") ?? "?"}@${r.branch}`,
+      kind: r.template ? "template" : "branch",
+      pipelineId: r.pipelineId,
+      template: r.template,
+      branch: r.branch,
+      version: r.specHash.slice(0, 7),
+      mode: r.mode,
+      step: r.step,
+      status: r.status,
+      error: r.error,
+      progress: done ? null : progressOf(r.progress),
+      isBaseline: r.id === baseline?.id,
+      questions: r.questions,
+      metrics: cells,
+      buildCostUsd: done ? (cost.buildCostUsd ?? 0) : null,
+      buildTokens: done ? (cost.buildTokens ?? 0) : null,
+      queryTokens: done ? (values.context_tokens ?? null) : null,
+      queryCostUsd: done ? (r.questions ? spent / r.questions : 0) : null,
+      latencyP50Ms: done ? (latency.p50 ?? null) : null,
+      latencyP95Ms: done ? (latency.p95 ?? null) : null,
+      offlineStandIn: offlineStandIn(r.template),
+      note,
+      createdAt: r.createdAt,
+      finishedAt: r.finishedAt,
+    };
+  });
+  // Baseline first, then completed runs in the order asked, then the ones still running or failed.
+  const rank = (row: LeaderboardRow) => (row.isBaseline ? 0 : row.status === "completed" ? 1 : 2);
+  rows.sort((a, b) => rank(a) - rank(b));
+  return {
+    baselineId: baseline?.id ?? null,
+    benchmark: baseline?.benchmark ?? runs[0]!.benchmark,
+    datasetId: baseline?.datasetId ?? runs[0]!.datasetId,
+    metrics,
+    lowerIsBetter: [...LOWER_IS_BETTER],
+    rows,
+  };
+}
