@@ -816,7 +816,7 @@ function judgeSummary(stored: unknown) {
   return { measured, reason, answerModel, judgeModel, budgetUsd, spentUsd, judged, garbage, failed, overBudget };
 }
 
-function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
+export function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
   return r.template ? `template: ${r.template}` : `${names.get(r.pipelineId ?? "") ?? "?"}@${r.branch}`;
 }
 

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import * as evals from "../../eval/service";
 import * as questionSets from "../../eval/question-sets";
+import { compareCharts, COST_AXES } from "../../eval/compare-charts";
+import { compareQuestions, OUTCOME_METRICS, questionDrilldown } from "../../eval/compare-questions";
+import { METRIC_NAMES } from "../../eval/metrics";
 import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
 import { BENCHMARKS } from "../../eval/types";
 import { getPipeline } from "../../services/pipelines";
@@ -134,6 +137,18 @@ export const evalsRouter = createTRPCRouter({
   compare: workspaceProcedure("evals:read")
     .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(10) }))
     .query(({ ctx, input }) => evals.compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds)),
+  /** The compare page's charts: Pareto points, category deltas, cost per step, history (run rows only). */
+  compareCharts: workspaceProcedure("evals:read")
+    .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(11), metric: z.enum(METRIC_NAMES).default("evidence_recall@2k"), cost: z.enum(COST_AXES).default("contextTokens") }))
+    .query(({ ctx, input }) => compareCharts(ctx.db, ctx.workspace.id, input)),
+  /** The baseline against one other run, question by question: each question in one outcome. */
+  compareQuestions: workspaceProcedure("evals:read")
+    .input(z.object({ baselineId: z.string(), otherId: z.string(), metric: z.enum(OUTCOME_METRICS).default("session_hit@5") }))
+    .query(({ ctx, input }) => compareQuestions(ctx.db, ctx.workspace.id, input)),
+  /** One question in several runs: the gold evidence, each run's top hits with the evidence ones marked. */
+  question: workspaceProcedure("evals:read")
+    .input(z.object({ runIds: z.array(z.string()).min(1).max(12), questionId: z.string(), hits: z.number().int().min(1).max(20).optional() }))
+    .query(({ ctx, input }) => questionDrilldown(ctx.db, ctx.workspace.id, input)),
   case: workspaceProcedure("evals:read")
     .input(z.object({ id: z.string() }))
     .query(({ ctx, input }) => evals.getEvalCase(ctx.db, ctx.workspace.id, input.id)),
