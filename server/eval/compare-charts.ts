@@ -10,18 +10,11 @@
  */
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
+import { COST_AXIS_LABELS, type CostAxis } from "./compare-kinds";
 import { LOWER_IS_BETTER, type MetricName, type Metrics } from "./metrics";
 import { evalLabel } from "./service";
 import { evalCostSchema, latencySchema, metricsSchema, perCategorySchema } from "./stored";
 
-export const COST_AXES = ["contextTokens", "buildCostUsd", "buildTokens", "latencyP50"] as const;
-export type CostAxis = (typeof COST_AXES)[number];
-export const COST_AXIS_LABELS: Record<CostAxis, string> = {
-  contextTokens: "context tokens per query",
-  buildCostUsd: "build cost (USD)",
-  buildTokens: "build tokens",
-  latencyP50: "search latency p50 (ms)",
-};
 
 export interface ParetoInput {
   id: string;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { QUESTION_OUTCOMES, questionOutcome, questionOutcomes, type CaseScores } from "./compare-questions";
+import { QUESTION_OUTCOMES } from "./compare-kinds";
+import { questionOutcome, questionOutcomes, type CaseScores } from "./compare-questions";
 
 const c = (questionId: string, hit: number, extra: Partial<CaseScores> = {}): CaseScores => ({
   questionId,

@@ -10,18 +10,9 @@
  */
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
-import { METRIC_NAMES, type MetricName, type Metrics } from "./metrics";
+import { QUESTION_OUTCOMES, RIGHT_AT, type OutcomeMetric, type QuestionOutcome } from "./compare-kinds";
+import { METRIC_NAMES, type Metrics } from "./metrics";
 import { evidenceSchema, metricsSchema, storedHitsSchema } from "./stored";
-
-export const QUESTION_OUTCOMES = ["regressed", "improved", "both_wrong", "both_right", "only_one"] as const;
-export type QuestionOutcome = (typeof QUESTION_OUTCOMES)[number];
-
-/** Metrics a question can be judged right or wrong by (per question: 0/1 hits, or shares). */
-export const OUTCOME_METRICS = ["session_hit@5", "session_hit@1", "session_hit@3", "session_recall@5", "evidence_recall@10", "evidence_recall@2k", "mrr", "f1", "j"] as const satisfies readonly MetricName[];
-export type OutcomeMetric = (typeof OUTCOME_METRICS)[number];
-
-/** A question counts as answered right by a run when its metric reaches this (a hit is 1, a miss 0). */
-export const RIGHT_AT = 0.5;
 
 const isRight = (scores: Metrics | undefined, metric: OutcomeMetric) => (scores?.[metric] ?? 0) >= RIGHT_AT;
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPipeline } from "../services/pipelines";
 import { signUp } from "../services/users";
-import { QUESTION_OUTCOMES } from "./compare-questions";
+import { QUESTION_OUTCOMES } from "./compare-kinds";
 import { runEval } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
 

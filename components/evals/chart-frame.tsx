@@ -1,0 +1,29 @@
+"use client";
+import { ResponsiveContainer } from "recharts";
+
+/** Axis text of every compare chart: one size, legible at 1024 px. */
+export const AXIS_TICK = { fontSize: 11 };
+
+/** A chart's box: a fixed height, the full width, a test id the browser tests find it by. */
+export function ChartFrame({ testId, height = 260, children }: { testId: string; height?: number; children: React.ReactElement }) {
+  return (
+    <div data-testid={testId} className="w-full min-w-0" style={{ height }}>
+      <ResponsiveContainer width="100%" height="100%">
+        {children}
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+/** Short numbers for axis ticks: 1.2k, 35, 0.25. */
+export function compactNumber(v: number): string {
+  if (!Number.isFinite(v)) return "";
+  if (Math.abs(v) >= 1000) return new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 }).format(v);
+  if (Number.isInteger(v)) return String(v);
+  return Math.abs(v) >= 10 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(1) : v.toFixed(2);
+}
+
+/** A run's colour dot, as every legend and table of the page shows it. */
+export function RunDot({ color, hollow }: { color: string; hollow?: boolean }) {
+  return <span aria-hidden className="inline-block size-2.5 shrink-0 rounded-full border-2" style={{ borderColor: color, background: hollow ? "transparent" : color }} />;
+}
