@@ -1,8 +1,9 @@
 import { z } from "zod";
 import * as evals from "../../eval/service";
 import * as questionSets from "../../eval/question-sets";
-import { compareCharts, COST_AXES } from "../../eval/compare-charts";
-import { compareQuestions, OUTCOME_METRICS, questionDrilldown } from "../../eval/compare-questions";
+import { compareCharts } from "../../eval/compare-charts";
+import { COST_AXES, OUTCOME_METRICS } from "../../eval/compare-kinds";
+import { compareQuestions, questionDrilldown } from "../../eval/compare-questions";
 import { METRIC_NAMES } from "../../eval/metrics";
 import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
 import { BENCHMARKS } from "../../eval/types";
