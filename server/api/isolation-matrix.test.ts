@@ -209,6 +209,9 @@ async function callRest(method: string, url: string, body: unknown, who: Credent
 const CONTROL_UNANSWERED: string[] = [
   "evals.compare BAD_REQUEST",
   "evals.case NOT_FOUND",
+  "evals.compareCharts BAD_REQUEST",
+  "evals.compareQuestions BAD_REQUEST",
+  "evals.question BAD_REQUEST",
   "record.history BAD_REQUEST",
   "record.deletedMemories BAD_REQUEST",
 ];
@@ -298,6 +301,9 @@ describe("isolation matrix", () => {
       "evals.get": { id: evalRun.id },
       "evals.cancel": { id: evalRun.id },
       "evals.compare": { baselineId: evalRun.id, otherIds: [evalRun.id] },
+      "evals.compareCharts": { baselineId: evalRun.id, otherIds: [evalRun.id] },
+      "evals.compareQuestions": { baselineId: evalRun.id, otherId: evalRun.id },
+      "evals.question": { runIds: [evalRun.id] },
     });
     const versions = await owner.pipeline.versions({ workspaceId: workspaceA, pipelineId: pipeline.id });
     // The entity graph's reads need a pipeline that builds one (synapsis), with an entity and a belief of it.
