@@ -1,13 +1,13 @@
 import { z } from "zod";
 import * as evals from "../../eval/service";
 import * as questionSets from "../../eval/question-sets";
+import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
+import { BENCHMARKS } from "../../eval/types";
+import { getPipeline } from "../../services/pipelines";
 import { compareCharts } from "../../eval/compare-charts";
 import { COST_AXES, OUTCOME_METRICS } from "../../eval/compare-kinds";
 import { compareQuestions, questionDrilldown } from "../../eval/compare-questions";
 import { METRIC_NAMES } from "../../eval/metrics";
-import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
-import { BENCHMARKS } from "../../eval/types";
-import { getPipeline } from "../../services/pipelines";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
 
 const evalTarget = (input: Record<string, unknown>, out: unknown) => `eval:${String(input.id ?? (out as { id?: string }).id)}`;
@@ -138,6 +138,9 @@ export const evalsRouter = createTRPCRouter({
   compare: workspaceProcedure("evals:read")
     .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(10) }))
     .query(({ ctx, input }) => evals.compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds)),
+  case: workspaceProcedure("evals:read")
+    .input(z.object({ id: z.string() }))
+    .query(({ ctx, input }) => evals.getEvalCase(ctx.db, ctx.workspace.id, input.id)),
   /** The compare page's charts: Pareto points, category deltas, cost per step, history (run rows only). */
   compareCharts: workspaceProcedure("evals:read")
     .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(11), metric: z.enum(METRIC_NAMES).default("evidence_recall@2k"), cost: z.enum(COST_AXES).default("contextTokens") }))
@@ -150,7 +153,4 @@ export const evalsRouter = createTRPCRouter({
   question: workspaceProcedure("evals:read")
     .input(z.object({ runIds: z.array(z.string()).min(1).max(12), questionId: z.string(), hits: z.number().int().min(1).max(20).optional() }))
     .query(({ ctx, input }) => questionDrilldown(ctx.db, ctx.workspace.id, input)),
-  case: workspaceProcedure("evals:read")
-    .input(z.object({ id: z.string() }))
-    .query(({ ctx, input }) => evals.getEvalCase(ctx.db, ctx.workspace.id, input.id)),
 });
