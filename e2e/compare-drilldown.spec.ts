@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
+import { TWO_ALTITUDE_SPEC as SPEC } from "../server/eval/testing/two-altitude-spec";
 import { signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
@@ -14,15 +15,6 @@ import { signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
  */
 const stamp = Date.now();
 const MEASURE = path.join(import.meta.dirname, "../../measure");
-const SPEC = {
-  version: 1,
-  sources: [{ name: "chats", format: "json" }],
-  steps: [
-    { type: "split", name: "windows", from: "chats", operator: { kind: "windows", radius: 1 } },
-    { type: "transform", name: "gist", from: "chats", operator: { kind: "extractive-summary", sentences: 1 } },
-  ],
-  outputs: [{ name: "search", surface: "search", from: ["windows", "gist"] }],
-};
 
 interface Box {
   x: number;

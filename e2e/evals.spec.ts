@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
+import { TWO_ALTITUDE_SPEC as SPEC } from "../server/eval/testing/two-altitude-spec";
 import { FIXTURE, newPipeline, signUp, trpc, uploadToSource, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
@@ -17,16 +18,6 @@ const dir = mkdtempSync(path.join(tmpdir(), "synthex-e2e-evals-"));
 const FILE = path.join(dir, "tiny-locomo.json");
 writeFileSync(FILE, JSON.stringify(locomoFixture()));
 
-/** Windows for turn-level evidence, a one-sentence extractive gist per session (loses most turns). */
-const SPEC = {
-  version: 1,
-  sources: [{ name: "chats", format: "json" }],
-  steps: [
-    { type: "split", name: "windows", from: "chats", operator: { kind: "windows", radius: 1 } },
-    { type: "transform", name: "gist", from: "chats", operator: { kind: "extractive-summary", sentences: 1 } },
-  ],
-  outputs: [{ name: "search", surface: "search", from: ["windows", "gist"] }],
-};
 
 async function waitForRows(page: Page, completed: number) {
   await expect(page.locator('[data-testid="eval-run-row"][data-status="completed"]')).toHaveCount(completed, { timeout: 240_000 });

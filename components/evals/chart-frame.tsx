@@ -1,13 +1,14 @@
 "use client";
 import { ResponsiveContainer } from "recharts";
+import { cn } from "@/components/ui/cn";
 
 /** Axis text of every compare chart: one size, legible at 1024 px. */
 export const AXIS_TICK = { fontSize: 11 };
 
 /** A chart's box: a fixed height, the full width, a test id the browser tests find it by. */
-export function ChartFrame({ testId, height = 260, children }: { testId: string; height?: number; children: React.ReactElement }) {
+export function ChartFrame({ testId, height = 260, className, children }: { testId: string; height?: number; className?: string; children: React.ReactElement }) {
   return (
-    <div data-testid={testId} className="w-full min-w-0" style={{ height }}>
+    <div data-testid={testId} className={cn("w-full min-w-0", className)} style={{ height }}>
       <ResponsiveContainer width="100%" height="100%">
         {children}
       </ResponsiveContainer>

@@ -1,18 +1,7 @@
 "use client";
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
+import { AXIS_TICK as axis, ChartFrame } from "./chart-frame";
 import { fmtMetric, RUN_COLORS, type EvalRunSummary } from "./format";
-
-const axis = { fontSize: 11 };
-
-function Frame({ testId, height = 260, children }: { testId: string; height?: number; children: React.ReactElement }) {
-  return (
-    <div data-testid={testId} className="w-full rounded-lg border p-3" style={{ height }}>
-      <ResponsiveContainer width="100%" height="100%">
-        {children}
-      </ResponsiveContainer>
-    </div>
-  );
-}
 
 /** A metric across eval runs over time, one line per pipeline/branch/template. */
 export function HistoryChart({ runs, metric }: { runs: EvalRunSummary[]; metric: string }) {
@@ -20,7 +9,7 @@ export function HistoryChart({ runs, metric }: { runs: EvalRunSummary[]; metric:
   const labels = [...new Set(ordered.map((r) => r.label))];
   const data = ordered.map((r, i) => ({ at: i + 1, when: new Date(r.createdAt).toLocaleString("en-US"), [r.label]: r.metrics[metric as keyof typeof r.metrics] ?? null }));
   return (
-    <Frame testId="chart-history" height={220}>
+    <ChartFrame testId="chart-history" height={220} className="rounded-lg border p-3">
       <LineChart data={data} margin={{ left: 0, right: 8, top: 8 }}>
         <CartesianGrid strokeDasharray="3 3" vertical={false} />
         <XAxis dataKey="at" tick={axis} />
@@ -31,6 +20,6 @@ export function HistoryChart({ runs, metric }: { runs: EvalRunSummary[]; metric:
           <Line key={l} dataKey={l} name={l} stroke={RUN_COLORS[i % RUN_COLORS.length]} connectNulls dot isAnimationActive={false} />
         ))}
       </LineChart>
-    </Frame>
+    </ChartFrame>
   );
 }

@@ -9,22 +9,13 @@ import { signUp } from "../services/users";
 import { QUESTION_OUTCOMES } from "./compare-kinds";
 import { runEval } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
+import { TWO_ALTITUDE_SPEC as SPEC } from "./testing/two-altitude-spec";
 
 let ws: EvalWorkspace;
 let windows: Awaited<ReturnType<typeof runEval>>;
 let sessions: Awaited<ReturnType<typeof runEval>>;
 let gist: Awaited<ReturnType<typeof runEval>>;
 
-/** Windows for turn-level evidence, and a one-sentence extractive gist per session. */
-const SPEC = {
-  version: 1,
-  sources: [{ name: "chats", format: "json" }],
-  steps: [
-    { type: "split", name: "windows", from: "chats", operator: { kind: "windows", radius: 1 } },
-    { type: "transform", name: "gist", from: "chats", operator: { kind: "extractive-summary", sentences: 1 } },
-  ],
-  outputs: [{ name: "search", surface: "search", from: ["windows", "gist"] }],
-};
 
 beforeAll(async () => {
   ws = await evalWorkspace("compare-views@example.com");
