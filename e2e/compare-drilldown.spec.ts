@@ -28,7 +28,7 @@ const overlaps = (a: Box, b: Box) => a.x < b.x + b.width - 0.5 && b.x < a.x + a.
 async function expectReadableTicks(chart: Locator, name: string) {
   const frame = (await chart.boundingBox())!;
   for (const axis of ["xAxis", "yAxis"]) {
-    const ticks = chart.locator(`.recharts-${axis} .recharts-cartesian-axis-tick-value`);
+    const ticks = chart.locator(`.recharts-${axis}-tick-labels .recharts-cartesian-axis-tick-value`);
     const count = await ticks.count();
     expect(count, `${name} ${axis} has tick labels`).toBeGreaterThan(1);
     const boxes: Array<Box & { text: string }> = [];
@@ -100,7 +100,7 @@ test("compare charts are legible and a regressed question drills down to marked 
 
     // Per-category heatmap: a row per run, the baseline's values, the others' deltas; nothing clipped.
     await expect(page.getByTestId("heatmap-row")).toHaveCount(3);
-    await expect(page.getByTestId("heatmap-row").first()).toContainText("(baseline)");
+    await expect(page.getByTestId("heatmap-row").first()).toContainText("baseline");
     await expectNotClipped(page.getByTestId("heatmap-cell"), `heatmap cells @${width}`);
     await expectNotClipped(page.getByTestId("heatmap-category"), `heatmap headers @${width}`);
 
@@ -125,6 +125,9 @@ test("compare charts are legible and a regressed question drills down to marked 
     await questions.getByTestId("question-against").selectOption({ label: "drill-memory@gist" });
     await questions.getByLabel("Question metric").selectOption("evidence_recall@2k");
     const counts = page.getByTestId("question-counts");
+    await expect(counts).toHaveAttribute("data-metric", "evidence_recall@2k");
+    await expect(counts).toHaveAttribute("data-other", gist.id);
+    await expect(counts).toHaveAttribute("aria-busy", "false");
     await expect(page.getByTestId("outcome-filter-regressed")).not.toHaveAttribute("data-count", "0");
     const total = Number(await counts.getAttribute("data-total"));
     expect(total).toBe(9);
@@ -163,7 +166,16 @@ test("compare charts are legible and a regressed question drills down to marked 
     const gold = await drill.getByTestId("gold-evidence-id").allInnerTexts();
     const named = (await evidenceHit.getByTestId("hit-evidence").innerText()).replace(/^evidence\s+/, "").split(", ");
     expect(named.every((t) => gold.includes(t)), `hit evidence ${named} is gold ${gold}`).toBe(true);
-    expect(await evidenceHit.evaluate((e) => getComputedStyle(e).borderTopColor)).toBe("rgb(16, 185, 129)");
+    // Highlighted: a thicker border of another colour than a hit off the evidence.
+    const style = (l: Locator) => l.evaluate((e) => ({ width: getComputedStyle(e).borderTopWidth, color: getComputedStyle(e).borderTopColor, background: getComputedStyle(e).backgroundColor }));
+    const marked = await style(evidenceHit);
+    const plainHit = drill.locator('[data-testid="drilldown-hit"][data-evidence="false"]').first();
+    await expect(plainHit).toBeVisible();
+    const plain = await style(plainHit);
+    expect(marked.width).toBe("2px");
+    expect(plain.width).toBe("1px");
+    expect(marked.color).not.toBe(plain.color);
+    expect(marked.background).not.toBe(plain.background);
     for (const hit of await drill.getByTestId("drilldown-hit").all()) {
       await expect(hit).toHaveAttribute("href", new RegExp(`^/w/${slug}/pipelines/[^/]+/records/[^/?]+\\?branch=`));
     }
@@ -172,7 +184,7 @@ test("compare charts are legible and a regressed question drills down to marked 
 
     if (width === 1440) {
       // The evidence hit opens its record page: the record's own content, with the hit's text.
-      const preview = (await evidenceHit.locator("span.line-clamp-3").innerText()).split("\n")[0]!.slice(0, 30);
+      const preview = (await evidenceHit.getByTestId("hit-preview").innerText()).split("\n")[0]!.slice(0, 30);
       await evidenceHit.click();
       await expect(page).toHaveURL(/\/records\/[^/?]+\?branch=main$/);
       await expect(page.getByTestId("record-content")).toContainText(preview);

@@ -4,11 +4,15 @@ import { AXIS_TICK, ChartFrame, RunDot } from "./chart-frame";
 import { fmtMetric, type CompareChartsData } from "./format";
 
 const OTHER = "#94a3b8";
-const DAY = 24 * 60 * 60 * 1000;
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
 
-/** Tick text for a time axis: clock time within a day, the date beyond. */
+/** Tick text for a time axis: seconds within the hour, clock time within a day, the date beyond. */
 function timeTick(span: number) {
-  const fmt = new Intl.DateTimeFormat("en-US", span < DAY ? { hour: "2-digit", minute: "2-digit", hour12: false } : { month: "short", day: "numeric" });
+  const fmt = new Intl.DateTimeFormat(
+    "en-US",
+    span < HOUR ? { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false } : span < DAY ? { hour: "2-digit", minute: "2-digit", hour12: false } : { month: "short", day: "numeric" },
+  );
   return (v: number) => fmt.format(new Date(v));
 }
 
@@ -28,7 +32,7 @@ export function BranchHistoryChart({ data, colors }: { data: CompareChartsData; 
       <ChartFrame testId="chart-branch-history" height={240}>
         <LineChart margin={{ left: 4, right: 16, top: 8, bottom: 4 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
-          <XAxis type="number" dataKey="t" scale="time" domain={span ? ["dataMin", "dataMax"] : ["dataMin - 60000", "dataMax + 60000"]} tick={AXIS_TICK} tickFormatter={timeTick(span || 1)} minTickGap={32} allowDuplicatedCategory={false} />
+          <XAxis type="number" dataKey="t" scale="time" domain={span ? ["dataMin", "dataMax"] : ["dataMin - 60000", "dataMax + 60000"]} tick={AXIS_TICK} tickFormatter={timeTick(span || 1)} minTickGap={32} padding={{ left: 16, right: 16 }} allowDuplicatedCategory={false} />
           <YAxis tick={AXIS_TICK} tickFormatter={(v: number) => fmtMetric(data.metric, v)} width={56} domain={["auto", "auto"]} />
           <Tooltip labelFormatter={(v) => when.format(new Date(Number(v)))} formatter={(v, n) => [fmtMetric(data.metric, Number(v)), String(n)]} />
           {series.map((s) => (

@@ -53,8 +53,10 @@ export function CategoryHeatmap({ data, colors, names }: { data: CompareChartsDa
                 <td className="py-1 pr-2">
                   <span className="flex min-w-0 items-center gap-2">
                     <RunDot color={colors.get(r.runId)!} />
-                    <span className="min-w-0 break-words">{labels.get(r.runId)}</span>
-                    {baseline && <span className="text-xs text-muted-foreground">(baseline)</span>}
+                    <span className="min-w-0 break-words">
+                      {labels.get(r.runId)}
+                      {baseline && <span className="block text-xs text-muted-foreground">baseline</span>}
+                    </span>
                   </span>
                 </td>
                 {r.cells.map((c) => {

@@ -3,6 +3,9 @@ import { CartesianGrid, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } fr
 import { AXIS_TICK, ChartFrame, compactNumber, RunDot } from "./chart-frame";
 import { fmtMetric, type CompareChartsData } from "./format";
 
+/** A share metric's axis from a tenth below the lowest run up to at most 1 (never "1.020"). */
+const SHARE_DOMAIN: [(min: number) => number, (max: number) => number] = [(min) => Math.max(0, Math.floor(min * 10 - 0.5) / 10), (max) => (max <= 1 ? 1 : Math.ceil(max))];
+
 /**
  * Accuracy against cost: one point per run (hollow when another run is at least as accurate for
  * at most the cost), the frontier of the undominated runs as a dashed line, and beside it the list
@@ -18,7 +21,7 @@ export function ParetoChart({ data, colors }: { data: CompareChartsData; colors:
         <ScatterChart margin={{ left: 4, right: 16, top: 8, bottom: 24 }}>
           <CartesianGrid strokeDasharray="3 3" />
           <XAxis type="number" dataKey="x" name={data.costLabel} tick={AXIS_TICK} tickFormatter={compactNumber} minTickGap={16} domain={[0, "auto"]} label={{ value: data.costLabel, position: "insideBottom", offset: -14, fontSize: 11 }} />
-          <YAxis type="number" dataKey="y" name={data.metric} tick={AXIS_TICK} tickFormatter={(v: number) => fmtMetric(data.metric, v)} width={56} domain={["auto", "auto"]} />
+          <YAxis type="number" dataKey="y" name={data.metric} tick={AXIS_TICK} tickFormatter={(v: number) => fmtMetric(data.metric, v)} width={56} domain={SHARE_DOMAIN} />
           <ZAxis range={[110, 110]} />
           <Tooltip cursor={{ strokeDasharray: "3 3" }} formatter={(v, n) => [typeof v === "number" ? compactNumber(v) : String(v), String(n)]} />
           <Scatter name="frontier" data={frontier} line={{ stroke: "#334155", strokeDasharray: "5 4" }} shape={() => <g />} legendType="none" isAnimationActive={false} />

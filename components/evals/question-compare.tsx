@@ -88,7 +88,7 @@ export function QuestionCompare({ baselineId, runs, benchmark, colors }: { basel
         <p className="text-sm text-destructive">{errorMessage(cmp.error)}</p>
       ) : (
         <>
-          <div className="flex flex-wrap items-center gap-2 text-sm" data-testid="question-counts" data-total={cmp.data.total}>
+          <div className={cn("flex flex-wrap items-center gap-2 text-sm", cmp.isPlaceholderData && "opacity-60")} data-testid="question-counts" data-total={cmp.data.total} data-other={cmp.data.otherId} data-metric={cmp.data.metric} aria-busy={cmp.isPlaceholderData}>
             <button type="button" onClick={() => setFilter("all")} className={cn("rounded-full border px-2.5 py-1", filter === "all" && "border-primary bg-primary/10")} data-testid="outcome-filter-all">
               all <span className="tabular-nums">{cmp.data.total}</span> questions
             </button>

@@ -119,7 +119,7 @@ function RunColumn({ run, label, color, slug }: { run: RunHits; label: string; c
                       <span>{h.inContext ? "in context" : "beyond 2k"}</span>
                     )}
                   </span>
-                  <span className="line-clamp-3 block whitespace-pre-wrap break-words">{h.preview}</span>
+                  <span className="line-clamp-4 whitespace-pre-wrap break-words" data-testid="hit-preview">{h.preview}</span>
                 </Link>
               </li>
             ))}
