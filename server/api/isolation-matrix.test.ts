@@ -209,9 +209,6 @@ async function callRest(method: string, url: string, body: unknown, who: Credent
 const CONTROL_UNANSWERED: string[] = [
   "evals.compare BAD_REQUEST",
   "evals.case NOT_FOUND",
-  "evals.compareCharts BAD_REQUEST",
-  "evals.compareQuestions BAD_REQUEST",
-  "evals.question BAD_REQUEST",
   "record.history BAD_REQUEST",
   "record.deletedMemories BAD_REQUEST",
 ];
@@ -296,14 +293,18 @@ describe("isolation matrix", () => {
     const members = await owner.member.list({ workspaceId: workspaceA });
     const memberId = members.find((m) => m.role === "viewer")!.id;
     const evalRun = await createEvalRun(db, { workspaceId: workspaceA, pipeline: pipeline.id, questionSet: "zebra-questions" });
+    // The compare views read completed runs: the same run, completed with one question (no build needed).
+    const queued = await db.evalRun.findUniqueOrThrow({ where: { id: evalRun.id }, omit: { id: true, createdAt: true } });
+    const scored = await db.evalRun.create({ data: { ...queued, status: "completed", judge: {}, progress: {}, metrics: {}, perCategory: {}, cost: {}, latency: {}, skips: [] } });
+    await db.evalCase.create({ data: { workspaceId: workspaceA, evalRunId: scored.id, position: 0, questionId: "zebra-q1", sample: "zebra", category: "team", question: "What is the zebra door code?", gold: "zebra-7731", evidence: { turns: [], sessions: [] }, scores: { "session_hit@5": 1 } } });
     Object.assign(PER_PROCEDURE, {
       "evals.questionSet": { id: set.set.id },
       "evals.get": { id: evalRun.id },
       "evals.cancel": { id: evalRun.id },
       "evals.compare": { baselineId: evalRun.id, otherIds: [evalRun.id] },
-      "evals.compareCharts": { baselineId: evalRun.id, otherIds: [evalRun.id] },
-      "evals.compareQuestions": { baselineId: evalRun.id, otherId: evalRun.id },
-      "evals.question": { runIds: [evalRun.id] },
+      "evals.compareCharts": { baselineId: scored.id, otherIds: [scored.id] },
+      "evals.compareQuestions": { baselineId: scored.id, otherId: scored.id },
+      "evals.question": { runIds: [scored.id], questionId: "zebra-q1" },
     });
     const versions = await owner.pipeline.versions({ workspaceId: workspaceA, pipelineId: pipeline.id });
     // The entity graph's reads need a pipeline that builds one (synapsis), with an entity and a belief of it.
