@@ -147,6 +147,8 @@ test("compare charts are legible and a regressed question drills down to marked 
     await expect(page.getByTestId("question-table").locator("xpath=..")).toHaveJSProperty("scrollLeft", 0);
     expect(await page.getByTestId("question-table").evaluate((t) => t.parentElement!.scrollWidth <= t.parentElement!.clientWidth + 1)).toBe(true);
 
+    await questions.screenshot({ path: path.join(MEASURE, `compare-questions-${width}.png`) });
+
     // The drill-down: every run's column on screen, the gold evidence named and the evidence hits marked.
     await first.click();
     const drill = page.getByTestId("question-drilldown");

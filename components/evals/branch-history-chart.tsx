@@ -1,6 +1,6 @@
 "use client";
 import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
-import { AXIS_TICK, ChartFrame, RunDot } from "./chart-frame";
+import { AXIS_TICK, ChartFrame, RunDot, SHARE_DOMAIN } from "./chart-frame";
 import { fmtMetric, type CompareChartsData } from "./format";
 
 const OTHER = "#94a3b8";
@@ -33,7 +33,7 @@ export function BranchHistoryChart({ data, colors }: { data: CompareChartsData; 
         <LineChart margin={{ left: 4, right: 16, top: 8, bottom: 4 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
           <XAxis type="number" dataKey="t" scale="time" domain={span ? ["dataMin", "dataMax"] : ["dataMin - 60000", "dataMax + 60000"]} tick={AXIS_TICK} tickFormatter={timeTick(span || 1)} minTickGap={32} padding={{ left: 16, right: 16 }} allowDuplicatedCategory={false} />
-          <YAxis tick={AXIS_TICK} tickFormatter={(v: number) => fmtMetric(data.metric, v)} width={56} domain={["auto", "auto"]} />
+          <YAxis tick={AXIS_TICK} tickFormatter={(v: number) => fmtMetric(data.metric, v)} width={56} domain={SHARE_DOMAIN} />
           <Tooltip labelFormatter={(v) => when.format(new Date(Number(v)))} formatter={(v, n) => [fmtMetric(data.metric, Number(v)), String(n)]} />
           {series.map((s) => (
             <Line key={s.label} data={s.points} dataKey="value" name={s.label} stroke={s.color} strokeDasharray={s.onPage ? undefined : "4 3"} dot={{ r: 3, fill: s.color }} connectNulls isAnimationActive={false} />

@@ -16,6 +16,9 @@ export function ChartFrame({ testId, height = 260, className, children }: { test
   );
 }
 
+/** A share metric's axis from a tenth below the lowest value up to at most 1 (never "1.020"). */
+export const SHARE_DOMAIN: [(min: number) => number, (max: number) => number] = [(min) => Math.max(0, Math.floor(min * 10 - 0.5) / 10), (max) => (max <= 1 ? 1 : Math.ceil(max))];
+
 /** Short numbers for axis ticks: 1.2k, 35, 0.25. */
 export function compactNumber(v: number): string {
   if (!Number.isFinite(v)) return "";

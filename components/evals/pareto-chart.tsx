@@ -1,10 +1,7 @@
 "use client";
 import { CartesianGrid, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from "recharts";
-import { AXIS_TICK, ChartFrame, compactNumber, RunDot } from "./chart-frame";
+import { AXIS_TICK, ChartFrame, compactNumber, RunDot, SHARE_DOMAIN } from "./chart-frame";
 import { fmtMetric, type CompareChartsData } from "./format";
-
-/** A share metric's axis from a tenth below the lowest run up to at most 1 (never "1.020"). */
-const SHARE_DOMAIN: [(min: number) => number, (max: number) => number] = [(min) => Math.max(0, Math.floor(min * 10 - 0.5) / 10), (max) => (max <= 1 ? 1 : Math.ceil(max))];
 
 /**
  * Accuracy against cost: one point per run (hollow when another run is at least as accurate for
