@@ -33,7 +33,7 @@ async function runFromForm(page: Page, opts: { branch: string; mode: string; ste
   if (box) await box.uncheck();
 }
 
-test("run evals from the UI, compare two branches, open a regressed question's lineage", async ({ page }, info) => {
+test("run evals from the UI, compare two branches, open a regressed question's record", async ({ page }, info) => {
   test.setTimeout(600_000);
   const shot = (name: string) => page.screenshot({ path: info.outputPath(name), fullPage: true }).then((b) => info.attach(name, { body: b, contentType: "image/png" }));
 
