@@ -31,6 +31,7 @@ export const databaseTests = [
   "server/engine/steps/graph-steps.test.ts",
   "server/engine/steps/step-registry.test.ts",
   "server/eval/eval-recovery.test.ts",
+  "server/eval/compare-views.test.ts",
   "server/eval/eval-retry.test.ts",
   "server/eval/leaderboard.test.ts",
   "server/eval/service.test.ts",

@@ -3,13 +3,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
+import { TWO_ALTITUDE_SPEC as SPEC } from "../server/eval/testing/two-altitude-spec";
 import { FIXTURE, newPipeline, signUp, trpc, uploadToSource, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * Evals in a real browser: a pipeline with two branches, a LoCoMo-shaped file uploaded on the
  * Evals tab, evals run from the UI (with the BM25 baseline template beside them), the compare
- * view of the two branches with its charts (asserted on the rendered SVG), a regressed question
- * opened down to the lineage of what it retrieved, and the workspace Compare page.
+ * view of the two branches with its charts, a regressed question opened down to the record page of
+ * what it retrieved, and the workspace Compare page.
  */
 const stamp = Date.now();
 const user = { email: `evals-${stamp}@example.com`, password: "evals-password-1" };
@@ -17,16 +18,6 @@ const dir = mkdtempSync(path.join(tmpdir(), "synthex-e2e-evals-"));
 const FILE = path.join(dir, "tiny-locomo.json");
 writeFileSync(FILE, JSON.stringify(locomoFixture()));
 
-/** Windows for turn-level evidence, a one-sentence extractive gist per session (loses most turns). */
-const SPEC = {
-  version: 1,
-  sources: [{ name: "chats", format: "json" }],
-  steps: [
-    { type: "split", name: "windows", from: "chats", operator: { kind: "windows", radius: 1 } },
-    { type: "transform", name: "gist", from: "chats", operator: { kind: "extractive-summary", sentences: 1 } },
-  ],
-  outputs: [{ name: "search", surface: "search", from: ["windows", "gist"] }],
-};
 
 async function waitForRows(page: Page, completed: number) {
   await expect(page.locator('[data-testid="eval-run-row"][data-status="completed"]')).toHaveCount(completed, { timeout: 240_000 });
@@ -42,7 +33,7 @@ async function runFromForm(page: Page, opts: { branch: string; mode: string; ste
   if (box) await box.uncheck();
 }
 
-test("run evals from the UI, compare two branches, open a regressed question's lineage", async ({ page }, info) => {
+test("run evals from the UI, compare two branches, open a regressed question's record", async ({ page }, info) => {
   test.setTimeout(600_000);
   const shot = (name: string) => page.screenshot({ path: info.outputPath(name), fullPage: true }).then((b) => info.attach(name, { body: b, contentType: "image/png" }));
 
@@ -80,32 +71,31 @@ test("run evals from the UI, compare two branches, open a regressed question's l
   const view = page.getByTestId("compare-view");
   await expect(view).toBeVisible();
   await expect(page.getByTestId("metric-card-session_hit@5")).toContainText("memory-e2e@gist");
-  // Charts rendered as SVG: bars per metric and category, one scatter point per run, stacked cost bars.
-  await expect(page.getByTestId("chart-metrics").locator(".recharts-bar-rectangle path, path.recharts-rectangle").first()).toBeVisible();
-  expect(await page.getByTestId("chart-metrics").locator("path.recharts-rectangle").count()).toBeGreaterThanOrEqual(2);
-  expect(await page.getByTestId("chart-categories").locator("path.recharts-rectangle").count()).toBeGreaterThanOrEqual(2);
-  await expect(page.getByTestId("chart-scatter").locator(".recharts-scatter-symbol")).toHaveCount(2);
-  await expect(page.getByTestId("chart-cost-plan").locator("svg.recharts-surface[role=application]")).toBeVisible();
+  // Charts rendered: a Pareto entry, a heatmap row and a cost row per run (e2e/compare-drilldown.spec.ts checks their legibility).
+  await expect(page.getByTestId("chart-pareto").locator("svg.recharts-surface")).toBeVisible();
+  await expect(page.getByTestId("pareto-run")).toHaveCount(2);
+  await expect(page.getByTestId("heatmap-row")).toHaveCount(2);
+  await expect(page.getByTestId("cost-row")).toHaveCount(2);
   await shot("evals-02-compare.png");
 
-  // Regressions come first; open one and follow a retrieved record to its source session.
+  // Regressions come first (right when recall@2k reaches 0.5); open one and follow a retrieved record to its record page.
+  await page.getByLabel("Question metric").selectOption("evidence_recall@2k");
   const first = page.getByTestId("question-row").first();
-  await expect(first).toHaveAttribute("data-status", "regressed");
+  await expect(first).toHaveAttribute("data-outcome", "regressed");
   await first.click();
-  const dialog = page.getByTestId("question-dialog");
+  const dialog = page.getByTestId("question-drilldown");
   await expect(dialog).toBeVisible();
-  await expect(dialog.getByTestId("question-run")).toHaveCount(2);
-  await dialog.getByTestId("retrieved-record").first().click();
-  await expect(dialog.getByTestId("case-lineage")).toBeVisible();
-  await expect(dialog.getByTestId("lineage-step-chats").first()).toBeVisible();
-  await shot("evals-03-regressed-question-lineage.png");
-  await page.keyboard.press("Escape");
+  await expect(dialog.getByTestId("drilldown-run")).toHaveCount(2);
+  await dialog.getByTestId("drilldown-hit").first().click();
+  await expect(page).toHaveURL(/\/records\/[^/?]+\?branch=/);
+  await expect(page.getByTestId("record-content")).toBeVisible();
+  await shot("evals-03-regressed-question-record.png");
 
   // The workspace Compare page: every architecture on the benchmark in one screen.
   await page.getByRole("link", { name: "Compare", exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`/w/${slug}/compare$`));
   await expect(page.getByTestId("compare-view")).toBeVisible();
-  await expect(page.getByTestId("chart-scatter").locator(".recharts-scatter-symbol")).toHaveCount(3);
+  await expect(page.getByTestId("pareto-run")).toHaveCount(3);
   await shot("evals-04-workspace-compare.png");
 });
 

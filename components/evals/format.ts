@@ -10,6 +10,9 @@ export type ComparedQuestion = EvalComparison["questions"][number];
 export type QuestionSetSummary = Outputs["questionSets"][number];
 export type EvalLeaderboard = Outputs["leaderboard"];
 export type LeaderboardRunRow = EvalLeaderboard["rows"][number];
+export type CompareChartsData = Outputs["compareCharts"];
+export type QuestionComparison = Outputs["compareQuestions"];
+export type QuestionDrilldownData = Outputs["question"];
 
 /** The metrics the compare view shows as cards and bars, in this order. */
 export const HEADLINE_METRICS = ["session_hit@1", "session_hit@5", "session_recall@5", "evidence_recall@10", "evidence_recall@2k", "precision@5", "mrr", "context_tokens"] as const;

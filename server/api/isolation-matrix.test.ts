@@ -304,6 +304,10 @@ describe("isolation matrix", () => {
       data: { workspaceId: workspaceA, pipelineId: pipeline.id, surface: "rest", kind: "search", caller: "user:a", scope: "zebra-scope", query: "zebra-7731 door code", branch: "main", latencyMs: 3, recordIds: [record.id], cited: [] },
     });
     await db.sourceInbox.create({ data: { workspaceId: workspaceA, pipelineId: pipeline.id, source: "chats", path: dataDir } });
+    // The compare views read completed runs: the same run, completed with one question (no build needed).
+    const queued = await db.evalRun.findUniqueOrThrow({ where: { id: evalRun.id }, omit: { id: true, createdAt: true, aggregates: true } });
+    const scored = await db.evalRun.create({ data: { ...queued, status: "completed", judge: {}, progress: {}, metrics: {}, perCategory: {}, cost: {}, latency: {}, skips: [] } });
+    await db.evalCase.create({ data: { workspaceId: workspaceA, evalRunId: scored.id, position: 0, questionId: "zebra-q1", sample: "zebra", category: "team", question: "What is the zebra door code?", gold: "zebra-7731", evidence: { turns: [], sessions: [] }, scores: { "session_hit@5": 1 } } });
     Object.assign(PER_PROCEDURE, {
       "log.label": { entryId: logged.id, recordId: record.id },
       "source.setInbox": { source: "chats", path: null },
@@ -313,6 +317,9 @@ describe("isolation matrix", () => {
       "evals.compare": { baselineId: evalRun.id, otherIds: [evalRun.id] },
       "evals.leaderboard": { runIds: [evalRun.id] },
       "evals.retry": { id: evalRun.id },
+      "evals.compareCharts": { baselineId: scored.id, otherIds: [scored.id] },
+      "evals.compareQuestions": { baselineId: scored.id, otherId: scored.id },
+      "evals.question": { runIds: [scored.id], questionId: "zebra-q1" },
     });
     const versions = await owner.pipeline.versions({ workspaceId: workspaceA, pipelineId: pipeline.id });
     // The entity graph's reads need a pipeline that builds one (synapsis), with an entity and a belief of it.

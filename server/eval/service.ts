@@ -820,7 +820,7 @@ function judgeSummary(stored: unknown) {
   return { measured, reason, answerModel, judgeModel, budgetUsd, spentUsd, judged, garbage, failed, overBudget };
 }
 
-function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
+export function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
   return r.template ? `template: ${r.template}` : `${names.get(r.pipelineId ?? "") ?? "?"}@${r.branch}`;
 }
 
@@ -846,7 +846,12 @@ export async function getEvalRun(db: Db, workspaceId: string, id: string) {
  * side by side — regressions first (the baseline found an evidence session in its top 5, the
  * other did not), then improvements, then the rest.
  */
-export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: string, otherIds: string[]) {
+/**
+ * Runs side by side (metrics, deltas to the baseline) and, unless `withQuestions` is false, every
+ * question with each run's first hits — the expensive part (every case of every run is read); the
+ * compare page asks for the runs only and reads questions through server/eval/compare-questions.ts.
+ */
+export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: string, otherIds: string[], withQuestions = true) {
   const ids = [baselineId, ...otherIds.filter((id) => id !== baselineId)];
   const runs = await Promise.all(ids.map((id) => getEvalRun(db, workspaceId, id)));
   const baseline = runs[0]!;
@@ -855,7 +860,7 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
     if (r.datasetId !== baseline.datasetId) throw badRequest(`Eval run ${r.id} scored another dataset than the baseline: compare runs of one benchmark file.`);
   }
   const byQuestion = new Map<string, { question: string; category: string; gold: string; sample: string; runs: Record<string, { caseId: string; scores: Metrics; answer: string; retrieved: StoredHit[] }> }>();
-  for (const id of ids) {
+  for (const id of withQuestions ? ids : []) {
     for await (const c of evalCasePages(db, workspaceId, id)) {
       const row = byQuestion.get(c.questionId) ?? { question: c.question, category: c.category, gold: c.gold, sample: c.sample, runs: {} };
       // The first hits only (what the compare view lists); the case itself has them all.

@@ -6,6 +6,10 @@ import { retryEvalRun } from "../../eval/retry";
 import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
 import { BENCHMARKS } from "../../eval/types";
 import { getPipeline } from "../../services/pipelines";
+import { compareCharts } from "../../eval/compare-charts";
+import { COST_AXES, OUTCOME_METRICS } from "../../eval/compare-kinds";
+import { compareQuestions, questionDrilldown } from "../../eval/compare-questions";
+import { METRIC_NAMES } from "../../eval/metrics";
 import { createTRPCRouter, workspaceProcedure } from "../trpc";
 
 const evalTarget = (input: Record<string, unknown>, out: unknown) => `eval:${String(input.id ?? (out as { id?: string }).id)}`;
@@ -134,8 +138,8 @@ export const evalsRouter = createTRPCRouter({
     .input(z.object({ id: z.string() }))
     .query(({ ctx, input }) => evals.getEvalRun(ctx.db, ctx.workspace.id, input.id)),
   compare: workspaceProcedure("evals:read")
-    .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(10) }))
-    .query(({ ctx, input }) => evals.compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds)),
+    .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(10), questions: z.boolean().default(true) }))
+    .query(({ ctx, input }) => evals.compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds, input.questions)),
   /** One row per run, the baseline on top, deltas with 95% intervals (server/eval/leaderboard.ts). */
   leaderboard: workspaceProcedure("evals:read")
     .meta({ rest: { method: "GET", path: "/evals/leaderboard", summary: "Eval runs side by side: metrics, deltas to the baseline with 95% intervals, cost and latency", tag: "Evals" } })
@@ -154,4 +158,16 @@ export const evalsRouter = createTRPCRouter({
   case: workspaceProcedure("evals:read")
     .input(z.object({ id: z.string() }))
     .query(({ ctx, input }) => evals.getEvalCase(ctx.db, ctx.workspace.id, input.id)),
+  /** The compare page's charts: Pareto points, category deltas, cost per step, history (run rows only). */
+  compareCharts: workspaceProcedure("evals:read")
+    .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(11), metric: z.enum(METRIC_NAMES).default("evidence_recall@2k"), cost: z.enum(COST_AXES).default("contextTokens") }))
+    .query(({ ctx, input }) => compareCharts(ctx.db, ctx.workspace.id, input)),
+  /** The baseline against one other run, question by question: each question in one outcome. */
+  compareQuestions: workspaceProcedure("evals:read")
+    .input(z.object({ baselineId: z.string(), otherId: z.string(), metric: z.enum(OUTCOME_METRICS).default("session_hit@5") }))
+    .query(({ ctx, input }) => compareQuestions(ctx.db, ctx.workspace.id, input)),
+  /** One question in several runs: the gold evidence, each run's top hits with the evidence ones marked. */
+  question: workspaceProcedure("evals:read")
+    .input(z.object({ runIds: z.array(z.string()).min(1).max(12), questionId: z.string(), hits: z.number().int().min(1).max(20).optional() }))
+    .query(({ ctx, input }) => questionDrilldown(ctx.db, ctx.workspace.id, input)),
 });
