@@ -243,7 +243,16 @@ export function buildCli() {
         const watcher = watchFolder(dir, {
           stableMs: Number(o.stableMs) || 2000,
           usePolling: o.poll,
-          importOne: (file) => importInto(conn, pipeline.id, source, file),
+          importOne: async (file) => {
+            const res = await importInto(conn, pipeline.id, source, file);
+            // On this machine's database (local executor) the import only announces itself to Inngest:
+            // the incremental run is requested here, and runs in this process while it watches.
+            if (conn.mode !== "remote" && res.added > 0) {
+              const { requestIncrementalRun } = await import("../services/ingest");
+              await requestIncrementalRun(conn.db!, { workspaceId: conn.workspaceId, pipelineId: pipeline.id }, "watch: a file was imported", `${path.basename(file)} was imported into ${source}`);
+            }
+            return res;
+          },
           onEvent: (e) => {
             if (opts.json) return console.log(JSON.stringify(e));
             if (e.kind === "imported") say(`imported ${e.file}: ${num(e.received)} read, ${num(e.added)} new${e.added ? " (incremental run requested)" : ""}`);
