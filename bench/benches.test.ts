@@ -285,8 +285,8 @@ describe("the README's benchmark commands", () => {
     const r = await runBench("bench:compare", ["20", "2,3"]);
     expectSuccess(r);
     expect(r.stdout).toMatch(new RegExp(`seeded 3 runs × 20 questions in ${NUM} ms`));
-    expect(r.stdout).toMatch(new RegExp(`one-time backfill\)\s+${NUM} ms`));
-    for (const n of [2, 3]) expect(r.stdout).toMatch(new RegExp(`${n} runs × 20 questions\s+compare \(every case\) ${NUM} ms\s+leaderboard median of 3 ${NUM} ms`));
+    expect(r.stdout).toMatch(new RegExp(`one-time backfill\\)\\s+${NUM} ms`));
+    for (const n of [2, 3]) expect(r.stdout).toMatch(new RegExp(`${n} runs × 20 questions\\s+compare \\(every case\\) ${NUM} ms\\s+leaderboard median of 3 ${NUM} ms`));
   });
 
   it("bench:scale -- --pg 0 --pglite … — the PGlite column of the scale table", { timeout: TEST_LIMIT_MS }, async () => {

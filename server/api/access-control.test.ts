@@ -41,7 +41,7 @@ describe("permission table", () => {
   const expected: Record<Role, string[]> = {
     owner: [...PERMISSIONS],
     admin: [...PERMISSIONS],
-    editor: ["workspace:read", "members:read", "pipelines:read", "pipelines:write", "runs:write", "evals:read", "evals:write", "branches:write", "branches:promote"],
+    editor: ["workspace:read", "members:read", "pipelines:read", "pipelines:write", "runs:write", "evals:read", "evals:write", "branches:write", "branches:promote", "log:read"],
     viewer: ["workspace:read", "members:read", "pipelines:read", "evals:read"],
   };
   it.each(ROLES)("%s has exactly its permissions", (role) => {
