@@ -345,7 +345,7 @@ describe("isolation matrix", () => {
     await (await import("@/server/services/background")).settleBackgroundWork();
     // The step writes memory records and bookkeeping ones (no metadata.memory): pick a memory itself.
     const memoryOf = (r: { metadata: unknown }) => (r.metadata as { memory?: { id: string } }).memory;
-    const memories = await db.record.findMany({ where: { pipelineId: mem0.pipeline.id, step: "memories", content: { contains: "zebra-7731" } }, orderBy: { id: "asc" } });
+    const memories = await db.record.findMany({ where: { pipelineId: mem0.pipeline.id, step: "memories", content: { contains: "zebra-7731", mode: "insensitive" } }, orderBy: { id: "asc" } });
     const memory = memories.find((r) => memoryOf(r)?.id);
     expect(memory, "the mem0 pipeline made a memory of the zebra scope").toBeTruthy();
     for (const proc of ["memory.list", "memory.get", "memory.ofSource", "memory.sessions", "memory.update", "memory.delete"]) {
@@ -391,10 +391,12 @@ describe("isolation matrix", () => {
 
   /** No string of A in the answer, except ids the caller sent itself (an error may name what it could not find). */
   function expectNoSecrets(what: string, body: string, sent: unknown) {
-    const echoed = JSON.stringify(sent ?? null);
+    // Case-insensitive: an operator may capitalise a fact's first word ("Zebra-7731 opens …").
+    const echoed = JSON.stringify(sent ?? null).toLowerCase();
+    const lower = body.toLowerCase();
     for (const s of secrets) {
-      if (echoed.includes(s)) continue;
-      expect(body.includes(s), `${what}: the answer contains "${s}" of workspace A: ${body.slice(0, 300)}`).toBe(false);
+      if (echoed.includes(s.toLowerCase())) continue;
+      expect(lower.includes(s.toLowerCase()), `${what}: the answer contains "${s}" of workspace A: ${body.slice(0, 300)}`).toBe(false);
     }
   }
 
