@@ -192,7 +192,7 @@ function LeaderboardRowView({ row, metrics, lower, color, onRemove }: { row: Lea
             {row.isBaseline ? <span className="text-xs font-medium text-primary">baseline</span> : null}
             {row.offlineStandIn ? (
               <span className="text-xs break-words text-amber-700 dark:text-amber-400" data-testid="leaderboard-offline">
-                offline: {row.offlineStandIn}
+                {row.offlineStandIn}
               </span>
             ) : null}
             {row.note ? <span className="text-xs break-words text-muted-foreground">{row.note}</span> : null}

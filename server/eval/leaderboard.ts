@@ -11,7 +11,7 @@
  */
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
-import { findTemplate } from "../pipeline/templates";
+import { findTemplate, offlineStandInOf } from "../pipeline/templates";
 import { ensureAggregates, type EvalAggregates } from "./aggregates";
 import { pairedDelta, type BootstrapPlan } from "./bootstrap";
 import { LOWER_IS_BETTER, type MetricName } from "./metrics";
@@ -106,12 +106,11 @@ function remember(key: string, value: { ci95: [number, number] | null; withinNoi
   intervals.set(key, value);
 }
 
-/** A template's offline stand-in note, if its definition has one (read defensively: an optional field). */
+/** "offline stand-in for an LLM step: …" and which steps, for a template whose offline path only stands in for one. */
 function offlineStandIn(template: string | null): string | null {
-  if (!template) return null;
-  const def = findTemplate(template) as unknown as { offlineStandIn?: unknown; eval?: { offlineStandIn?: unknown } } | undefined;
-  const note = def?.offlineStandIn ?? def?.eval?.offlineStandIn;
-  return typeof note === "string" && note.trim() ? note : null;
+  const def = template ? findTemplate(template) : undefined;
+  const standIn = def ? offlineStandInOf(def) : null;
+  return standIn ? `${standIn.note} — ${standIn.detail}` : null;
 }
 
 function progressOf(stored: unknown): LeaderboardRow["progress"] {
