@@ -12,6 +12,7 @@ const EXEMPT = new Set([
   "NEXT_RUNTIME", // set by Next
   "TEST_DATABASE_URL", // the test suite's PostgreSQL
   "SKIP_E2E", // npm test
+  "VITEST_OUTCOMES_FILE", // npm test: where the outcomes reporter writes skips and flaky tests
   "SYNTHEX_STANDALONE", // the Docker build
   "SYNTHEX_DIST_DIR", // a second build beside .next (tests)
   "SYNTHEX_MIGRATIONS_DIR", // db:diff and tests

@@ -34,8 +34,8 @@ describe("synthex memories", () => {
     const deleted = await synthex("memories", "deleted", "--step", "memories", "--json");
     expect(deleted.code).toBe(0);
     const rows = JSON.parse(deleted.out) as Array<{ recordId: string; content: string }>;
-    // The offline fact extraction keeps the speaker: "user: I keep …".
-    expect(rows.map((r) => r.content)).toEqual([expect.stringContaining("I keep a saltwater aquarium with two clownfish.")]);
+    // The offline fact extraction writes the speaker for "I": "user keeps …".
+    expect(rows.map((r) => r.content)).toEqual([expect.stringContaining("user keeps a saltwater aquarium with two clownfish.")]);
     const tombstone = rows.find((r) => r.content.includes("aquarium"))!.recordId;
 
     const history = await synthex("memories", "history", tombstone);
@@ -43,17 +43,17 @@ describe("synthex memories", () => {
     expect(history.out).toMatch(/: deleted \(restore with: synthex memories restore /);
     expect(history.out).toMatch(/v2 DELETE/);
     expect(history.out).toMatch(/v1 ADD/);
-    expect(history.out).toMatch(/fact .*: I no longer keep a saltwater aquarium/);
+    expect(history.out).toMatch(/fact .*: user no longer keeps a saltwater aquarium/);
 
     const hidden = await synthex("search", "saltwater aquarium clownfish", "--step", "memories", "--mode", "fts", "--json");
-    expect((JSON.parse(hidden.out) as { hits: Array<{ content: string }> }).hits.some((h) => h.content.includes("I keep a saltwater aquarium"))).toBe(false);
+    expect((JSON.parse(hidden.out) as { hits: Array<{ content: string }> }).hits.some((h) => h.content.includes("user keeps a saltwater aquarium"))).toBe(false);
 
     const restore = await synthex("memories", "restore", tombstone);
     expect(restore.code).toBe(0);
     expect(restore.out).toMatch(/Restored memory mem-/);
     expect(restore.out).toMatch(/v3 RESTORE/);
     const found = await synthex("search", "saltwater aquarium clownfish", "--step", "memories", "--mode", "fts", "--json");
-    expect((JSON.parse(found.out) as { hits: Array<{ content: string }> }).hits.some((h) => h.content.includes("I keep a saltwater aquarium"))).toBe(true);
+    expect((JSON.parse(found.out) as { hits: Array<{ content: string }> }).hits.some((h) => h.content.includes("user keeps a saltwater aquarium"))).toBe(true);
 
     const twice = await synthex("memories", "restore", tombstone);
     expect(twice.code).toBe(1);
