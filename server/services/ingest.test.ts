@@ -62,15 +62,21 @@ describe("live ingestion", () => {
     await settleBackgroundWork();
   }, 120_000);
 
-  it("keeps every message and the record when the run cannot start", async () => {
-    // A run already queued on main: the close cannot start another one.
+  it("keeps every message and the record when a run is in progress, and runs once more when it ends", async () => {
+    // A run already queued on main: the close cannot start another one now…
     const blocking = await createRun(db, { workspaceId, pipelineId });
     const res = await ingestMessages(db, target(), { sessionId: "s-blocked", messages: [{ role: "user", content: "Remember the lighthouse." }], close: true });
-    expect(res).toMatchObject({ status: "closed", runRequested: false });
+    expect(res).toMatchObject({ status: "closed", runRequested: true });
     expect(res.recordId).not.toBeNull();
     expect((await getSession(db, target(), "s-blocked")).messages.map((m) => m.content)).toEqual(["Remember the lighthouse."]);
+    const later = { pipelineId, createdAt: { gt: blocking.createdAt } };
+    expect(await db.run.count({ where: later })).toBe(0);
+    // …and starts it once that run ends (a second close meanwhile adds no second follow-up).
+    await ingestMessages(db, target(), { sessionId: "s-blocked-2", messages: [{ role: "user", content: "And the harbour." }], close: true });
     await db.run.update({ where: { id: blocking.id }, data: { status: "cancelled" } });
-  });
+    await settleBackgroundWork();
+    expect((await db.run.findMany({ where: later })).map((r) => r.triggeredBy)).toEqual(["ingest"]);
+  }, 120_000);
 
   it("refuses bad input with what and where, writing nothing", async () => {
     const before = await db.ingestMessage.count();

@@ -11,6 +11,7 @@ import { badRequest, conflict, DomainError, notFound } from "../core/errors";
 import type { SourceItem } from "../core/source-item";
 import { toJsonColumn } from "../core/json";
 import type { IngestSession } from "../generated/prisma/client";
+import { trackBackground } from "./background";
 import { notifySourceAppended } from "./executor";
 import { appendSourceRecords } from "./pipelines";
 import { cachedBranch } from "./request-context";
@@ -169,11 +170,49 @@ export async function requestIncrementalRun(db: Db, target: { workspaceId: strin
     await startRun(db, { workspaceId: target.workspaceId, pipelineId: target.pipelineId, branch: "main", triggeredBy: "ingest", auditTrigger });
     return true;
   } catch (err) {
-    // A run in progress: the record waits for the next run (the next close or `synthex run`).
-    if (err instanceof DomainError && err.code === "CONFLICT") return false;
+    // A run in progress may have read its sources before this record came: one follow-up run starts when it ends.
+    if (isConflict(err)) {
+      runAfterActiveRun(db, target, auditTrigger, what);
+      return true;
+    }
     console.error(`[synthex ingest] ${what}; the run was not requested: ${(err as Error).message}`);
     return false;
   }
+}
+
+const isConflict = (err: unknown) => err instanceof DomainError && err.code === "CONFLICT";
+
+/** Pipelines of this process waiting for their run in progress to end, to run once more. */
+const followUps = new Set<string>();
+const FOLLOW_UP_POLL_MS = 1000;
+const FOLLOW_UP_MAX_WAIT_MS = 15 * 60_000;
+
+/**
+ * Starts the incremental run as soon as main's run in progress ends (one waiter per pipeline in
+ * this process: what arrives meanwhile is read by that one run). Without it, a message closed
+ * during a run would wait for the next message or `synthex run`.
+ */
+function runAfterActiveRun(db: Db, target: { workspaceId: string; pipelineId: string }, auditTrigger: string, what: string) {
+  if (followUps.has(target.pipelineId)) return;
+  followUps.add(target.pipelineId);
+  const wait = async () => {
+    const until = Date.now() + FOLLOW_UP_MAX_WAIT_MS;
+    while (Date.now() < until) {
+      await new Promise((r) => setTimeout(r, FOLLOW_UP_POLL_MS));
+      try {
+        await startRun(db, { workspaceId: target.workspaceId, pipelineId: target.pipelineId, branch: "main", triggeredBy: "ingest", auditTrigger });
+        return;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+    }
+    throw new Error(`a run was still in progress after ${FOLLOW_UP_MAX_WAIT_MS / 60_000} minutes`);
+  };
+  void trackBackground(
+    wait()
+      .catch((err: unknown) => console.error(`[synthex ingest] ${what}; the follow-up run was not started: ${(err as Error).message}`))
+      .finally(() => followUps.delete(target.pipelineId)),
+  );
 }
 
 /** Closes every open session idle for longer than the gap (optionally of one pipeline). */
