@@ -196,15 +196,20 @@ test("5 · the branch is kept on every navigation; the Branches tab's run badge 
   await page.getByRole("link", { name: "Overview" }).click();
   await expect(page).toHaveURL(new RegExp(`${overview}\\?branch=feature$`));
 
-  // Run the branch and watch it from the Branches tab: the badge moves on by itself.
+  // The Branches tab, opened in a second tab before the run and never reloaded, follows the run by itself
+  // (however fast the run is: the badge goes from no run to the run's end without a reload).
+  const tab = await page.context().newPage();
+  await tab.goto(`${overview}/branches?branch=feature`);
+  const badge = tab.getByTestId("branch-row-feature").locator("[data-status]");
+  // Before the run: the branch has none ("never").
+  await expect(tab.getByTestId("branch-row-feature")).toContainText("never");
   await expect(page.getByTestId("run-button")).toHaveText(/^Run$/, { timeout: 30_000 });
   await page.getByTestId("run-button").click();
   await expect(page).toHaveURL(/\/runs\/[^/?]+/);
-  await page.goto(`${overview}/branches?branch=feature`);
-  const badge = page.getByTestId("branch-row-feature").locator("[data-status]");
-  await expect(badge).toHaveAttribute("data-status", /queued|running/);
-  await shots(page, "5-branches-running");
+  await expect(badge).toHaveAttribute("data-status", /queued|running|completed/, { timeout: 60_000 });
+  await shots(tab, "5-branches-running");
   await expect(badge).toHaveAttribute("data-status", "completed", { timeout: 180_000 });
+  await tab.close();
 
   // A record of the branch: its run link keeps the branch.
   await page.goto(`${overview}/records?branch=feature&step=summaries`);

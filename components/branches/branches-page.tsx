@@ -30,10 +30,11 @@ export function BranchesPage({ pipelineId }: { pipelineId: string }) {
   const canAdmin = useCan("branches:admin");
   const ref = { workspaceId: workspace.id, pipelineId };
   const base = `/w/${workspace.slug}/pipelines/${pipelineId}`;
-  // While a branch's last run is queued or running, its badge follows it (no reload needed).
+  // While a branch's last run is queued or running, its badge follows it every 2 s; otherwise the
+  // list still looks every 10 s, so a run started elsewhere (another tab, the CLI, an agent) shows up.
   const list = useQuery({
     ...trpc.branch.list.queryOptions(ref),
-    refetchInterval: (query) => (query.state.data?.branches.some((b) => b.lastRun && ACTIVE_RUN.includes(b.lastRun.status)) ? 2000 : false),
+    refetchInterval: (query) => (query.state.data?.branches.some((b) => b.lastRun && ACTIVE_RUN.includes(b.lastRun.status)) ? 2000 : 10_000),
   });
   const promotions = useQuery(trpc.branch.promotions.queryOptions(ref));
   const refresh = () => {
