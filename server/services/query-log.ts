@@ -89,22 +89,10 @@ export async function settleQueryLog(): Promise<void> {
   while (pending.size) await Promise.allSettled([...pending]);
 }
 
-export interface LoggedQuery {
+/** A logged query as the log's readers see it: the stored row without its tenancy columns. */
+export interface LoggedQuery extends Omit<QueryLogRow, "workspaceId" | "pipelineId"> {
   id: string;
   createdAt: Date;
-  surface: string;
-  kind: string;
-  caller: string;
-  scope: string | null;
-  mode: string | null;
-  params: Record<string, unknown>;
-  query: string;
-  branch: string;
-  versionId: string | null;
-  hits: Array<{ id: string; rank: number; score: number; step: string }>;
-  cited: string[];
-  confidence: number | null;
-  latencyMs: number;
   labelRecordId: string | null;
 }
 
