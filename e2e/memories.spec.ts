@@ -39,7 +39,7 @@ test("memex: a deleted memory shows its history and is restored from the record 
   const versions = history.getByTestId("memory-version");
   await expect(versions).toHaveCount(2);
   await expect(versions.nth(0)).toContainText("DELETE");
-  await expect(versions.nth(0)).toContainText("I no longer keep a saltwater aquarium");
+  await expect(versions.nth(0)).toContainText("user no longer keeps a saltwater aquarium");
   await expect(versions.nth(1)).toContainText("ADD");
   await shot("02-history-deleted.png");
   await history.getByTestId("memory-restore").click();
@@ -53,7 +53,7 @@ test("memex: a deleted memory shows its history and is restored from the record 
   await page.getByTestId("tab-explore").click();
   await page.getByTestId("search-input").fill("saltwater aquarium clownfish");
   await page.getByTestId("search-input").press("Enter");
-  await expect(page.getByTestId("search-result").filter({ hasText: "I keep a saltwater aquarium" }).first()).toBeVisible();
+  await expect(page.getByTestId("search-result").filter({ hasText: "user keeps a saltwater aquarium" }).first()).toBeVisible();
   await expect(page.getByTestId("deleted-memories-memories")).toHaveCount(0);
   await shot("04-search-restored.png");
 });

@@ -58,12 +58,12 @@ test("purge a conversation from its record page: dry run first, typed confirmati
   await expect(page).toHaveURL(/\/explore/);
   await page.getByTestId("search-input").fill(PHRASE);
   await page.getByTestId("search-input").press("Enter");
-  await expect(page.getByTestId("results-column")).toContainText("No matches");
+  await expect(page.getByTestId("results-column")).toContainText("No good match");
   await page.getByLabel("exact").uncheck();
   await page.getByTestId("search-mode").selectOption("fts");
   await page.getByTestId("search-input").fill(PHRASE);
   await page.getByTestId("search-input").press("Enter");
-  await expect(page.getByTestId("results-column")).toContainText(/No matches|only stop words/);
+  await expect(page.getByTestId("results-column")).toContainText(/No good match|only stop words/);
   await expect(page.getByTestId("search-result").filter({ hasText: /ceramic frog/i })).toHaveCount(0);
   await shot("02-after-purge.png");
 

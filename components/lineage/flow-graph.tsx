@@ -37,6 +37,8 @@ const NODE_W = 190;
 const NODE_H = 76;
 /** Zoom-to-fit stays readable: never blown up for two nodes, never below ~9 px text for many. */
 export const FIT_VIEW = { padding: 0.15, minZoom: 0.6, maxZoom: 1.1 } as const;
+/** A focused graph that grew (a lineage group opened) fits whole down to this zoom before it scrolls to the focus. */
+const GROWN_FIT = { padding: 0.1, minZoom: 0.1, maxZoom: 1.1 } as const;
 
 type BoxData = { node: GraphNode };
 type Size = { width: number; height: number };
@@ -164,11 +166,15 @@ function Graph({ nodes, edges, direction = "LR", height = 360, onNodeClick, test
       const rect = box.current?.getBoundingClientRect();
       if (!focus || !rect) return;
       const size = sizes[focus.id] ?? { width: NODE_W, height: NODE_H };
-      const { x, y, zoom } = rf.getViewport();
-      const left = focus.position.x * zoom + x;
-      const top = focus.position.y * zoom + y;
-      const inView = left >= 0 && top >= 0 && left + size.width * zoom <= rect.width && top + size.height * zoom <= rect.height;
-      if (!inView) void rf.setCenter(focus.position.x + size.width / 2, focus.position.y + size.height / 2, { zoom, duration: 250 });
+      // The graph grew (a group opened): show all of it if it fits at a smaller zoom (its page and
+      // "more" node stay reachable), then make sure the focus is in view.
+      void rf.fitView(GROWN_FIT).then(() => {
+        const { x, y, zoom } = rf.getViewport();
+        const left = focus.position.x * zoom + x;
+        const top = focus.position.y * zoom + y;
+        const inView = left >= 0 && top >= 0 && left + size.width * zoom <= rect.width && top + size.height * zoom <= rect.height;
+        if (!inView) void rf.setCenter(focus.position.x + size.width / 2, focus.position.y + size.height / 2, { zoom, duration: 250 });
+      });
     });
     return () => cancelAnimationFrame(frame);
     // `shape` stands for laid and sizes: a new layout of the same shape needs nothing.
