@@ -1,18 +1,18 @@
 import { mkdirSync } from "node:fs";
 import { expect, test, type Locator, type Page } from "@playwright/test";
-import { createInvite, editSummariesInCanvas, newPipeline, signUp as signUpAs, trpc, uploadToSource, waitForRun, workspaceId } from "./helpers";
+import { SCREENSHOT_DIR, createInvite, editSummariesInCanvas, newPipeline, signUp as signUpAs, trpc, uploadToSource, waitForRun, workspaceId } from "./helpers";
 
 /**
  * Issue 33 items 1, 4, 5, 6 in the browser: a protected main offers "Save as new branch"; prompt
  * history (text diff, restore, TOML export/import, the rendered prompt on the record page); the
  * branch survives every navigation and the Branches tab's run badge follows a run; a palette step
  * lands in view, zoom-to-fit stays readable, overview nodes never overlap, an opened lineage group
- * keeps the record in view. Screenshots at 1024 and 1440 px go to ../measure/ (MEASURE_DIR).
+ * keeps the record in view. Screenshots at 1024 and 1440 px go to SCREENSHOT_DIR (e2e/helpers.ts).
  */
 test.use({ viewport: { width: 1440, height: 900 } });
 
 const stamp = Date.now();
-const MEASURE = process.env.MEASURE_DIR ?? "../measure";
+const MEASURE = SCREENSHOT_DIR;
 const signUp = (page: Page, who: string) => signUpAs(page, { email: `${who}-${stamp}@example.com`, password: `${who}-password-1` });
 
 /** Screenshots of the screen at 1024 and 1440 px wide. */

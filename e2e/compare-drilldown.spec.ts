@@ -3,7 +3,7 @@ import path from "node:path";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
 import { TWO_ALTITUDE_SPEC as SPEC } from "../server/eval/testing/two-altitude-spec";
-import { signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
+import { SCREENSHOT_DIR, signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * Issue 31, charts and question by question, at 1024, 1280 and 1440 px: three runs of the tiny
@@ -11,10 +11,10 @@ import { signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
  * bm25-sessions template) on a pipeline's compare page. The charts render with tick labels that
  * never overlap and stay inside their chart; the question counts add up; a regressed question
  * opens with every run's hits side by side on screen, the gold evidence marked and each hit a
- * link to its record page. A screenshot per width goes to the measure folder beside the repository.
+ * link to its record page. A screenshot per width goes to SCREENSHOT_DIR (e2e/helpers.ts).
  */
 const stamp = Date.now();
-const MEASURE = path.join(import.meta.dirname, "../../measure");
+const MEASURE = SCREENSHOT_DIR;
 
 interface Box {
   x: number;

@@ -2,15 +2,15 @@ import { mkdirSync } from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 import { fmtInterval, fmtSigned, fmtValue } from "../server/eval/leaderboard-export";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
-import { signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
+import { SCREENSHOT_DIR, signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * The Compare page's leaderboard at 1024, 1280 and 1440 px: every number the page renders is the
  * API's number (formatted the same way), no cell clips its content, and a run that failed is a row
- * with its reason and Retry. A screenshot per width goes to /work/measure (or E2E_MEASURE_DIR).
+ * with its reason and Retry. A screenshot per width goes to SCREENSHOT_DIR (e2e/helpers.ts).
  */
 const stamp = Date.now();
-const MEASURE = process.env.E2E_MEASURE_DIR ?? "/work/measure";
+const MEASURE = SCREENSHOT_DIR;
 
 /** A pipeline whose build needs a model nobody configured: its eval fails, with the reason. */
 const FAILING_SPEC = {

@@ -2,6 +2,9 @@
 import path from "node:path";
 import { expect, type Locator, type Page } from "@playwright/test";
 
+/** Where the screenshot-taking specs save their pictures: MEASURE_DIR, or test-results/screenshots in the repository. */
+export const SCREENSHOT_DIR = process.env.MEASURE_DIR ?? path.join(import.meta.dirname, "../test-results/screenshots");
+
 export const FIXTURE = path.join(import.meta.dirname, "fixtures", "chatgpt-export.json");
 
 /** Signs up through the form and lands on the pipelines page; returns the workspace slug. */

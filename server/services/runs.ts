@@ -11,6 +11,9 @@
  * The in-process executor (`executeRunRow`) calls them in a loop; the Inngest run function
  * (inngest/functions/run.ts) calls each inside its own memoized `step.run`. Either way the UI
  * reads the same Run row, and every run is indexed and notifies webhooks the same way.
+ *
+ * Just past 500 lines: the lifecycle above plus its lease and recovery sweeps, which drive the same
+ * functions. The next split is the recovery part (resumeExpiredRuns, startRunRecovery) into its own file.
  */
 import type { Prisma } from "../generated/prisma/client";
 import type { ModelProvider } from "../engine/model";
