@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toolText } from "@/server/api/testing/route-clients";
 import type { AppRouter } from "./root";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-key-ownership-"));
@@ -63,7 +64,7 @@ function agent(secret: string) {
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), { requestInit: { headers: { authorization } } }));
       const result = await client.callTool({ name, arguments: args });
-      return { status: result.isError ? 400 : 200, text: (result.content as Array<{ text: string }>)[0]!.text };
+      return { status: result.isError ? 400 : 200, text: toolText(result) };
     } catch (err) {
       const status = Number((err as { code?: number }).code ?? /HTTP (\d{3})/.exec(String(err))?.[1] ?? 0);
       return { status, text: String(err) };

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { type Json, mcpClient, toolText } from "@/server/api/testing/route-clients";
 import { z } from "zod";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-ordinary-"));
@@ -28,11 +29,8 @@ const trpcRoute = await import("@/app/api/trpc/[trpc]/route");
 const mcpRoute = await import("@/app/api/mcp/route");
 const { createTRPCRouter, publicProcedure } = await import("@/server/api/trpc");
 const { fetchRequestHandler } = await import("@trpc/server/adapters/fetch");
-const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
 const fixture = path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json");
-type Json = Record<string, unknown>;
 
 const ORDINARY = ["the", "x", "who?", "a", "of the", "?!"];
 const NOWHERE = "quixotic zeppelin marmalade";
@@ -102,14 +100,8 @@ describe("ordinary questions over REST, tRPC and MCP", () => {
   }, 120_000);
 
   it("MCP: search and ask tools answer without an error", async () => {
-    const client = new Client({ name: "ordinary-agent", version: "1.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL("http://localhost/api/mcp"), {
-        requestInit: { headers: { authorization: `Bearer ${key}` } },
-        fetch: async (url, init) => (init?.method === "GET" ? new Response(null, { status: 405 }) : mcpRoute.POST(new Request(url, init))),
-      }),
-    );
-    const text = (r: Awaited<ReturnType<typeof client.callTool>>) => (r.content as Array<{ text: string }>)[0]!.text;
+    const client = await mcpClient(mcpRoute, key, "ordinary-agent");
+    const text = toolText;
     for (const query of ORDINARY) {
       const found = await client.callTool({ name: "search", arguments: { pipeline: "memory", query, mode: "semantic" } });
       expect({ query, isError: found.isError ?? false, text: found.isError ? text(found) : "" }).toEqual({ query, isError: false, text: "" });

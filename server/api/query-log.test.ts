@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { restCaller, mcpClient, type Json } from "@/server/api/testing/route-clients";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-query-log-"));
 process.env.SYNTHEX_DATA_DIR = dataDir;
@@ -27,29 +28,12 @@ const { settleBackgroundWork } = await import("@/server/services/background");
 const { settleQueryLog, setQueryLogConfig } = await import("@/server/services/query-log");
 const restRoute = await import("@/app/api/v1/[...path]/route");
 const mcpRoute = await import("@/app/api/mcp/route");
-const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
-type Json = Record<string, unknown>;
 type Db = Awaited<ReturnType<typeof openMigratedDb>>;
 
-async function call(method: "GET" | "POST", url: string, key: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const req = new Request(`http://localhost/api/v1${url}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const res = await (method === "GET" ? restRoute.GET : restRoute.POST)(req);
-  return { status: res.status, json: (await res.json()) as Json };
-}
+const call = restCaller(restRoute);
 
-async function mcp(key: string) {
-  const client = new Client({ name: "log-agent", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL("http://localhost/api/mcp"), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-    fetch: async (url, init) => (init?.method === "GET" ? new Response(null, { status: 405 }) : mcpRoute.POST(new Request(url, init))),
-  });
-  await client.connect(transport);
-  return client;
-}
+const mcp = (key: string) => mcpClient(mcpRoute, key, "log-agent");
 
 interface Entry {
   id: string;

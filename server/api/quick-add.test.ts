@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Json, mcpClient, restCaller, toolText } from "@/server/api/testing/route-clients";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-quick-add-"));
 process.env.SYNTHEX_DATA_DIR = dataDir;
@@ -24,19 +25,10 @@ const { templateSpec } = await import("@/server/pipeline/templates");
 const { settleBackgroundWork } = await import("@/server/services/background");
 const restRoute = await import("@/app/api/v1/[...path]/route");
 const mcpRoute = await import("@/app/api/mcp/route");
-const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
-type Json = Record<string, unknown>;
 type Db = Awaited<ReturnType<typeof openMigratedDb>>;
 
-async function call(method: "GET" | "POST", url: string, key: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const req = new Request(`http://localhost/api/v1${url}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const res = await (method === "GET" ? restRoute.GET : restRoute.POST)(req);
-  return { status: res.status, json: (await res.json()) as Json };
-}
+const call = restCaller(restRoute);
 
 const NOTE = "The quokka-7 vault code is kept in the blue binder on the third shelf.";
 
@@ -129,16 +121,10 @@ describe("quick add over REST", () => {
   }, 180_000);
 
   it("the MCP add_note tool adds a note with the caller's key", async () => {
-    const client = new Client({ name: "test-agent", version: "1.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL("http://localhost/api/mcp"), {
-        requestInit: { headers: { authorization: `Bearer ${owner}` } },
-        fetch: async (url, init) => (init?.method === "GET" ? new Response(null, { status: 405 }) : mcpRoute.POST(new Request(url, init))),
-      }),
-    );
+    const client = await mcpClient(mcpRoute, owner, "test-agent");
     const result = await client.callTool({ name: "add_note", arguments: { pipeline: "memory", source: "chats", text: "Via MCP: the standup moved to 9:30.", title: "Standup" } });
     expect(result.isError).toBeFalsy();
-    const out = JSON.parse((result.content as Array<{ text: string }>)[0]!.text) as Json;
+    const out = JSON.parse(toolText(result)) as Json;
     expect(out).toMatchObject({ added: true });
     expect((await db.record.findUniqueOrThrow({ where: { id: out.recordId as string } })).content).toContain("standup moved to 9:30");
     await client.close();

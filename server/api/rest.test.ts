@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Json, mcpClient, restCaller, toolText } from "@/server/api/testing/route-clients";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-rest-"));
 process.env.SYNTHEX_DATA_DIR = dataDir;
@@ -26,25 +27,11 @@ const { createEvalRun, importDataset } = await import("@/server/eval/service");
 const restRoute = await import("@/app/api/v1/[...path]/route");
 const openApiRoute = await import("@/app/api/v1/openapi.json/route");
 const mcpRoute = await import("@/app/api/mcp/route");
-const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
 const fixture = path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json");
 
-type Json = Record<string, unknown>;
 
-async function call(method: string, url: string, key?: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const req = new Request(`http://localhost/api/v1${url}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-  });
-  const handler = method === "GET" ? restRoute.GET : method === "POST" ? restRoute.POST : restRoute.DELETE;
-  const res = await handler(req);
-  return { status: res.status, json: (await res.json()) as Json };
-}
+const call = restCaller(restRoute);
 
 describe("REST /api/v1", () => {
   const keys: Record<"a" | "b", string> = { a: "", b: "" };
@@ -125,7 +112,7 @@ describe("REST /api/v1", () => {
                 : "";
         const url = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!) + query;
         const body = method === "post" ? (bodies[template] ?? {}) : undefined;
-        const mine = await call(method.toUpperCase(), url, keys.a, body);
+        const mine = await call(method.toUpperCase() as "GET" | "POST" | "DELETE", url, keys.a, body);
         calls.push(`${method} ${template}`);
         if (template === "/runs/{runId}/cancel") {
           // The run has finished: the call is allowed and says why nothing happened.
@@ -145,7 +132,7 @@ describe("REST /api/v1", () => {
         } else {
           expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
         }
-        const theirs = await call(method.toUpperCase(), url, keys.b, body);
+        const theirs = await call(method.toUpperCase() as "GET" | "POST" | "DELETE", url, keys.b, body);
         if (template === "/pipelines" || template === "/audit" || template === "/sources/inboxes") {
           // Listing is of the caller's own workspace: B's is empty of A's pipelines and A's audit.
           expect(theirs.status).toBe(200);
@@ -237,24 +224,16 @@ describe("REST /api/v1", () => {
 
   it("serves MCP: an agent's client lists the tools and calls them with its key, inside its workspace", async () => {
     // The SDK's own client, its HTTP requests answered by the route handler.
-    const connect = async (key: string) => {
-      const client = new Client({ name: "test-agent", version: "1.0.0" });
-      const transport = new StreamableHTTPClientTransport(new URL("http://localhost/api/mcp"), {
-        requestInit: { headers: { authorization: `Bearer ${key}` } },
-        fetch: async (url, init) => (init?.method === "GET" ? new Response(null, { status: 405 }) : mcpRoute.POST(new Request(url, init))),
-      });
-      await client.connect(transport);
-      return client;
-    };
+    const connect = (key: string) => mcpClient(mcpRoute, key, "test-agent");
     const agent = await connect(keys.a);
     const { tools } = await agent.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(["add_note", "ask", "brief", "get_record", "ingest", "lineage", "list_pipelines", "read_output", "search", "walk"]);
 
     const found = await agent.callTool({ name: "search", arguments: { pipeline: "memory", query: "lighthouse key", mode: "fts", limit: 3 } });
-    const text = (found.content as Array<{ text: string }>)[0]!.text;
+    const text = toolText(found);
     const hits = (JSON.parse(text) as { hits: Array<{ id: string; content: string }> }).hits;
     expect(hits[0]!.content.toLowerCase()).toContain("lighthouse");
-    const text0 = (r: Awaited<ReturnType<typeof agent.callTool>>) => JSON.parse((r.content as Array<{ text: string }>)[0]!.text) as Json;
+    const text0 = (r: Awaited<ReturnType<typeof agent.callTool>>) => JSON.parse(toolText(r)) as Json;
     const record = await agent.callTool({ name: "get_record", arguments: { id: hits[0]!.id } });
     expect(record.isError).toBeFalsy();
     expect(text0(record)).toMatchObject({ id: hits[0]!.id, pipelineId });
@@ -265,25 +244,25 @@ describe("REST /api/v1", () => {
     expect(text0(briefed0)).toMatchObject({ scope: "acme:mcp", recentTurns: [], projection: { output: "context" } });
     // Top-down from the world model (chat-memory's top): down to the transcripts and their source chats.
     const walked = await agent.callTool({ name: "walk", arguments: { pipeline: "memory", query: "lighthouse key", from: "world-model", limit: 2 } });
-    const walk = JSON.parse((walked.content as Array<{ text: string }>)[0]!.text) as { path: string[]; hits: Array<{ step: string; sources: Array<{ step: string }> }> };
+    const walk = JSON.parse(toolText(walked)) as { path: string[]; hits: Array<{ step: string; sources: Array<{ step: string }> }> };
     expect(walk.path).toEqual(["world-model", "monthly", "summaries", "transcripts"]);
     expect(walk.hits[0]).toMatchObject({ step: "transcripts", sources: [{ step: "chats" }] });
     const lineage = await agent.callTool({ name: "lineage", arguments: { id: hits[0]!.id } });
-    expect(JSON.parse((lineage.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ root: hits[0]!.id });
+    expect(JSON.parse(toolText(lineage))).toMatchObject({ root: hits[0]!.id });
     const asked = await agent.callTool({ name: "ask", arguments: { pipeline: "memory", question: "Where is the spare key for the lighthouse cabin?" } });
-    const packet = JSON.parse((asked.content as Array<{ text: string }>)[0]!.text) as { answer: string; abstained: boolean; citations: Array<{ recordId: string }> };
+    const packet = JSON.parse(toolText(asked)) as { answer: string; abstained: boolean; citations: Array<{ recordId: string }> };
     expect(packet.abstained).toBe(false);
     expect(packet.answer).toMatch(/blue ceramic frog/);
     expect(packet.citations.length).toBe(1);
     const ingested = await agent.callTool({ name: "ingest", arguments: { pipeline: "memory", source: "chats", sessionId: "mcp-1", messages: [{ role: "user", content: "via MCP" }] } });
-    expect(JSON.parse((ingested.content as Array<{ text: string }>)[0]!.text)).toMatchObject({ status: "open", accepted: 1 });
+    expect(JSON.parse(toolText(ingested))).toMatchObject({ status: "open", accepted: 1 });
     await agent.close();
 
     // Another workspace's key reaches the tools but not workspace A's memory.
     const stranger = await connect(keys.b);
     const refused = await stranger.callTool({ name: "search", arguments: { pipeline: pipelineId, query: "lighthouse key" } });
     expect(refused.isError).toBe(true);
-    expect((refused.content as Array<{ text: string }>)[0]!.text).toMatch(/^NOT_FOUND: /);
+    expect(toolText(refused)).toMatch(/^NOT_FOUND: /);
     await stranger.close();
 
     // The brief: turns pushed for the scope, newest last, and the projected memory.

@@ -16,6 +16,7 @@ import path from "node:path";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import superjson from "superjson";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mcpClient, toolText } from "@/server/api/testing/route-clients";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-scope-"));
 process.env.SYNTHEX_DATA_DIR = dataDir;
@@ -33,8 +34,6 @@ const { appRouter } = await import("@/server/api/root");
 const { createContext } = await import("@/server/api/trpc");
 const restRoute = await import("@/app/api/v1/[...path]/route");
 const mcpRoute = await import("@/app/api/mcp/route");
-const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
 type Db = Awaited<ReturnType<typeof openMigratedDb>>;
 
@@ -86,15 +85,7 @@ async function trpc(name: string, type: "query" | "mutation", input: unknown) {
   return { status: res.status, body: await res.text() };
 }
 
-async function mcpClient() {
-  const client = new Client({ name: "scope-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL("http://localhost/api/mcp"), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-    fetch: async (url, init) => (init?.method === "GET" ? new Response(null, { status: 405 }) : mcpRoute.POST(new Request(url, init))),
-  });
-  await client.connect(transport);
-  return client;
-}
+const connectMcp = () => mcpClient(mcpRoute, key, "scope-test");
 
 beforeAll(async () => {
   db = await openMigratedDb();
@@ -202,7 +193,7 @@ describe("a key limited to acme:eng, on a pipeline that merges acme:eng and acme
   });
 
   it("MCP: lineage, get_record, ask, search, read_output, brief and walk hold none of the sales text", async () => {
-    const agent = await mcpClient();
+    const agent = await connectMcp();
     const text = (r: Awaited<ReturnType<typeof agent.callTool>>) => (r.content as Array<{ text: string }>).map((c) => c.text).join("\n");
     const calls: Array<[string, Record<string, unknown>, boolean]> = [
       ["lineage", { id: merged }, true],
@@ -242,10 +233,10 @@ describe("the pull-in attack: ingesting under another scope's conversation id", 
       expectNoSales(what, res.body);
     }
     // The same over MCP.
-    const agent = await mcpClient();
+    const agent = await connectMcp();
     const viaMcp = await agent.callTool({ name: "ingest", arguments: { pipeline: "shared", source: "eng", sessionId: "deal-7", messages: [{ role: "user", content: "pull it in" }], close: true } });
     expect(viaMcp.isError).toBe(true);
-    expect((viaMcp.content as Array<{ text: string }>)[0]!.text).toMatch(/^FORBIDDEN: sessionId: "deal-7" is a conversation outside/);
+    expect(toolText(viaMcp)).toMatch(/^FORBIDDEN: sessionId: "deal-7" is a conversation outside/);
     await agent.close();
     expect(await db.ingestMessage.count()).toBe(messagesBefore);
     expect(await db.ingestSession.count()).toBe(sessionsBefore);
