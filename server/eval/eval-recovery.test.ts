@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
 import type { ModelProvider, ModelRequest } from "../engine/model";
 import { OfflineModel } from "../llm/offline-model";
-import { endStalledEvalRuns } from "../services/runs";
+import { endStalledEvalRuns } from "../services/run-recovery";
 import { claimEvalLease } from "../store/run-lease";
 import { createEvalRun, executeEvalRun, listEvalRuns } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";

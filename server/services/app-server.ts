@@ -8,7 +8,7 @@
 import { requireEnvironmentSecrets } from "../auth/local-secret";
 import { getDb } from "../store/db";
 import { executorKind } from "./executor";
-import { startRunRecovery } from "./runs";
+import { startRunRecovery } from "./run-recovery";
 import { startInboxWatchers } from "./source-inbox";
 
 export function startAppServer(env: Record<string, string | undefined> = process.env): { stop(): void } {

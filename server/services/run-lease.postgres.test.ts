@@ -18,7 +18,8 @@ import { Pipeline } from "../pipeline/sdk";
 import { createTestDb, testDatabaseUrl, type TestDb } from "../store/test-db";
 import { settleBackgroundWork } from "./background";
 import { appendSourceRecords, createPipeline } from "./pipelines";
-import { createRun, executeRunRow, resumeExpiredRuns } from "./runs";
+import { resumeExpiredRuns } from "./run-recovery";
+import { createRun, executeRunRow } from "./runs";
 import { signUp } from "./users";
 import { deliverPending } from "./webhooks";
 

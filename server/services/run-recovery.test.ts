@@ -8,7 +8,8 @@ import { Pipeline } from "../pipeline/sdk";
 import { createTestDb, type TestDb } from "../store/test-db";
 import { settleBackgroundWork } from "./background";
 import { appendSourceRecords, createPipeline } from "./pipelines";
-import { createRun, resumeExpiredRuns } from "./runs";
+import { resumeExpiredRuns } from "./run-recovery";
+import { createRun } from "./runs";
 import { signUp } from "./users";
 
 let t: TestDb;

@@ -12,8 +12,7 @@
  * (inngest/functions/run.ts) calls each inside its own memoized `step.run`. Either way the UI
  * reads the same Run row, and every run is indexed and notifies webhooks the same way.
  *
- * Just past 500 lines: the lifecycle above plus its lease and recovery sweeps, which drive the same
- * functions. The next split is the recovery part (resumeExpiredRuns, startRunRecovery) into its own file.
+ * The recovery sweeps that resume a dead server's runs with the same functions live in run-recovery.ts.
  */
 import type { Prisma } from "../generated/prisma/client";
 import type { ModelProvider } from "../engine/model";
@@ -42,9 +41,8 @@ import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { toJsonColumn } from "../core/json";
-import { claimRunLease, endExpiredEvalRuns, expiredRunLeases, keepLeaseAlive, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
+import { claimRunLease, keepLeaseAlive, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
 import { isTransientDbError, retryTransient } from "../store/db-errors";
-import { trackBackground } from "./background";
 import { executorKind, inngestExecutor, localExecutor, type Env, type RunExecutor } from "./executor";
 import { recordAudit } from "./audit";
 import { getBranch } from "./pipelines";
@@ -357,6 +355,9 @@ const retryableInRun = (err: unknown) => !(err instanceof RunError) && isTransie
 /** Runs executing in this process now (see executeRunRow). */
 const executingHere = new Set<string>();
 
+/** Whether this process is executing the run now: a late heartbeat, not a dead server (run-recovery.ts). */
+export const isExecutingHere = (runId: string) => executingHere.has(runId);
+
 async function executeLeasedRun(db: Db, runId: string, deps: ExecuteDeps) {
   const finishOptions: FinishOptions = { afterRun: deps.afterRun };
   const run = await loadRun(db, runId);
@@ -405,62 +406,6 @@ async function executeLeasedRun(db: Db, runId: string, deps: ExecuteDeps) {
 export async function runPipeline(db: Db, input: Parameters<typeof createRun>[1], deps: ExecuteDeps = {}) {
   const run = await createRun(db, input);
   return executeRunRow(db, run.id, deps);
-}
-
-/**
- * Resumes, in this process, the active runs whose lease expired (their server died mid-run) and
- * queued runs left unclaimed for a lease length (it died before starting them). Each is claimed
- * first, so two servers sweeping at once resume it once. Returns the run ids.
- */
-export async function resumeExpiredRuns(db: Db, deps: ExecuteDeps = {}): Promise<string[]> {
-  const owner = deps.lease?.owner ?? processLeaseOwner;
-  const ttlMs = deps.lease?.ttlMs ?? runLeaseMs();
-  const resumed: string[] = [];
-  for (const runId of await expiredRunLeases(db, 10, ttlMs)) {
-    if (executingHere.has(runId)) continue; // alive here: its heartbeat was late, not its process dead
-    if (!(await claimRunLease(db, runId, owner, ttlMs))) continue;
-    resumed.push(runId);
-    void trackBackground(
-      executeRunRow(db, runId, { ...deps, lease: { owner, ttlMs } }).catch((err: unknown) =>
-        console.error(`[synthex runs] resuming run ${runId} failed:`, message(err)),
-      ),
-    );
-  }
-  return resumed;
-}
-
-/**
- * Ends the eval runs whose process died (their lease expired) or that were queued and never started
- * for a lease length: failed (or cancelled, when a cancel was asked for) with the reason, so none
- * stays "running" forever. Unlike pipeline runs they are not resumed: an eval is cheap to run again.
- */
-export async function endStalledEvalRuns(db: Db, ttlMs = runLeaseMs()) {
-  return endExpiredEvalRuns(db, ttlMs);
-}
-
-/**
- * The sweeps above every `intervalMs` (default half a lease), in each long-lived server process
- * of the local executor (instrumentation.ts). Returns a stop function.
- */
-export function startRunRecovery(getDb: () => Promise<Db>, intervalMs = Math.floor(runLeaseMs() / 2)): () => void {
-  let sweeping = false;
-  const timer = setInterval(() => {
-    if (sweeping) return;
-    sweeping = true;
-    getDb()
-      .then(async (db) => {
-        const evals = await endStalledEvalRuns(db);
-        if (evals.length) console.log(`[synthex evals] ended ${evals.length} eval run(s) whose process stopped: ${evals.map((e) => `${e.id} ${e.status}`).join(", ")}`);
-        return resumeExpiredRuns(db);
-      })
-      .then((ids) => {
-        if (ids.length) console.log(`[synthex runs] resuming ${ids.length} run(s) whose server stopped: ${ids.join(", ")}`);
-      })
-      .catch((err: unknown) => console.error("[synthex runs] recovery sweep failed:", message(err)))
-      .finally(() => (sweeping = false));
-  }, intervalMs);
-  timer.unref?.();
-  return () => clearInterval(timer);
 }
 
 // ---------------------------------------------------------------------------------------------
