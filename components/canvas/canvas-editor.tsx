@@ -2,9 +2,8 @@
 /**
  * The pipeline canvas: the spec as a graph (React Flow), the palette, the node inspector and the
  * versions panel, with undo history, a kept draft per branch, and saving (or, on a protected main,
- * "Save as new branch"). Past 500 lines because one component owns the edit state every part
- * reads; drafts, history, problems, the save dialogs and TOML are their own files. The next split
- * is the toolbar (undo, layout, TOML, validity, save) into canvas-toolbar.tsx.
+ * "Save as new branch"). One component owns the edit state every part reads; the toolbar, drafts,
+ * history, problems, the save dialogs and TOML are their own files.
  */
 import "@xyflow/react/dist/style.css";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
@@ -12,7 +11,6 @@ import {
   Background,
   Controls,
   ReactFlow,
-  ReactFlowProvider,
   useReactFlow,
   type Connection,
   type Edge,
@@ -20,18 +18,9 @@ import {
   type Node,
   type NodeChange,
 } from "@xyflow/react";
-import { ArrowLeft, LayoutGrid, Redo2, Save, Undo2 } from "lucide-react";
-import Link from "next/link";
-import { useSearchParams } from "next/navigation";
 import { useTheme } from "next-themes";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { BranchBar } from "@/components/branches/branch-bar";
 import { useCan, useWorkspace } from "@/components/shell/workspace-context";
-import { Badge } from "@/components/ui/badge";
-import { Button } from "@/components/ui/button";
-import { cn } from "@/components/ui/cn";
-import { EmptyState } from "@/components/ui/empty-state";
-import { Skeleton } from "@/components/ui/skeleton";
 import { toast } from "@/components/ui/sonner";
 import type { inferRouterOutputs } from "@trpc/server";
 import { errorMessage, useTRPC } from "@/lib/trpc";
@@ -52,7 +41,6 @@ import {
   idOf,
   NODE_HEIGHT,
   NODE_WIDTH,
-  needsLayout,
   nodeIds,
   pasteNode,
   problemsByNode,
@@ -68,115 +56,28 @@ import {
   type NodeKind,
   type NodeRef,
 } from "./spec-graph";
-import { draftStorageKey, readDraft, removeDraft, writeDraft, type CanvasDraft } from "./drafts";
-import { SaveAsBranch } from "./save-as-branch";
+import { draftStorageKey, initialState, removeDraft, writeDraft, type CanvasDraft } from "./drafts";
 import { SaveVersionDialog } from "./save-version-dialog";
 import { useSpecHistory, type History } from "./spec-history";
 import { SAMPLE_CONTENT } from "./template-editor";
-import { TomlActions } from "./toml-actions";
+import { CanvasSidePanel } from "./canvas-side-panel";
+import { CanvasToolbar } from "./canvas-toolbar";
+import { useModelSuggestions } from "./model-suggestions";
+import { useCanvasKeys } from "./use-canvas-keys";
 import { VersionsPanel } from "./versions-panel";
 
 /** Zoom-to-fit stays readable: never blown up for two nodes, never below ~9 px text for many. */
 const FIT_VIEW = { padding: 0.15, minZoom: 0.6, maxZoom: 1.1 } as const;
 
-function isTextTarget(target: EventTarget | null): boolean {
-  const el = target as HTMLElement | null;
-  if (!el) return false;
-  return el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable || Boolean(el.closest?.(".cm-editor"));
-}
-
-export function CanvasEditor({ pipelineId }: { pipelineId: string }) {
-  return (
-    <ReactFlowProvider>
-      <Editor pipelineId={pipelineId} />
-    </ReactFlowProvider>
-  );
-}
-
 type LoadedPipeline = inferRouterOutputs<AppRouter>["pipeline"]["get"];
 
-/** Loads the branch's version; the editor below starts from it (and from a kept draft) once loaded. */
-function Editor({ pipelineId }: { pipelineId: string }) {
-  const { workspace } = useWorkspace();
-  const branch = useSearchParams().get("branch") ?? "main";
-  const trpc = useTRPC();
-  const loaded = useQuery(trpc.pipeline.get.queryOptions({ workspaceId: workspace.id, pipelineId, branch }, { staleTime: Infinity, refetchOnWindowFocus: false }));
-  // Bumped to start over from the saved version (discarding a draft); `resume` reopens a tab after it.
-  const [generation, setGeneration] = useState(0);
-  const [resume, setResume] = useState<Resume | undefined>(undefined);
-  if (loaded.isPending) {
-    return (
-      <div className="space-y-3">
-        <Skeleton className="h-9 w-80" />
-        <Skeleton className="h-[60vh] w-full" />
-      </div>
-    );
-  }
-  if (loaded.isError) {
-    return (
-      <EmptyState
-        title="Could not open this pipeline"
-        description={errorMessage(loaded.error)}
-        action={
-          <Button asChild variant="outline">
-            <Link href={`/w/${workspace.slug}/pipelines`}>Back to pipelines</Link>
-          </Button>
-        }
-      />
-    );
-  }
-  return (
-    <LoadedEditor
-      key={`${branch}:${generation}`}
-      pipelineId={pipelineId}
-      branch={branch}
-      data={loaded.data}
-      resume={resume}
-      onReload={(next) => {
-        setResume(next);
-        setGeneration((g) => g + 1);
-      }}
-    />
-  );
-}
-
 /** What the side panel showed before a reload (a restore reopens the versions and their diff). */
-interface Resume {
+export interface Resume {
   tab: "node" | "versions";
   compare: { from: string; to: string } | null;
 }
 
-interface InitialState {
-  history: History;
-  layout: CanvasLayout;
-  saved: string;
-  restored: CanvasDraft | null;
-}
-
-/** The saved version, or the unsaved draft left on this pipeline+branch (tab click, back, closed tab). */
-function initialState(data: LoadedPipeline, draftKey: string): InitialState {
-  const spec = toDraft(data.version.spec);
-  const stored = data.version.layout as CanvasLayout | null | undefined;
-  const saved = JSON.stringify(spec);
-  const draft = readDraft(draftKey);
-  if (draft && JSON.stringify(draft.spec) !== saved) {
-    return {
-      // Undo goes back to the saved version.
-      history: { past: [spec], present: draft.spec, future: [] },
-      layout: needsLayout(draft.spec, draft.layout) ? autoLayout(draft.spec) : { positions: { ...draft.layout.positions } },
-      saved,
-      restored: { ...draft, stale: draft.baseVersionId !== data.version.id },
-    };
-  }
-  return {
-    history: { past: [], present: spec, future: [] },
-    layout: needsLayout(spec, stored) ? autoLayout(spec) : { positions: { ...stored!.positions } },
-    saved,
-    restored: null,
-  };
-}
-
-function LoadedEditor({
+export function LoadedEditor({
   pipelineId,
   branch,
   data,
@@ -195,7 +96,6 @@ function LoadedEditor({
   const canCreateBranch = useCan("branches:write");
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const providers = useQuery({ ...trpc.provider.list.queryOptions({ workspaceId: workspace.id }), retry: false, staleTime: 60_000 });
   const { resolvedTheme } = useTheme();
   const rf = useReactFlow();
   const draftKey = draftStorageKey(pipelineId, branch);
@@ -215,7 +115,6 @@ function LoadedEditor({
   const [saveOpen, setSaveOpen] = useState(false);
   const [message, setMessage] = useState("");
   const [measured, setMeasured] = useState<Record<string, { width: number; height: number }>>({});
-  const clipboard = useRef<{ kind: NodeKind; node: DraftNode } | null>(null);
 
   const spec = history.present;
   // A selection that undo/redo/removal made invalid is no selection.
@@ -371,38 +270,7 @@ function LoadedEditor({
     requestAnimationFrame(() => rf.fitView({ ...FIT_VIEW, duration: 200 }));
   }, [spec, rf]);
 
-  // Keyboard: Delete, Ctrl+C/V, Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y.
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (isTextTarget(e.target) || saveOpen) return;
-      const mod = e.ctrlKey || e.metaKey;
-      if ((e.key === "Delete" || e.key === "Backspace") && !mod) {
-        e.preventDefault();
-        removeSelected();
-      } else if (mod && e.key.toLowerCase() === "z") {
-        e.preventDefault();
-        if (!canWrite) return;
-        if (e.shiftKey) redo();
-        else undo();
-      } else if (mod && e.key.toLowerCase() === "y") {
-        e.preventDefault();
-        if (canWrite) redo();
-      } else if (mod && e.key.toLowerCase() === "c" && spec && selected) {
-        const node = getNode(spec, selected);
-        if (node) {
-          clipboard.current = { kind: selected.kind, node: structuredClone(node) };
-          toast.message(`Copied ${String(node.name)}`);
-        }
-      } else if (mod && e.key.toLowerCase() === "v" && clipboard.current && canWrite) {
-        e.preventDefault();
-        const { kind, node } = clipboard.current;
-        const original = spec ? [...nodeIds(spec).values()].find((r) => r.kind === kind && getNode(spec, r)?.name === node.name) : undefined;
-        add(kind, node, original ?? selected, true);
-      }
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [removeSelected, undo, redo, add, spec, selected, saveOpen, canWrite]);
+  useCanvasKeys({ spec, selected, disabled: saveOpen, canWrite, undo, redo, removeSelected, paste: (kind, node, near) => add(kind, node, near, true) });
 
   const saveMutation = useMutation(
     trpc.pipeline.saveVersion.mutationOptions({
@@ -433,17 +301,7 @@ function LoadedEditor({
         ? "No changes since the last saved version."
         : null;
 
-  const modelSuggestions = useMemo(() => {
-    const out = ["offline/extractive"];
-    for (const p of providers.data ?? []) {
-      const known: Record<string, string[]> = {
-        openai: ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini"],
-        anthropic: ["claude-3-5-haiku-latest", "claude-sonnet-4-0"],
-      };
-      for (const m of known[p.kind] ?? ["model"]) out.push(`${p.name}/${m}`);
-    }
-    return out;
-  }, [providers.data]);
+  const modelSuggestions = useModelSuggestions(workspace.id);
 
   const pipeline = data.pipeline;
   const selectedNode = selected ? getNode(spec, selected) : undefined;
@@ -454,78 +312,38 @@ function LoadedEditor({
 
   return (
     <div className="-m-6 flex h-[calc(100vh-3.5rem)] flex-col">
-      {/* Toolbar */}
-      <div className="flex flex-wrap items-center gap-2 border-b px-4 py-2">
-        <Button asChild variant="ghost" size="sm">
-          <Link href={`${base}?branch=${encodeURIComponent(branch)}`}>
-            <ArrowLeft /> Overview
-          </Link>
-        </Button>
-        <div className="font-semibold">{pipeline.name}</div>
-        <BranchBar pipelineId={pipeline.id} />
-        {dirty ? <Badge variant="warning" data-testid="unsaved-badge">unsaved changes</Badge> : null}
-        {restored && dirty ? (
-          <span data-testid="draft-restored" className="flex items-center gap-2 rounded-md border border-warning/50 bg-warning/10 px-2 py-0.5 text-xs">
-            Restored your unsaved edits from {new Date(restored.savedAt).toLocaleString()}
-            {restored.stale ? " (made on an older version of this branch)" : ""}
-            <button type="button" className="font-medium underline" onClick={discardDraft} data-testid="discard-draft">
-              Discard
-            </button>
-          </span>
-        ) : null}
-        <div className="ml-4 flex items-center gap-1">
-          <Button size="icon" variant="ghost" onClick={undo} disabled={!history.past.length || !canWrite} title="Undo (Ctrl+Z)" data-testid="undo">
-            <Undo2 />
-          </Button>
-          <Button size="icon" variant="ghost" onClick={redo} disabled={!history.future.length || !canWrite} title="Redo (Ctrl+Shift+Z)" data-testid="redo">
-            <Redo2 />
-          </Button>
-          <Button size="sm" variant="ghost" onClick={doAutoLayout} title="Arrange the graph left to right" data-testid="auto-layout">
-            <LayoutGrid /> Auto-layout
-          </Button>
-          <TomlActions
-            spec={spec}
-            meta={{ name: pipeline.name, agent: pipeline.agent, description: pipeline.description }}
-            readOnly={!canWrite}
-            onError={setTomlError}
-            onImport={(imported, fileName) => {
-              commit(() => toDraft(imported));
-              setLayout(autoLayout(imported));
-              setSelected(null);
-              requestAnimationFrame(() => rf.fitView({ ...FIT_VIEW, duration: 200 }));
-              toast.success(`Imported ${fileName}: review the canvas, then save it as a version`);
-            }}
-          />
-        </div>
-        <div className="ml-auto flex items-center gap-3">
-          <span
-            data-testid="validity"
-            className={cn("text-xs", problems.length || missingProviders.length ? "text-destructive" : "text-muted-foreground")}
-            title={saveBlocker ?? undefined}
-          >
-            {problems.length
-              ? `${problems.length} problem${problems.length === 1 ? "" : "s"} · saving disabled`
-              : missingProviders.length
-                ? `Cannot run: ${missingProviders[0]!.message.replace(/ \(model .*\)$/, "")}`
-                : !canWrite
-                  ? "Read-only"
-                  : dirty
-                    ? "Valid spec"
-                    : "Valid spec · saved"}
-          </span>
-          {protectedHere && canWrite && dirty ? (
-            <span data-testid="save-blocker" className="max-w-xs text-xs text-muted-foreground">
-              {saveBlocker}
-            </span>
-          ) : null}
-          <Button size="sm" onClick={() => setSaveOpen(true)} disabled={Boolean(saveBlocker)} title={saveBlocker ?? "Save a new version"} data-testid="save-version">
-            <Save /> Save version…
-          </Button>
-          {protectedHere && canWrite && canCreateBranch && dirty && !problems.length ? (
-            <SaveAsBranch pipelineId={pipeline.id} branch={branch} spec={spec} layout={{ positions: positionsOfSpec() }} baseVersionId={baseVersionId} onMoved={editsMoved} />
-          ) : null}
-        </div>
-      </div>
+      <CanvasToolbar
+        base={base}
+        pipeline={pipeline}
+        branch={branch}
+        spec={spec}
+        dirty={dirty}
+        restored={restored}
+        onDiscardDraft={discardDraft}
+        canUndo={history.past.length > 0}
+        canRedo={history.future.length > 0}
+        canWrite={canWrite}
+        canCreateBranch={canCreateBranch}
+        onUndo={undo}
+        onRedo={redo}
+        onAutoLayout={doAutoLayout}
+        onTomlError={setTomlError}
+        onTomlImport={(imported, fileName) => {
+          commit(() => toDraft(imported));
+          setLayout(autoLayout(imported));
+          setSelected(null);
+          requestAnimationFrame(() => rf.fitView({ ...FIT_VIEW, duration: 200 }));
+          toast.success(`Imported ${fileName}: review the canvas, then save it as a version`);
+        }}
+        problems={problems}
+        missingProviders={missingProviders}
+        saveBlocker={saveBlocker}
+        protectedHere={protectedHere}
+        onSave={() => setSaveOpen(true)}
+        positionsOfSpec={positionsOfSpec}
+        baseVersionId={baseVersionId}
+        onEditsMoved={editsMoved}
+      />
 
       {tomlError ? (
         <div data-testid="toml-import-error" className="flex items-start gap-2 border-b border-destructive/40 bg-destructive/10 px-4 py-1.5 text-xs text-destructive">
@@ -579,79 +397,57 @@ function LoadedEditor({
           />
         </div>
 
-        {/* Side panel */}
-        <aside className="flex w-80 shrink-0 flex-col border-l xl:w-96 2xl:w-[28rem]">
-          <div className="flex border-b text-sm">
-            {(["node", "versions"] as const).map((t) => (
-              <button
-                key={t}
-                type="button"
-                data-testid={`tab-${t}`}
-                onClick={() => setTab(t)}
-                className={cn("flex-1 px-3 py-2 capitalize", tab === t ? "border-b-2 border-primary font-medium" : "text-muted-foreground")}
-              >
-                {t === "node" ? "Node" : "Versions"}
-              </button>
-            ))}
-          </div>
-          <div className="min-h-0 flex-1 overflow-y-auto p-4">
-            {tab === "node" ? (
-              selected && selectedNode ? (
-                <NodePanel
-                  key={`${selected.kind}:${selected.index}`}
-                  kind={selected.kind}
-                  node={selectedNode}
-                  problems={byNode.get(selectedId ?? "") ?? []}
-                  inputs={inputNames}
-                  modelSuggestions={modelSuggestions}
-                  readOnly={!canWrite}
-                  sample={sample}
-                  onSampleChange={setSample}
-                  onDelete={removeSelected}
-                  onPatch={(patch, key) => commit((s) => updateNode(s, selected, patch), key ? `${selected.kind}:${selected.index}:${key}` : undefined)}
-                  onRename={(name) => {
-                    const res = renameNode(spec, selected, name);
-                    if (!res.ok) return res.error;
-                    if (res.spec !== spec) {
-                      commit(() => res.spec);
-                      setLayout((l) => renameInLayout(l, res.oldId, res.newId));
-                    }
-                    return null;
-                  }}
-                />
-              ) : (
-                <div className="space-y-2 text-sm text-muted-foreground">
-                  <p>Select a node to edit it.</p>
-                  <ul className="list-disc space-y-1 pl-4 text-xs">
-                    <li>Add nodes from the palette (a new step reads from the selected node).</li>
-                    <li>Drag from a node&apos;s bottom handle to another node to set its input.</li>
-                    <li>Delete removes the selected node or edge; Ctrl+C / Ctrl+V copies a node; Ctrl+Z / Ctrl+Shift+Z undo and redo.</li>
-                  </ul>
-                </div>
-              )
-            ) : (
-              <VersionsPanel
-                pipelineId={pipeline.id}
-                branch={branch}
-                headVersionId={data.version.id}
-                restoreBlocker={!canWrite ? "Your role can read this pipeline but not change it." : protectedHere ? "Main is protected: only admins and owners restore versions here." : null}
-                onRestored={(next) => {
-                  removeDraft(draftKey);
-                  onReload({ tab: "versions", compare: next });
-                }}
-                compare={compare}
-                onCompare={setCompare}
-                onSelectNode={(name) => {
-                  const ref = [...nodeIds(spec).values()].find((r) => getNode(spec, r)?.name === name);
-                  if (ref) {
-                    setSelected(ref);
-                    setTab("node");
+        <CanvasSidePanel
+          tab={tab}
+          onTab={setTab}
+          node={
+            selected && selectedNode ? (
+              <NodePanel
+                key={`${selected.kind}:${selected.index}`}
+                kind={selected.kind}
+                node={selectedNode}
+                problems={byNode.get(selectedId ?? "") ?? []}
+                inputs={inputNames}
+                modelSuggestions={modelSuggestions}
+                readOnly={!canWrite}
+                sample={sample}
+                onSampleChange={setSample}
+                onDelete={removeSelected}
+                onPatch={(patch, key) => commit((s) => updateNode(s, selected, patch), key ? `${selected.kind}:${selected.index}:${key}` : undefined)}
+                onRename={(name) => {
+                  const res = renameNode(spec, selected, name);
+                  if (!res.ok) return res.error;
+                  if (res.spec !== spec) {
+                    commit(() => res.spec);
+                    setLayout((l) => renameInLayout(l, res.oldId, res.newId));
                   }
+                  return null;
                 }}
               />
-            )}
-          </div>
-        </aside>
+            ) : null
+          }
+          versions={
+            <VersionsPanel
+              pipelineId={pipeline.id}
+              branch={branch}
+              headVersionId={data.version.id}
+              restoreBlocker={!canWrite ? "Your role can read this pipeline but not change it." : protectedHere ? "Main is protected: only admins and owners restore versions here." : null}
+              onRestored={(next) => {
+                removeDraft(draftKey);
+                onReload({ tab: "versions", compare: next });
+              }}
+              compare={compare}
+              onCompare={setCompare}
+              onSelectNode={(name) => {
+                const ref = [...nodeIds(spec).values()].find((r) => getNode(spec, r)?.name === name);
+                if (ref) {
+                  setSelected(ref);
+                  setTab("node");
+                }
+              }}
+            />
+          }
+        />
       </div>
 
       <SaveVersionDialog

@@ -3,7 +3,8 @@
  * "Save as new branch" moves a draft from one branch's key to another's.
  */
 import type { CanvasLayout, DraftSpec } from "./spec-graph";
-import { toDraft } from "./spec-graph";
+import { autoLayout, needsLayout, toDraft } from "./spec-graph";
+import type { History } from "./spec-history";
 
 export interface CanvasDraft {
   spec: DraftSpec;
@@ -40,4 +41,34 @@ export function removeDraft(key: string) {
   } catch {
     // ignore
   }
+}
+
+export interface InitialState {
+  history: History;
+  layout: CanvasLayout;
+  saved: string;
+  restored: CanvasDraft | null;
+}
+
+/** The saved version, or the unsaved draft left on this pipeline+branch (tab click, back, closed tab). */
+export function initialState(data: { version: { id: string; spec: unknown; layout?: unknown } }, draftKey: string): InitialState {
+  const spec = toDraft(data.version.spec);
+  const stored = data.version.layout as CanvasLayout | null | undefined;
+  const saved = JSON.stringify(spec);
+  const draft = readDraft(draftKey);
+  if (draft && JSON.stringify(draft.spec) !== saved) {
+    return {
+      // Undo goes back to the saved version.
+      history: { past: [spec], present: draft.spec, future: [] },
+      layout: needsLayout(draft.spec, draft.layout) ? autoLayout(draft.spec) : { positions: { ...draft.layout.positions } },
+      saved,
+      restored: { ...draft, stale: draft.baseVersionId !== data.version.id },
+    };
+  }
+  return {
+    history: { past: [], present: spec, future: [] },
+    layout: needsLayout(spec, stored) ? autoLayout(spec) : { positions: { ...stored!.positions } },
+    saved,
+    restored: null,
+  };
 }

@@ -1,4 +1,4 @@
-import { CanvasEditor } from "@/components/canvas/canvas-editor";
+import { CanvasEditor } from "@/components/canvas/canvas-page";
 
 export default async function Page({ params }: { params: Promise<{ pipelineId: string }> }) {
   const { pipelineId } = await params;
