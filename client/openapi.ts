@@ -2745,6 +2745,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description A readable name per caller of perCaller: an API key's name and prefix, a person's email. */
+                        callerLabels: {
+                            [key: string]: string;
+                        };
                         frequent: {
                             count: number;
                             key: string;

@@ -108,7 +108,7 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
                 <CardTitle>Callers and scopes</CardTitle>
               </CardHeader>
               <CardContent>
-                <Counts title="Per caller" rows={t.perCaller.slice(0, 8)} />
+                <Counts title="Per caller" rows={t.perCaller.slice(0, 8)} labels={t.callerLabels} />
                 <Counts title="Per scope" rows={t.perScope.slice(0, 8)} />
               </CardContent>
             </Card>
@@ -176,6 +176,9 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
                       <TableCell className="whitespace-nowrap text-xs text-muted-foreground">{new Date(e.createdAt).toLocaleString()}</TableCell>
                       <TableCell className="text-xs">
                         {e.surface} · {e.kind}
+                        <div className="text-muted-foreground" title={e.caller} data-testid="logged-caller">
+                          {t?.callerLabels[e.caller] ?? e.caller}
+                        </div>
                         {e.scope ? <div className="text-muted-foreground">{e.scope}</div> : null}
                       </TableCell>
                       <TableCell className="max-w-xs break-words">{e.query || <span className="text-muted-foreground">(brief)</span>}</TableCell>
@@ -214,7 +217,7 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
   );
 }
 
-function Counts({ title, rows }: { title: string; rows: Array<{ key: string; count: number; noMatchRate: number; meanLatencyMs: number }> }) {
+function Counts({ title, rows, labels }: { title: string; rows: Array<{ key: string; count: number; noMatchRate: number; meanLatencyMs: number }>; labels?: Record<string, string> }) {
   if (!rows.length) return null;
   return (
     <div className="mb-4">
@@ -222,7 +225,9 @@ function Counts({ title, rows }: { title: string; rows: Array<{ key: string; cou
       <ul className="space-y-0.5 text-sm">
         {rows.map((r) => (
           <li key={r.key} className="flex justify-between gap-4">
-            <span className="min-w-0 truncate">{r.key}</span>
+            <span className="min-w-0 truncate" title={r.key}>
+              {labels?.[r.key] ?? r.key}
+            </span>
             <span className="shrink-0 tabular-nums text-muted-foreground">
               {r.count} · {pct(r.noMatchRate)} no match · {Math.round(r.meanLatencyMs)} ms
             </span>

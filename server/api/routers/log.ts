@@ -84,6 +84,7 @@ export const logRouter = createTRPCRouter({
         noMatchRate: z.number(),
         perDay: z.array(z.object({ key: z.string(), count: z.number().int(), noMatchRate: z.number(), meanLatencyMs: z.number() })),
         perCaller: z.array(z.object({ key: z.string(), count: z.number().int(), noMatchRate: z.number(), meanLatencyMs: z.number() })),
+        callerLabels: z.record(z.string(), z.string()).meta({ description: "A readable name per caller of perCaller: an API key's name and prefix, a person's email." }),
         perScope: z.array(z.object({ key: z.string(), count: z.number().int(), noMatchRate: z.number(), meanLatencyMs: z.number() })),
         frequent: z.array(z.object({ key: z.string(), count: z.number().int(), noMatchRate: z.number(), meanLatencyMs: z.number() })),
         slowest: z.array(loggedQuerySchema),
