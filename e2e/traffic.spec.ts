@@ -61,7 +61,7 @@ test("traffic: log on, queries over REST, Traffic shows them, replay on a branch
   const rows = page.getByTestId("logged-query");
   await expect(rows).toHaveCount(3);
   await expect(rows.filter({ hasText: "blue ceramic frog" })).toContainText("rest · search");
-  await expect(page.getByText(/^apiKey:/).first()).toBeVisible();
+  await expect(rows.first().getByTestId("logged-caller")).toHaveText(/^API key traffic-agent \(sx_/);
   await expect(rows.first().getByRole("link").first()).toHaveAttribute("href", /\/records\//);
   await shots(page, "01-log");
 
