@@ -1,18 +1,30 @@
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
+import { startMockOpenAIServer, type MockOpenAIServer } from "../server/llm/testing/mock-openai-server";
 import { createApiKey, FIXTURE, newPipeline, SCREENSHOT_DIR, signUp, uploadToSource, waitForRun } from "./helpers";
 
 /**
  * Issue 37 in the browser: a pipeline with its own memory, the query log turned on in the Traffic
  * tab, queries sent over REST with a key made in the UI, the Traffic tab showing them (with the
  * caller and served hits), a replay on a branch with main's and the branch's hits side by side
- * (preference "not measured" without a judge model), a label ("first should be") that puts the
+ * (preference "not measured" without a judge model; with a judge model on the mock OpenAI-compatible
+ * server added in Settings → Models, measured: the branch shares main's hits, so every query is a
+ * tie without a call), a label ("first should be") that puts the
  * query in the question set "from-traffic", and that set scored from the Evals tab. Screenshots at
  * 1440 and 1024 px wide go to SCREENSHOT_DIR.
  */
 const stamp = Date.now();
 const user = { email: `traffic-${stamp}@example.com`, password: "traffic-password-1" };
 const QUERIES = ["lighthouse key", "blue ceramic frog", "lighthouse key"];
+const KEY = "sk-e2e-traffic-judge";
+
+let mock: MockOpenAIServer;
+test.beforeAll(async () => {
+  mock = await startMockOpenAIServer({ apiKey: KEY, behave: () => ({ kind: "ok", content: '{"better": "A"}' }) });
+});
+test.afterAll(async () => {
+  await mock?.close();
+});
 
 /** A full-page screenshot at 1440 and at 1024 px wide (the page stays at 1440 afterwards). */
 async function shots(page: Page, name: string) {
@@ -40,6 +52,16 @@ test("traffic: log on, queries over REST, Traffic shows them, replay on a branch
   await expect(page).toHaveURL(/branch=candidate/);
 
   const key = await createApiKey(page, slug, "traffic-agent");
+
+  // Settings → Models: an OpenAI-compatible provider "mock" at the mock server, for the judge.
+  await page.goto(`/w/${slug}/settings/models`);
+  await page.getByLabel("Name").fill("mock");
+  await page.locator("form").getByRole("combobox").click();
+  await page.getByRole("option", { name: /OpenAI-compatible/ }).click();
+  await page.getByLabel("Base URL").fill(mock.baseUrl);
+  await page.getByTestId("provider-key-input").fill(KEY);
+  await page.getByRole("button", { name: "Add provider" }).click();
+  await expect(page.getByTestId("provider-mock")).toBeVisible();
 
   // Traffic tab: the log starts off; turn it on.
   await page.goto(`${overview}/traffic?branch=main`);
@@ -72,6 +94,8 @@ test("traffic: log on, queries over REST, Traffic shows them, replay on a branch
   await expect(report).toBeVisible({ timeout: 60_000 });
   await expect(report.getByTestId("replay-row")).toHaveCount(3);
   await expect(report).toContainText("3 queries on candidate vs main");
+  // Searches cite nothing: citation recall is said to be not measured, not shown as a number.
+  await expect(report).toContainText("Citation recall not measured");
   // The branch shares main's records: the same hits, overlap 1.
   await expect(report.getByTestId("replay-overlap")).toHaveText("1.000");
   const first = report.getByTestId("replay-row").first();
@@ -81,6 +105,15 @@ test("traffic: log on, queries over REST, Traffic shows them, replay on a branch
   // No judge model given: the preference is said to be not measured, with no number.
   await expect(page.getByTestId("replay-preference")).toContainText("not measured");
   await shots(page, "02-replay");
+
+  // With a judge model: measured. The branch serves main's hits, so each query is a tie without a call.
+  await page.getByLabel("Judge model (optional)").fill("mock/judge-1");
+  await page.getByTestId("replay-submit").click();
+  await expect(page.getByTestId("replay-preference")).toContainText("Preference (mock/judge-1, asked in both orders): candidate better 0, main better 0, tie 3.");
+  await expect(page.getByTestId("replay-preference")).toContainText("Win rate of candidate 50.0%");
+  await expect(report.getByTestId("replay-row").first()).toContainText("tie (same hits)");
+  expect(mock.count("chat/completions")).toBe(0);
+  await shots(page, "02b-replay-judged");
 
   // A label: the record that should have come first; the query joins the question set "from-traffic".
   const frog = rows.filter({ hasText: "blue ceramic frog" });
@@ -96,6 +129,7 @@ test("traffic: log on, queries over REST, Traffic shows them, replay on a branch
   const row = page.locator('[data-testid="eval-run-row"][data-label="traffic-memory@main"]');
   await expect(row).toHaveAttribute("data-status", "completed", { timeout: 240_000 });
   await expect(row).toContainText("question-set");
-  await expect(row.getByTestId("metric-session_hit@5")).toHaveText(/^\d\.\d{3}$/);
+  // The labelled record (served first for "blue ceramic frog") is found: hit@5 is 1.
+  await expect(row.getByTestId("metric-session_hit@5")).toHaveText("1.000");
   await shots(page, "04-evals");
 });

@@ -173,7 +173,10 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
                 <TableBody>
                   {entries.data.map((e) => (
                     <TableRow key={e.id} data-testid="logged-query">
-                      <TableCell className="whitespace-nowrap text-xs text-muted-foreground">{new Date(e.createdAt).toLocaleString()}</TableCell>
+                      <TableCell className="text-xs text-muted-foreground">
+                        <div className="whitespace-nowrap">{new Date(e.createdAt).toLocaleDateString()}</div>
+                        <div className="whitespace-nowrap">{new Date(e.createdAt).toLocaleTimeString()}</div>
+                      </TableCell>
                       <TableCell className="text-xs">
                         {e.surface} · {e.kind}
                         <div className="text-muted-foreground" title={e.caller} data-testid="logged-caller">
@@ -224,11 +227,11 @@ function Counts({ title, rows, labels }: { title: string; rows: Array<{ key: str
       <div className="mb-1 text-xs font-medium uppercase tracking-wide text-muted-foreground">{title}</div>
       <ul className="space-y-0.5 text-sm">
         {rows.map((r) => (
-          <li key={r.key} className="flex justify-between gap-4">
-            <span className="min-w-0 truncate" title={r.key}>
+          <li key={r.key} className="flex flex-wrap justify-between gap-x-4">
+            <span className="min-w-0 break-words" title={r.key}>
               {labels?.[r.key] ?? r.key}
             </span>
-            <span className="shrink-0 tabular-nums text-muted-foreground">
+            <span className="ml-auto shrink-0 tabular-nums text-muted-foreground">
               {r.count} · {pct(r.noMatchRate)} no match · {Math.round(r.meanLatencyMs)} ms
             </span>
           </li>
@@ -249,8 +252,15 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
   return (
     <div className="space-y-3" data-testid="replay-report">
       <p className="text-sm">
-        {s.replayed} queries on <b>{report.branch}</b> vs {report.baseline}: overlap@k <b data-testid="replay-overlap">{s.meanOverlap.toFixed(3)}</b>, RBO {s.meanRbo.toFixed(3)}, {s.gained} gained, {s.lost} lost. Citation
-        recall {pct(s.citationRecall.main)} → {pct(s.citationRecall.branch)} (branch − main {interval(s.citationRecall.diff)}). Latency {s.meanLatencyMs.main.toFixed(1)} → {s.meanLatencyMs.branch.toFixed(1)} ms.
+        {s.replayed} queries on <b>{report.branch}</b> vs {report.baseline}: overlap@k <b data-testid="replay-overlap">{s.meanOverlap.toFixed(3)}</b>, RBO {s.meanRbo.toFixed(3)}, {s.gained} gained, {s.lost} lost.{" "}
+        {s.citationRecall.diff.n ? (
+          <>
+            Citation recall {report.baseline} {pct(s.citationRecall.main)} → {report.branch} {pct(s.citationRecall.branch)} (branch − main {interval(s.citationRecall.diff)}).
+          </>
+        ) : (
+          <span className="text-muted-foreground">Citation recall not measured: no replayed ask had cited records.</span>
+        )}{" "}
+        Mean latency {report.baseline} {s.meanLatencyMs.main.toFixed(1)} ms → {report.branch} {s.meanLatencyMs.branch.toFixed(1)} ms.
       </p>
       <p className="text-sm" data-testid="replay-preference">
         {p.measured ? (
