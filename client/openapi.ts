@@ -2517,12 +2517,16 @@ export interface operations {
                     baseline?: string;
                     /** @default main */
                     branch?: string;
+                    /** @description USD the judge may spend (default 1). */
+                    budgetUsd?: number;
                     /**
                      * Format: date-time
                      * @description Logged at or after (ISO date-time).
                      */
                     from?: string;
                     ids?: string[];
+                    /** @description provider/model asked per query which context (main's or the branch's top hits) answers better, in both orders; omitted: preference not measured. */
+                    judgeModel?: string;
                     k?: number;
                     sample?: number;
                     seed?: number;
@@ -2565,6 +2569,14 @@ export interface operations {
                                 latencyMs: number;
                             };
                             overlap: number;
+                            preference?: {
+                                identical: boolean;
+                                verdicts: [
+                                    ("branch" | "main" | "tie") | null,
+                                    ("branch" | "main" | "tie") | null
+                                ];
+                                winner: ("branch" | "main" | "tie") | null;
+                            };
                             query: string;
                             rbo: number;
                             scope: string | null;
@@ -2595,6 +2607,37 @@ export interface operations {
                             };
                             meanOverlap: number;
                             meanRbo: number;
+                            preference: {
+                                /** @constant */
+                                measured: false;
+                                reason: string;
+                            } | {
+                                branchWins: number;
+                                budgetUsd: number;
+                                calls: number;
+                                interval: {
+                                    high: number | null;
+                                    low: number | null;
+                                    mean: number;
+                                    n: number;
+                                };
+                                judgeModel: string;
+                                mainWins: number;
+                                /** @constant */
+                                measured: true;
+                                /** @constant */
+                                orders: "both";
+                                overBudget: number;
+                                prompt: string;
+                                samples: {
+                                    query: string;
+                                    reply: string;
+                                }[];
+                                spentUsd: number;
+                                ties: number;
+                                unjudged: number;
+                                winRate: number | null;
+                            };
                             replayed: number;
                         };
                     };
@@ -2702,6 +2745,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description A readable name per caller of perCaller: an API key's name and prefix, a person's email. */
+                        callerLabels: {
+                            [key: string]: string;
+                        };
                         frequent: {
                             count: number;
                             key: string;

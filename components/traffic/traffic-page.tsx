@@ -29,6 +29,7 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
   const ref = { workspaceId: workspace.id, pipelineId };
   const base = `/w/${workspace.slug}/pipelines/${pipelineId}`;
   const [branch, setBranch] = useState("");
+  const [judgeModel, setJudgeModel] = useState("");
   const [report, setReport] = useState<Replay | null>(null);
   const config = useQuery({ ...trpc.log.config.queryOptions(ref), enabled: canRead });
   const traffic = useQuery({ ...trpc.log.traffic.queryOptions(ref), enabled: canRead, refetchInterval: 5000 });
@@ -107,7 +108,7 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
                 <CardTitle>Callers and scopes</CardTitle>
               </CardHeader>
               <CardContent>
-                <Counts title="Per caller" rows={t.perCaller.slice(0, 8)} />
+                <Counts title="Per caller" rows={t.perCaller.slice(0, 8)} labels={t.callerLabels} />
                 <Counts title="Per scope" rows={t.perScope.slice(0, 8)} />
               </CardContent>
             </Card>
@@ -117,14 +118,17 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
         <Card>
           <CardHeader>
             <CardTitle>Replay on a branch</CardTitle>
-            <CardDescription>The latest logged searches and asks, run again on the branch and on main: overlap@k, rank-biased overlap, hits gained and lost, citation recall with a paired 95% interval.</CardDescription>
+            <CardDescription>
+              The latest logged searches and asks, run again on the branch and on main: overlap@k, rank-biased overlap, hits gained and lost, citation recall with a paired 95% interval. With a judge model, which side&apos;s context answers each
+              query better.
+            </CardDescription>
           </CardHeader>
           <CardContent className="space-y-4">
             <form
               className="flex flex-wrap gap-2"
               onSubmit={(e) => {
                 e.preventDefault();
-                if (branch.trim()) replay.mutate({ ...ref, branch: branch.trim() });
+                if (branch.trim()) replay.mutate({ ...ref, branch: branch.trim(), judgeModel: judgeModel.trim() || undefined });
               }}
             >
               <Input aria-label="Branch to replay on" list="replay-branches" placeholder={otherBranches[0] ?? "branch name"} value={branch} onChange={(e) => setBranch(e.target.value)} className="max-w-xs" />
@@ -133,6 +137,14 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
                   <option key={b} value={b} />
                 ))}
               </datalist>
+              <Input
+                aria-label="Judge model (optional)"
+                placeholder="judge model, optional (provider/model)"
+                title="Asked per query which context answers better, in both orders. Empty: preference not measured."
+                value={judgeModel}
+                onChange={(e) => setJudgeModel(e.target.value)}
+                className="max-w-xs"
+              />
               <Button type="submit" size="sm" disabled={replay.isPending || !branch.trim()} data-testid="replay-submit">
                 {replay.isPending ? "Replaying…" : "Replay"}
               </Button>
@@ -161,9 +173,15 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
                 <TableBody>
                   {entries.data.map((e) => (
                     <TableRow key={e.id} data-testid="logged-query">
-                      <TableCell className="whitespace-nowrap text-xs text-muted-foreground">{new Date(e.createdAt).toLocaleString()}</TableCell>
+                      <TableCell className="text-xs text-muted-foreground">
+                        <div className="whitespace-nowrap">{new Date(e.createdAt).toLocaleDateString()}</div>
+                        <div className="whitespace-nowrap">{new Date(e.createdAt).toLocaleTimeString()}</div>
+                      </TableCell>
                       <TableCell className="text-xs">
                         {e.surface} · {e.kind}
+                        <div className="text-muted-foreground" title={e.caller} data-testid="logged-caller">
+                          {t?.callerLabels[e.caller] ?? e.caller}
+                        </div>
                         {e.scope ? <div className="text-muted-foreground">{e.scope}</div> : null}
                       </TableCell>
                       <TableCell className="max-w-xs break-words">{e.query || <span className="text-muted-foreground">(brief)</span>}</TableCell>
@@ -202,16 +220,18 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
   );
 }
 
-function Counts({ title, rows }: { title: string; rows: Array<{ key: string; count: number; noMatchRate: number; meanLatencyMs: number }> }) {
+function Counts({ title, rows, labels }: { title: string; rows: Array<{ key: string; count: number; noMatchRate: number; meanLatencyMs: number }>; labels?: Record<string, string> }) {
   if (!rows.length) return null;
   return (
     <div className="mb-4">
       <div className="mb-1 text-xs font-medium uppercase tracking-wide text-muted-foreground">{title}</div>
       <ul className="space-y-0.5 text-sm">
         {rows.map((r) => (
-          <li key={r.key} className="flex justify-between gap-4">
-            <span className="min-w-0 truncate">{r.key}</span>
-            <span className="shrink-0 tabular-nums text-muted-foreground">
+          <li key={r.key} className="flex flex-wrap justify-between gap-x-4">
+            <span className="min-w-0 break-words" title={r.key}>
+              {labels?.[r.key] ?? r.key}
+            </span>
+            <span className="ml-auto shrink-0 tabular-nums text-muted-foreground">
               {r.count} · {pct(r.noMatchRate)} no match · {Math.round(r.meanLatencyMs)} ms
             </span>
           </li>
@@ -223,6 +243,7 @@ function Counts({ title, rows }: { title: string; rows: Array<{ key: string; cou
 
 function ReplayReport({ report, base }: { report: Replay; base: string }) {
   const s = report.summary;
+  const p = s.preference;
   const id = (x: string) => (
     <Link key={x} className="block font-mono text-xs underline-offset-2 hover:underline" href={`${base}/records/${x}`}>
       {x.slice(-10)}
@@ -231,8 +252,25 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
   return (
     <div className="space-y-3" data-testid="replay-report">
       <p className="text-sm">
-        {s.replayed} queries on <b>{report.branch}</b> vs {report.baseline}: overlap@k <b data-testid="replay-overlap">{s.meanOverlap.toFixed(3)}</b>, RBO {s.meanRbo.toFixed(3)}, {s.gained} gained, {s.lost} lost. Citation
-        recall {pct(s.citationRecall.main)} → {pct(s.citationRecall.branch)} (branch − main {interval(s.citationRecall.diff)}). Latency {s.meanLatencyMs.main.toFixed(1)} → {s.meanLatencyMs.branch.toFixed(1)} ms.
+        {s.replayed} queries on <b>{report.branch}</b> vs {report.baseline}: overlap@k <b data-testid="replay-overlap">{s.meanOverlap.toFixed(3)}</b>, RBO {s.meanRbo.toFixed(3)}, {s.gained} gained, {s.lost} lost.{" "}
+        {s.citationRecall.diff.n ? (
+          <>
+            Citation recall {report.baseline} {pct(s.citationRecall.main)} → {report.branch} {pct(s.citationRecall.branch)} (branch − main {interval(s.citationRecall.diff)}).
+          </>
+        ) : (
+          <span className="text-muted-foreground">Citation recall not measured: no replayed ask had cited records.</span>
+        )}{" "}
+        Mean latency {report.baseline} {s.meanLatencyMs.main.toFixed(1)} ms → {report.branch} {s.meanLatencyMs.branch.toFixed(1)} ms.
+      </p>
+      <p className="text-sm" data-testid="replay-preference">
+        {p.measured ? (
+          <>
+            Preference ({p.judgeModel}, asked in both orders): {report.branch} better <b>{p.branchWins}</b>, {report.baseline} better <b>{p.mainWins}</b>, tie {p.ties}
+            {p.unjudged + p.overBudget ? `, unjudged ${p.unjudged + p.overBudget}` : ""}. Win rate of {report.branch} <b>{pct(p.winRate)}</b> (branch − main {interval(p.interval)}); ${p.spentUsd.toFixed(4)} in {p.calls} calls.
+          </>
+        ) : (
+          <span className="text-muted-foreground">Preference {p.reason}.</span>
+        )}
       </p>
       <Table>
         <TableHeader>
@@ -241,6 +279,7 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
             <TableHead>{report.baseline}</TableHead>
             <TableHead>{report.branch}</TableHead>
             <TableHead>overlap · RBO</TableHead>
+            {p.measured ? <TableHead>Better</TableHead> : null}
           </TableRow>
         </TableHeader>
         <TableBody>
@@ -252,6 +291,7 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
               <TableCell className="tabular-nums">
                 {q.overlap.toFixed(2)} · {q.rbo.toFixed(2)}
               </TableCell>
+              {p.measured ? <TableCell className="text-xs">{q.preference ? (q.preference.winner === null ? "unjudged" : q.preference.winner === "tie" ? (q.preference.identical ? "tie (same hits)" : "tie") : q.preference.winner === "main" ? report.baseline : report.branch) : "—"}</TableCell> : null}
             </TableRow>
           ))}
         </TableBody>

@@ -32,7 +32,10 @@ describe("synthex log and replay", () => {
     expect((await synthex("branch", "create", "same")).code).toBe(0);
     const replay = JSON.parse((await synthex("replay", "--on", "same", "--json")).out) as { summary: { replayed: number; meanOverlap: number; latencyDiff: unknown } };
     expect(replay.summary).toMatchObject({ replayed: 3, meanOverlap: 1 });
-    expect((await synthex("replay", "--on", "same")).out).toMatch(/3 queries replayed on same vs main: overlap@k 1\.000, RBO 1\.000, 0 gained, 0 lost\./);
+    const replayed = (await synthex("replay", "--on", "same")).out;
+    expect(replayed).toMatch(/3 queries replayed on same vs main: overlap@k 1\.000, RBO 1\.000, 0 gained, 0 lost\./);
+    // No judge model: the preference is said to be not measured, with no number.
+    expect(replayed).toMatch(/^Preference: not measured: no judge model was given/m);
 
     const first = listed.find((e) => e.hits.length)!;
     const labelled = await synthex("log", "label", first.id, first.hits[0]!.id, "--set", "traffic-labels");

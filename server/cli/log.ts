@@ -92,17 +92,42 @@ export function registerLogCommands(program: Command, deps: Omit<BranchCliDeps, 
     .option("--since <date>", "logged at or after (ISO date)")
     .option("--sample <n>", "a seeded random sample of this many queries")
     .option("--k <n>", "depth compared (default: each query's own limit)")
+    .option("--judge-model <provider/model>", "ask this model per query which context answers better (both orders); omitted: not measured")
+    .option("--budget <usd>", "USD the judge may spend (default 1)")
     .action(
       action(async (conn, opts) => {
-        const o = opts as BranchGlobalOptions & { on: string; since?: string; sample?: string; k?: string };
-        const r = await conn.api.log.replay.mutate({ ...ref(conn, opts, o.on), from: o.since ? new Date(o.since) : undefined, sample: o.sample ? Number(o.sample) : undefined, k: o.k ? Number(o.k) : undefined });
+        const o = opts as BranchGlobalOptions & { on: string; since?: string; sample?: string; k?: string; judgeModel?: string; budget?: string };
+        const r = await conn.api.log.replay.mutate({
+          ...ref(conn, opts, o.on),
+          from: o.since ? new Date(o.since) : undefined,
+          sample: o.sample ? Number(o.sample) : undefined,
+          k: o.k ? Number(o.k) : undefined,
+          judgeModel: o.judgeModel,
+          budgetUsd: o.budget ? Number(o.budget) : undefined,
+        });
         const s = r.summary;
+        const p = s.preference;
         print(opts, r, () =>
           [
-            table(r.queries.map((q) => ({ query: q.query.slice(0, 50), "overlap@k": q.overlap.toFixed(2), rbo: q.rbo.toFixed(2), gained: num(q.gained.length), lost: num(q.lost.length), "cit. main": pct(q.main.citationRecall), "cit. branch": pct(q.branch.citationRecall), error: q.error ?? "" }))),
+            table(
+              r.queries.map((q) => ({
+                query: q.query.slice(0, 50),
+                "overlap@k": q.overlap.toFixed(2),
+                rbo: q.rbo.toFixed(2),
+                gained: num(q.gained.length),
+                lost: num(q.lost.length),
+                "cit. main": pct(q.main.citationRecall),
+                "cit. branch": pct(q.branch.citationRecall),
+                ...(p.measured ? { better: q.preference?.winner ?? "unjudged" } : {}),
+                error: q.error ?? "",
+              })),
+            ),
             `${num(s.replayed)} queries replayed on ${r.branch} vs ${r.baseline}: overlap@k ${s.meanOverlap.toFixed(3)}, RBO ${s.meanRbo.toFixed(3)}, ${num(s.gained)} gained, ${num(s.lost)} lost.`,
             `Citation recall: ${pct(s.citationRecall.main)} → ${pct(s.citationRecall.branch)}; branch − main ${interval(s.citationRecall.diff)}.`,
             `Latency: ${s.meanLatencyMs.main.toFixed(1)} ms → ${s.meanLatencyMs.branch.toFixed(1)} ms; branch − main ${interval(s.latencyDiff)}.`,
+            p.measured
+              ? `Preference (${p.judgeModel}, both orders): branch ${num(p.branchWins)}, main ${num(p.mainWins)}, tie ${num(p.ties)}, unjudged ${num(p.unjudged + p.overBudget)}; branch win rate ${pct(p.winRate)}; branch − main ${interval(p.interval)}; $${p.spentUsd.toFixed(4)} in ${num(p.calls)} calls.`
+              : `Preference: ${p.reason}.`,
           ].join("\n"),
         );
       }, needsPipeline),

@@ -8,54 +8,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
-import { ragBaselineSpec } from "../pipeline/templates/rag";
-import { createBranch } from "../services/branches";
-import { settleBackgroundWork } from "../services/background";
-import { addNote } from "../services/notes";
-import { createPipeline, saveVersion } from "../services/pipelines";
-import { runPipeline } from "../services/runs";
-import { signUp } from "../services/users";
-import { insertQueryLogEntry } from "../store/query-log";
-import { createTestDb } from "../store/test-db";
 import { labelLoggedQuery, replayQueries } from "./replay";
+import { replayFixture } from "./testing/replay-fixture";
 
 let db: Db;
 let close: () => Promise<void>;
 let workspaceId: string;
 let pipelineId: string;
-const chunkOf: Record<string, string> = {};
-
-const NOTES = {
-  zebra: "The zebra vault opens with the combination 4471. ".repeat(5),
-  heron: "The heron garden ferns are watered every Tuesday morning. ".repeat(5),
-  otter: "The otter boat is moored at pier nine near the lighthouse. ".repeat(5),
-};
+let chunkOf: Record<string, string> = {};
 
 beforeAll(async () => {
-  ({ db, close } = await createTestDb());
-  ({ workspace: { id: workspaceId } } = await signUp(db, { email: "replay@example.com", password: "replay-password-1" }));
-  ({ pipeline: { id: pipelineId } } = await createPipeline(db, workspaceId, { name: "replay", spec: ragBaselineSpec("folder") }));
-  for (const text of Object.values(NOTES)) await addNote(db, { workspaceId, pipelineId, source: "chats" }, { text });
-  // Each note requested a run: let them finish, then bring main up to date.
-  await settleBackgroundWork();
-  while (await db.run.findFirst({ where: { pipelineId, status: { in: ["queued", "running"] } } })) await new Promise((r) => setTimeout(r, 200));
-  await runPipeline(db, { workspaceId, pipelineId });
-  await settleBackgroundWork();
-  await createBranch(db, pipelineId, { name: "same" });
-  await createBranch(db, pipelineId, { name: "small-chunks" });
-  await saveVersion(db, pipelineId, { spec: ragBaselineSpec("folder", { chunkSize: 100 }), branch: "small-chunks", message: "100-character chunks" });
-  await runPipeline(db, { workspaceId, pipelineId, branch: "small-chunks" });
-  await settleBackgroundWork();
-  for (const [word, text] of Object.entries(NOTES)) {
-    const chunk = await db.record.findFirstOrThrow({ where: { pipelineId, step: "chunks", content: text.trim() } });
-    chunkOf[word] = chunk.id;
-  }
-  for (const [query, word] of [["zebra vault combination", "zebra"], ["heron garden ferns", "heron"]] as const) {
-    await insertQueryLogEntry(db, {
-      workspaceId, pipelineId, surface: "rest", kind: "ask", caller: "apiKey:agent", scope: null, mode: "fts", params: { k: 3 }, query, branch: "main", versionId: null,
-      hits: [{ id: chunkOf[word]!, rank: 1, score: 0.9, step: "chunks" }], cited: [chunkOf[word]!], confidence: 0.8, latencyMs: 12,
-    });
-  }
+  ({ db, close, workspaceId, pipelineId, chunkOf } = await replayFixture("replay@example.com"));
 }, 180_000);
 afterAll(async () => close?.());
 

@@ -8,10 +8,12 @@
  */
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
+import { ModelError } from "../engine/model";
 import { search, SEARCH_MODES, type SearchMode } from "../search/search";
 import { listQueryLog, type LoggedQuery } from "../services/query-log";
 import { setQueryLabel } from "../store/query-log";
 import { addToQuestionSet } from "./question-sets";
+import { assertPreferenceJudge, PREFERENCE_NOT_MEASURED, PreferenceJudge, type JudgeOptions, type PreferenceSummary, type QueryPreference } from "./replay-judge";
 import { citationRecall, gainedLost, overlapAtK, pairedInterval, rankBiasedOverlap, type PairedInterval } from "./replay-metrics";
 
 export const MAX_REPLAY = 200;
@@ -31,6 +33,10 @@ export interface ReplayInput {
   seed?: number;
   /** Depth compared (default: each query's logged limit / k, at most 50). */
   k?: number;
+  /** `provider/model` asked per query which side's context answers better (omitted: preference not measured). */
+  judgeModel?: string;
+  /** USD the preference calls may spend (default $1). */
+  budgetUsd?: number;
 }
 
 export interface ReplayQuery {
@@ -46,6 +52,8 @@ export interface ReplayQuery {
   gained: string[];
   lost: string[];
   cited: string[];
+  /** The judge's pairwise preference; absent when not measured or the query failed. */
+  preference?: QueryPreference;
   error?: string;
 }
 
@@ -63,6 +71,8 @@ export interface ReplayReport {
     meanLatencyMs: { main: number; branch: number };
     citationRecall: { main: number | null; branch: number | null; diff: PairedInterval };
     latencyDiff: PairedInterval;
+    /** Which side's context answers better, per the judge; "not measured" without a judge model. */
+    preference: PreferenceSummary;
   };
 }
 
@@ -104,7 +114,7 @@ function searchOf(e: LoggedQuery, k: number) {
 async function timed(db: Db, input: Parameters<typeof search>[1]) {
   const started = performance.now();
   const found = await search(db, input);
-  return { ids: found.hits.map((h) => h.id), latencyMs: Math.round((performance.now() - started) * 10) / 10 };
+  return { ids: found.hits.map((h) => h.id), contents: found.hits.map((h) => h.content), latencyMs: Math.round((performance.now() - started) * 10) / 10 };
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
@@ -112,6 +122,10 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.l
 export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayReport> {
   const baseline = input.baseline ?? "main";
   if (input.sample !== undefined && (!Number.isInteger(input.sample) || input.sample < 1)) throw badRequest("sample: a whole number of queries, 1 or more.");
+  if (input.budgetUsd !== undefined && !input.judgeModel) throw badRequest("budgetUsd: a budget needs a judgeModel to spend it on.");
+  const judgeOptions: JudgeOptions | null = input.judgeModel ? { judgeModel: input.judgeModel, budgetUsd: input.budgetUsd } : null;
+  if (judgeOptions) await assertPreferenceJudge(db, input.workspaceId, judgeOptions);
+  const judge = judgeOptions ? PreferenceJudge.forWorkspace(db, input.workspaceId, judgeOptions) : null;
   const logged = await listQueryLog(db, { workspaceId: input.workspaceId, pipelineId: input.pipelineId, from: input.from, to: input.to, ids: input.ids, limit: input.sample ? 5000 : MAX_REPLAY * 2 });
   const replayable = logged.filter((e) => (e.kind === "search" || e.kind === "ask") && e.query.trim());
   const chosen = pick(replayable, input.sample, input.seed ?? 1);
@@ -123,20 +137,24 @@ export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayR
     try {
       const main = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: baseline } as Parameters<typeof search>[1]);
       const branch = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: input.branch } as Parameters<typeof search>[1]);
+      const preference = judge ? await judge.judge(e.query, main, branch) : undefined;
       queries.push({
         entryId: e.id,
         kind: e.kind,
         query: e.query,
         scope: e.scope,
         k,
-        main: { ...main, citationRecall: citationRecall(e.cited, main.ids, k) },
-        branch: { ...branch, citationRecall: citationRecall(e.cited, branch.ids, k) },
+        main: { ids: main.ids, latencyMs: main.latencyMs, citationRecall: citationRecall(e.cited, main.ids, k) },
+        branch: { ids: branch.ids, latencyMs: branch.latencyMs, citationRecall: citationRecall(e.cited, branch.ids, k) },
         overlap: overlapAtK(main.ids, branch.ids, k),
         rbo: rankBiasedOverlap(main.ids, branch.ids, k),
         ...gainedLost(main.ids, branch.ids, k),
         cited: e.cited,
+        ...(preference ? { preference } : {}),
       });
     } catch (err) {
+      // The judge's provider refuses every call (bad key, unknown model): say so instead of a half-judged report.
+      if (err instanceof ModelError) throw badRequest(`judgeModel "${input.judgeModel}" failed: ${err.message}`);
       // A branch or step that no longer exists: said per query, the rest is replayed.
       const message = err instanceof Error ? err.message : String(err);
       if (/branch/i.test(message) && /not found|no branch/i.test(message)) throw notFound(message);
@@ -163,6 +181,7 @@ export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayR
         diff: pairedInterval(cit.map((q) => ({ main: q.main.citationRecall!, branch: q.branch.citationRecall! }))),
       },
       latencyDiff: pairedInterval(ok.map((q) => ({ main: q.main.latencyMs, branch: q.branch.latencyMs }))),
+      preference: judge ? judge.summary() : PREFERENCE_NOT_MEASURED,
     },
   };
 }

@@ -38,7 +38,7 @@ function scrub(value: unknown, depth = 0): unknown {
 }
 
 /** A readable name of the actor now (the user or key may be deleted later; the entry keeps it). */
-async function actorLabel(db: Db | DbTx, actor: string): Promise<string> {
+export async function actorLabel(db: Db | DbTx, actor: string): Promise<string> {
   const [kind, id = ""] = actor.split(/:(.*)/s);
   if (kind === "user") return (await db.user.findUnique({ where: { id }, select: { email: true } }))?.email ?? "";
   if (kind === "apiKey") {

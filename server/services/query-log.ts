@@ -21,6 +21,7 @@ import {
   type QueryLogRow,
   type QueryLogSettings,
 } from "../store/query-log";
+import { actorLabel } from "./audit";
 import { trackBackground } from "./background";
 
 export { DEFAULT_QUERY_LOG, type QueryLogSettings };
@@ -139,11 +140,16 @@ export async function queryTraffic(db: Db, filter: Omit<QueryLogFilter, "limit">
     }
     return [...m.entries()].map(([key, v]) => ({ key, count: v.n, noMatchRate: v.n ? v.noMatch / v.n : 0, meanLatencyMs: v.n ? v.latency / v.n : 0 })).sort((a, b) => b.count - a.count);
   };
+  const perCaller = count((q) => q.caller).slice(0, 50);
+  // Readable names of the callers (a key's name and prefix, a person's email): the log keeps ids.
+  const callerLabels: Record<string, string> = {};
+  for (const { key } of perCaller) callerLabels[key] = (await actorLabel(db, key)) || key;
   return {
     total: rows.length,
     noMatchRate: rows.length ? rows.filter(noMatch).length / rows.length : 0,
     perDay: count((q) => q.createdAt.toISOString().slice(0, 10)).sort((a, b) => a.key.localeCompare(b.key)),
-    perCaller: count((q) => q.caller).slice(0, 50),
+    perCaller,
+    callerLabels,
     perScope: count((q) => q.scope ?? "(all)").slice(0, 50),
     frequent: count((q) => q.query.trim().toLowerCase()).slice(0, 20),
     slowest: [...rows].sort((a, b) => b.latencyMs - a.latencyMs).slice(0, 20),

@@ -25,6 +25,27 @@ const loggedQuerySchema = z.object({
 });
 const intervalSchema = z.object({ n: z.number().int(), mean: z.number(), low: z.number().nullable(), high: z.number().nullable() });
 const sideSchema = z.object({ ids: z.array(z.string()), latencyMs: z.number(), citationRecall: z.number().nullable() });
+const preferenceSchema = z.enum(["branch", "main", "tie"]);
+const preferenceSummarySchema = z.discriminatedUnion("measured", [
+  z.object({ measured: z.literal(false), reason: z.string() }),
+  z.object({
+    measured: z.literal(true),
+    judgeModel: z.string(),
+    prompt: z.string(),
+    orders: z.literal("both"),
+    budgetUsd: z.number(),
+    spentUsd: z.number(),
+    calls: z.number().int(),
+    branchWins: z.number().int(),
+    mainWins: z.number().int(),
+    ties: z.number().int(),
+    unjudged: z.number().int(),
+    overBudget: z.number().int(),
+    winRate: z.number().nullable(),
+    interval: intervalSchema,
+    samples: z.array(z.object({ query: z.string(), reply: z.string() })),
+  }),
+]);
 const window = {
   from: z.coerce.date().optional().meta({ description: "Logged at or after (ISO date-time)." }),
   to: z.coerce.date().optional().meta({ description: "Logged at or before (ISO date-time)." }),
@@ -63,6 +84,7 @@ export const logRouter = createTRPCRouter({
         noMatchRate: z.number(),
         perDay: z.array(z.object({ key: z.string(), count: z.number().int(), noMatchRate: z.number(), meanLatencyMs: z.number() })),
         perCaller: z.array(z.object({ key: z.string(), count: z.number().int(), noMatchRate: z.number(), meanLatencyMs: z.number() })),
+        callerLabels: z.record(z.string(), z.string()).meta({ description: "A readable name per caller of perCaller: an API key's name and prefix, a person's email." }),
         perScope: z.array(z.object({ key: z.string(), count: z.number().int(), noMatchRate: z.number(), meanLatencyMs: z.number() })),
         frequent: z.array(z.object({ key: z.string(), count: z.number().int(), noMatchRate: z.number(), meanLatencyMs: z.number() })),
         slowest: z.array(loggedQuerySchema),
@@ -90,6 +112,8 @@ export const logRouter = createTRPCRouter({
         sample: z.number().int().min(1).max(MAX_REPLAY).optional(),
         seed: z.number().int().optional(),
         k: z.number().int().min(1).max(50).optional(),
+        judgeModel: z.string().min(1).max(200).optional().meta({ description: "provider/model asked per query which context (main's or the branch's top hits) answers better, in both orders; omitted: preference not measured." }),
+        budgetUsd: z.number().positive().max(1000).optional().meta({ description: "USD the judge may spend (default 1)." }),
       }),
     )
     .output(
@@ -111,6 +135,7 @@ export const logRouter = createTRPCRouter({
             gained: z.array(z.string()),
             lost: z.array(z.string()),
             cited: z.array(z.string()),
+            preference: z.object({ winner: preferenceSchema.nullable(), identical: z.boolean(), verdicts: z.tuple([preferenceSchema.nullable(), preferenceSchema.nullable()]) }).optional(),
             error: z.string().optional(),
           }),
         ),
@@ -123,11 +148,12 @@ export const logRouter = createTRPCRouter({
           meanLatencyMs: z.object({ main: z.number(), branch: z.number() }),
           citationRecall: z.object({ main: z.number().nullable(), branch: z.number().nullable(), diff: intervalSchema }),
           latencyDiff: intervalSchema,
+          preference: preferenceSummarySchema,
         }),
       }),
     )
     .mutation(({ ctx, input }) =>
-      replayQueries(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name, baseline: input.baseline, from: input.from, to: input.to, ids: input.ids, sample: input.sample, seed: input.seed, k: input.k }),
+      replayQueries(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name, baseline: input.baseline, from: input.from, to: input.to, ids: input.ids, sample: input.sample, seed: input.seed, k: input.k, judgeModel: input.judgeModel, budgetUsd: input.budgetUsd }),
     ),
   /** Mark the record that should have come first: the query becomes a question of a question set (the Evals tab scores it). */
   label: pipelineProcedure("log:read")
