@@ -2,14 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   firstHop,
   frontier,
-  isTemporalQuestion,
-  matchEntities,
-  nameCandidates,
-  normalizeName,
   parseBelief,
   pathScoring,
-  questionPhrases,
-  questionTokens,
   rankSources,
   scorePath,
   secondHop,
@@ -17,6 +11,7 @@ import {
   type QuestionEntity,
 } from "./graph-retrieval";
 import { describePath } from "./evidence-path";
+import { isTemporalQuestion, matchEntities, nameCandidates, normalizeName, questionPhrases, questionTokens } from "./question-names";
 
 const entity = (id: string, name: string, aliases: string[] = []) => ({ id, name, aliases, type: "person" });
 

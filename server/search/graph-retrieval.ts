@@ -13,8 +13,7 @@
  * "before", "used to"), which want the history. Co-mention edges ("mentioned with") count less
  * than stated relations.
  *
- * Past 500 lines: entity matching, the belief walk and path ranking are one algorithm sharing its
- * intermediate maps; the entity-name matcher is the piece that could stand alone (not yet split).
+ * Reading the names a question holds is question-names.ts.
  */
 import type { BeliefMeta } from "../core/graph-records";
 import type { Db } from "../core/db";
@@ -24,9 +23,8 @@ import { bm25Terms } from "../text/bm25";
 import { beliefsTouching, entitiesNamed, graphSourceRows, type BeliefRow, type EntityRow } from "../store/graph-retrieval-reads";
 import { byTieKey } from "../store/record-sql";
 import { parseJson, type BranchContext, type RecordFilters } from "./context";
+import { isTemporalQuestion, matchEntities, nameCandidates, questionPhrases, questionTokens } from "./question-names";
 
-/** Longest entity name, in words, looked up in a question. */
-const MAX_NAME_WORDS = 5;
 /** Entity records matched per question (many scopes may share a name when the search is unscoped). */
 const ENTITY_CAP = 200;
 const HOP1_CAP = 3000;
@@ -117,125 +115,6 @@ export interface GraphRetrieval {
   /** Source records, best first. */
   candidates: GraphCandidate[];
   beliefsRead: number;
-}
-
-// ---- the question -------------------------------------------------------------------------
-
-/** Words that start a question or a sentence capitalized without being names. */
-const NOT_NAMES = new Set(
-  (
-    "i i'm a an the what when where who whom whose which why how did do does is are was were has have had will would could should can may might " +
-    "tell give show list describe name please remind summarize explain find let if and or but in on at of for to from with about after before since during " +
-    "january february march april june july august september october november december monday tuesday wednesday thursday friday saturday sunday " +
-    "yes no ok okay hi hello dear mr mrs ms dr"
-  ).split(" "),
-);
-
-export interface QuestionToken {
-  /** Normalized: lower case, alphanumerics only. */
-  norm: string;
-  /** As written (for names). */
-  text: string;
-  capitalized: boolean;
-}
-
-/** Possessives stripped ("Alice's", "James'"), split on anything but letters and digits. */
-export function questionTokens(question: string): QuestionToken[] {
-  const text = question.replace(/([\p{L}\p{N}])['’]s\b/gu, "$1").replace(/(s)['’](?=\s|$|[^\p{L}\p{N}])/gu, "$1");
-  return (text.match(/[\p{L}\p{N}]+/gu) ?? []).map((t) => ({ norm: t.toLowerCase(), text: t, capitalized: /^\p{Lu}/u.test(t) }));
-}
-
-/** A name in the form SQL compares it in: lower case, runs of non-alphanumerics as one space. */
-export function normalizeName(name: string): string {
-  return name
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .trim();
-}
-
-/** The question's word n-grams (1 to MAX_NAME_WORDS words), normalized: what entity names are looked up by. */
-export function questionPhrases(tokens: QuestionToken[]): string[] {
-  const out = new Set<string>();
-  for (let i = 0; i < tokens.length; i++) {
-    for (let n = 1; n <= MAX_NAME_WORDS && i + n <= tokens.length; n++) {
-      out.add(
-        tokens
-          .slice(i, i + n)
-          .map((t) => t.norm)
-          .join(" "),
-      );
-    }
-  }
-  return [...out];
-}
-
-export interface EntityMatch<E> {
-  entity: E;
-  matched: string;
-  start: number;
-  end: number;
-}
-
-/**
- * The entities the question names: at each position the longest surface form (name or alias)
- * that matches there wins, left to right; entities sharing that surface (one per scope) all match.
- */
-export function matchEntities<E extends { name: string; aliases: string[] }>(tokens: QuestionToken[], entities: E[]): Array<EntityMatch<E>> {
-  const bySurface = new Map<string, E[]>();
-  for (const e of entities) {
-    for (const surface of [e.name, ...e.aliases]) {
-      const key = normalizeName(surface);
-      if (!key || key.split(" ").length > MAX_NAME_WORDS) continue;
-      const list = bySurface.get(key) ?? [];
-      if (!list.includes(e)) list.push(e);
-      bySurface.set(key, list);
-    }
-  }
-  const out: Array<EntityMatch<E>> = [];
-  for (let i = 0; i < tokens.length; ) {
-    let hit: { key: string; n: number } | null = null;
-    for (let n = Math.min(MAX_NAME_WORDS, tokens.length - i); n >= 1 && !hit; n--) {
-      const key = tokens
-        .slice(i, i + n)
-        .map((t) => t.norm)
-        .join(" ");
-      if (bySurface.has(key)) hit = { key, n };
-    }
-    if (!hit) {
-      i++;
-      continue;
-    }
-    for (const entity of bySurface.get(hit.key)!) out.push({ entity, matched: hit.key, start: i, end: i + hit.n });
-    i += hit.n;
-  }
-  return out;
-}
-
-/**
- * Capitalized words of the question outside `taken` spans that look like names (not question
- * words, months or days), runs of them joined ("New York").
- */
-export function nameCandidates(tokens: QuestionToken[], taken: Array<{ start: number; end: number }> = []): string[] {
-  const inTaken = (i: number) => taken.some((s) => i >= s.start && i < s.end);
-  const names: string[] = [];
-  let run: string[] = [];
-  const flush = () => {
-    if (run.length) names.push(run.join(" "));
-    run = [];
-  };
-  tokens.forEach((t, i) => {
-    const name = t.capitalized && !inTaken(i) && !NOT_NAMES.has(t.norm) && !/^\p{N}+$/u.test(t.text) && t.text.length > 1;
-    if (name) run.push(t.text);
-    else flush();
-  });
-  flush();
-  return [...new Set(names)];
-}
-
-const TEMPORAL = /\b(when|before|after|since|until|used to|anymore|no longer|still|chang\w*|previous\w*|earlier|former\w*|ago|first|last|history|over time)\b/i;
-
-export function isTemporalQuestion(question: string): boolean {
-  return TEMPORAL.test(question);
 }
 
 // ---- beliefs and paths --------------------------------------------------------------------
