@@ -9,6 +9,7 @@ import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import superjson from "superjson";
 import type { Db } from "../core/db";
 import type { AppRouter } from "../api/root";
+import { timingMark } from "../core/timing";
 
 export type Api = TRPCClient<AppRouter>;
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
@@ -38,9 +39,13 @@ export async function connectLocal(): Promise<Connection> {
   ]);
   const { closeDb } = await import("../store/db");
   const { openMigratedDb } = await import("../store/runtime-env");
+  timingMark("router, services and database modules loaded");
   const db = await openMigratedDb();
+  timingMark("database open and migrated");
   const { workspace, user } = await ensureLocalWorkspace(db);
+  timingMark("local workspace ensured");
   const context = await createContext({ db, session: { userId: user.id, email: user.email } });
+  timingMark("context created");
   const api = createTRPCClient<AppRouter>({
     links: [unstable_localLink({ router: appRouter, createContext: async () => context, transformer: superjson })],
   });
@@ -48,7 +53,9 @@ export async function connectLocal(): Promise<Connection> {
   // A run started here indexes and notifies after it finishes: let that end before the pool closes.
   const close = async () => {
     await settleBackgroundWork();
+    timingMark("background work settled");
     await closeDb();
+    timingMark("database closed");
   };
   return { api, workspaceId: workspace.id, mode: "local", db, actor: `user:${user.id}`, close };
 }
