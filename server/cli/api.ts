@@ -32,15 +32,21 @@ export interface Connection {
  * `--help` and argument errors answer without loading them.
  */
 export async function connectLocal(): Promise<Connection> {
-  const [{ appRouter }, { createContext }, { ensureLocalWorkspace }] = await Promise.all([
-    import("../api/root"),
-    import("../api/trpc"),
-    import("../services/local-workspace"),
-  ]);
+  // The database opens (PGlite's WebAssembly compiles on other threads, its files load) while the
+  // router and the services load on this one.
+  const opening = import("../store/runtime-env").then(({ openMigratedDb }) => openMigratedDb());
+  opening.catch(() => {}); // awaited below: not an unhandled rejection meanwhile
   const { closeDb } = await import("../store/db");
-  const { openMigratedDb } = await import("../store/runtime-env");
+  let modules;
+  try {
+    modules = await Promise.all([import("../api/root"), import("../api/trpc"), import("../services/local-workspace")]);
+  } catch (err) {
+    await opening.then(closeDb, () => {});
+    throw err;
+  }
+  const [{ appRouter }, { createContext }, { ensureLocalWorkspace }] = modules;
   timingMark("router, services and database modules loaded");
-  const db = await openMigratedDb();
+  const db = await opening;
   timingMark("database open and migrated");
   const { workspace, user } = await ensureLocalWorkspace(db);
   timingMark("local workspace ensured");
