@@ -92,5 +92,11 @@ if (!dir) {
 if (!process.env.SYNTHEX_MIGRATIONS_DIR && !existsSync(path.resolve("prisma/migrations"))) {
   process.env.SYNTHEX_MIGRATIONS_DIR = path.join(root, "prisma", "migrations");
 }
+const mark = (label) => {
+  const cpu = process.cpuUsage();
+  if (process.env.SYNTHEX_TIMING) process.stderr.write(`[timing] ${performance.now().toFixed(0).padStart(6)} ms  cpu ${((cpu.user + cpu.system) / 1000).toFixed(0).padStart(5)} ms  ${label}\n`);
+};
+mark("compiled CLI found");
 const { buildCli } = await import(pathToFileURL(path.join(dir, "main.js")).href);
+mark("CLI entry loaded");
 await buildCli().parseAsync(process.argv);

@@ -9,6 +9,7 @@ import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import superjson from "superjson";
 import type { Db } from "../core/db";
 import type { AppRouter } from "../api/root";
+import { timingMark } from "../core/timing";
 
 export type Api = TRPCClient<AppRouter>;
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
@@ -31,16 +32,26 @@ export interface Connection {
  * `--help` and argument errors answer without loading them.
  */
 export async function connectLocal(): Promise<Connection> {
-  const [{ appRouter }, { createContext }, { ensureLocalWorkspace }] = await Promise.all([
-    import("../api/root"),
-    import("../api/trpc"),
-    import("../services/local-workspace"),
-  ]);
+  // The database opens (PGlite's WebAssembly compiles on other threads, its files load) while the
+  // router and the services load on this one.
+  const opening = import("../store/runtime-env").then(({ openMigratedDb }) => openMigratedDb());
+  opening.catch(() => {}); // awaited below: not an unhandled rejection meanwhile
   const { closeDb } = await import("../store/db");
-  const { openMigratedDb } = await import("../store/runtime-env");
-  const db = await openMigratedDb();
+  let modules;
+  try {
+    modules = await Promise.all([import("../api/root"), import("../api/trpc"), import("../services/local-workspace")]);
+  } catch (err) {
+    await opening.then(closeDb, () => {});
+    throw err;
+  }
+  const [{ appRouter }, { createContext }, { ensureLocalWorkspace }] = modules;
+  timingMark("router, services and database modules loaded");
+  const db = await opening;
+  timingMark("database open and migrated");
   const { workspace, user } = await ensureLocalWorkspace(db);
+  timingMark("local workspace ensured");
   const context = await createContext({ db, session: { userId: user.id, email: user.email } });
+  timingMark("context created");
   const api = createTRPCClient<AppRouter>({
     links: [unstable_localLink({ router: appRouter, createContext: async () => context, transformer: superjson })],
   });
@@ -48,7 +59,9 @@ export async function connectLocal(): Promise<Connection> {
   // A run started here indexes and notifies after it finishes: let that end before the pool closes.
   const close = async () => {
     await settleBackgroundWork();
+    timingMark("background work settled");
     await closeDb();
+    timingMark("database closed");
   };
   return { api, workspaceId: workspace.id, mode: "local", db, actor: `user:${user.id}`, close };
 }

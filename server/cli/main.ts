@@ -23,6 +23,7 @@ import { registerBranchCommands } from "./branch";
 import { registerMemoryCommands } from "./memories";
 import { registerEvalCommands } from "./eval";
 import { registerLogCommands } from "./log";
+import { timingMark } from "../core/timing";
 
 interface GlobalOptions {
   pipeline?: string;
@@ -95,7 +96,9 @@ function action<A extends unknown[]>(
     try {
       check?.(args.slice(0, -1) as A, opts);
       conn = await connect(opts);
+      timingMark("connected");
       await fn(conn, opts, ...(args.slice(0, -1) as A));
+      timingMark("command done");
     } catch (err) {
       const message =
         err instanceof TRPCError || err instanceof TRPCClientError || err instanceof CliError || err instanceof Error

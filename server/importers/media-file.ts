@@ -1,24 +1,23 @@
-/** One document, image or audio file → its events, by format; and the all-or-nothing variant a folder import uses. */
-import { importAudio } from "./audio";
-import { importDocx } from "./docx";
-import { importHtml } from "./html";
-import { importImage } from "./image";
+/**
+ * One document, image or audio file → its events, by format; and the all-or-nothing variant a folder import uses.
+ * Each format's module (sharp, pdf.js, mammoth, tesseract) is imported when a file of that format
+ * comes: every process that loads the import service (each CLI command) would otherwise pay for them.
+ */
 import type { MediaFormat } from "./media";
-import { importPdf } from "./pdf";
 import { ImportError, type ImportEvent, type ImporterOptions } from "./types";
 
-export function importMedia(file: string, format: MediaFormat, opts: ImporterOptions): AsyncGenerator<ImportEvent> {
+export async function* importMedia(file: string, format: MediaFormat, opts: ImporterOptions): AsyncGenerator<ImportEvent> {
   switch (format) {
     case "pdf":
-      return importPdf(file, opts);
+      return yield* (await import("./pdf")).importPdf(file, opts);
     case "docx":
-      return importDocx(file, opts);
+      return yield* (await import("./docx")).importDocx(file, opts);
     case "html":
-      return importHtml(file, opts);
+      return yield* (await import("./html")).importHtml(file, opts);
     case "image":
-      return importImage(file, opts);
+      return yield* (await import("./image")).importImage(file, opts);
     case "audio":
-      return importAudio(file, opts);
+      return yield* (await import("./audio")).importAudio(file, opts);
   }
 }
 

@@ -6,7 +6,6 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { createWorker, OEM } from "tesseract.js";
 import type { OcrEngine, OcrLine } from "./types";
 
 /** A line under this confidence (0–100) is flagged `low`; a record whose mean is under it is `low_confidence`. */
@@ -30,6 +29,7 @@ function langPath(): string {
 
 /** A tesseract worker that reads English, loaded from node_modules only. */
 export async function createOcrEngine(): Promise<OcrEngine> {
+  const { createWorker, OEM } = await import("tesseract.js"); // only when a picture needs reading
   const worker = await createWorker("eng", OEM.LSTM_ONLY, { langPath: langPath(), gzip: true, cacheMethod: "none", logger: () => {}, errorHandler: () => {} });
   // Screenshots and PNGs rendered without a resolution: tell tesseract a print-like one instead of letting it warn.
   await worker.setParameters({ user_defined_dpi: "300" });

@@ -9,10 +9,7 @@
  * stops); other 4xx, malformed JSON, refusals and empty answers fail one work item (`item`), with
  * the raw response. Every ModelError carries that kind. Keys never appear in messages.
  */
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type LanguageModel } from "ai";
+import type { LanguageModel } from "ai";
 import { ModelError, type FailureKind, type ModelProvider, type ModelRequest, type ModelResponse } from "../engine/model";
 import { redact } from "../auth/encryption";
 import { limiterFor, ProviderLimiter } from "./limiter";
@@ -79,7 +76,30 @@ interface Classified {
   retryAfterMs?: number | null;
 }
 
-export function createLanguageModel(config: ProviderConfig, modelName: string): LanguageModel {
+/**
+ * The AI SDK and its providers, imported on the first model call: every process that loads the
+ * services (each CLI command, scripts) would otherwise pay ~0.3 s for packages few of them use.
+ */
+let sdkLoading: Promise<Sdk> | undefined;
+type Sdk = typeof import("ai") & {
+  createAnthropic: typeof import("@ai-sdk/anthropic").createAnthropic;
+  createOpenAI: typeof import("@ai-sdk/openai").createOpenAI;
+  createOpenAICompatible: typeof import("@ai-sdk/openai-compatible").createOpenAICompatible;
+};
+function loadSdk(): Promise<Sdk> {
+  sdkLoading ??= Promise.all([import("ai"), import("@ai-sdk/anthropic"), import("@ai-sdk/openai"), import("@ai-sdk/openai-compatible")]).then(
+    ([ai, anthropic, openai, compatible]) => ({
+      ...ai,
+      createAnthropic: anthropic.createAnthropic,
+      createOpenAI: openai.createOpenAI,
+      createOpenAICompatible: compatible.createOpenAICompatible,
+    }),
+  );
+  return sdkLoading;
+}
+
+export async function createLanguageModel(config: ProviderConfig, modelName: string): Promise<LanguageModel> {
+  const { createAnthropic, createOpenAI, createOpenAICompatible } = await loadSdk();
   const apiKey = config.apiKey ?? undefined;
   const baseURL = config.baseUrl ?? undefined;
   switch (config.kind) {
@@ -115,7 +135,7 @@ export class AiSdkModel implements ModelProvider {
     return redact(text, [this.config.apiKey]);
   }
 
-  private classify(err: unknown, timedOut: boolean): Classified {
+  private classify({ APICallError, NoObjectGeneratedError }: Sdk, err: unknown, timedOut: boolean): Classified {
     if (timedOut) return { kind: "transient", message: `timed out after ${this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` };
     if (NoObjectGeneratedError.isInstance(err)) {
       return { kind: "item", message: "The model's response is not valid JSON for the step's output schema.", raw: err.text ?? "" };
@@ -144,7 +164,9 @@ export class AiSdkModel implements ModelProvider {
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const { name } = parseModelId(request.model);
-    const model = createLanguageModel(this.config, name);
+    const sdk = await loadSdk();
+    const { generateText, jsonSchema, Output } = sdk;
+    const model = await createLanguageModel(this.config, name);
     const timeoutMs = this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     let attempts = 0;
     for (;;) {
@@ -196,7 +218,7 @@ export class AiSdkModel implements ModelProvider {
       } catch (err) {
         if (err instanceof ModelError) throw err;
         if (request.signal?.aborted) throw request.signal.reason ?? err;
-        failure = this.classify(err, timeout.signal.aborted);
+        failure = this.classify(sdk, err, timeout.signal.aborted);
       } finally {
         clearTimeout(timer);
       }

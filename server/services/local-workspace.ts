@@ -23,7 +23,24 @@ export async function claimLocalWorkspace(tx: DbTx, userId: string) {
   });
 }
 
+/**
+ * The local workspace and the CLI's user, created on first use. Every CLI command starts here, so
+ * the usual case (both exist, the CLI is a member, and no signed-up person is waiting to be made
+ * owner) is answered by two or three reads without a transaction; anything else goes through the transaction.
+ */
 export async function ensureLocalWorkspace(db: Db) {
+  const member = await db.membership.findFirst({
+    where: { user: { email: LOCAL_CLI_EMAIL }, workspace: { slug: LOCAL_WORKSPACE_SLUG } },
+    select: { user: true, workspace: true },
+  });
+  if (member) {
+    // The transaction below is needed only to make the first signed-up person an owner: when a
+    // person already is a member, or nobody has signed up, there is nothing to do.
+    const people = await db.membership.count({ where: { workspaceId: member.workspace.id, user: { email: { not: LOCAL_CLI_EMAIL } } } });
+    if (people > 0) return member;
+    const signedUp = await db.user.findFirst({ where: { email: { not: LOCAL_CLI_EMAIL }, passwordHash: { not: null } }, select: { id: true } });
+    if (!signedUp) return member;
+  }
   return db.$transaction(async (tx) => {
     const user =
       (await tx.user.findUnique({ where: { email: LOCAL_CLI_EMAIL } })) ??

@@ -20,6 +20,7 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { startWireServer, type WireServer } from "./pglite-wire-server";
+import { timingMark } from "../core/timing";
 
 export interface EmbeddedServerOptions {
   /** Default: env SYNTHEX_DATA_DIR, else `.synthex`. */
@@ -293,10 +294,14 @@ async function becomeOwner(
   const onExit = () => removeLock();
   process.on("exit", onExit);
   try {
+    timingMark("embedded: lock taken, opening PGlite");
     db = await PGlite.create(path.join(dataDir, "pgdata"), { extensions: { vector } });
+    timingMark("embedded: PGlite open");
     await db.exec("CREATE EXTENSION IF NOT EXISTS vector");
+    timingMark("embedded: vector extension");
     restrictTree(dataDir);
     wire = await startWireServer(db, { host: HOST, port, password, idleInTransactionTimeoutMs });
+    timingMark("embedded: wire server listening");
   } catch (err) {
     await db?.close().catch(() => {});
     process.off("exit", onExit);
@@ -315,7 +320,9 @@ async function becomeOwner(
       try {
         writeLock(lockFile, { ...info, state: "closing", port: openWire.port, host: HOST });
         await openWire.close();
+        timingMark("embedded: wire server closed");
         await openDb.close();
+        timingMark("embedded: PGlite closed");
         restrictTree(dataDir);
       } finally {
         removeLock();

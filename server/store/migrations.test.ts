@@ -82,6 +82,38 @@ describe("committed migrations", () => {
     expect(after.rows).toEqual(before.rows);
   });
 
+  it("an up-to-date database is answered by two reads (no migration lock, no transaction per migration)", async () => {
+    const sent: string[] = [];
+    const counting = {
+      query: (sql: string, params?: unknown[]) => (sent.push(sql), pglite.query(sql, params)),
+      exec: (sql: string) => (sent.push(sql), pglite.exec(sql)),
+      transaction: pglite.transaction.bind(pglite),
+    };
+    const result = await applyMigrations(counting, MIGRATIONS);
+    expect(result).toEqual({ applied: [], alreadyApplied: migrations.map((m) => m.name) });
+    expect(sent).toHaveLength(2);
+    expect(sent.join("\n")).not.toMatch(/advisory|BEGIN/);
+
+    // One pending migration: the full path runs (under the lock) and applies it.
+    const dir = path.join(tmp, "one-more");
+    cpSync(MIGRATIONS, dir, { recursive: true });
+    mkdirSync(path.join(dir, "99999999999998_more"));
+    writeFileSync(path.join(dir, "99999999999998_more", "migration.sql"), `CREATE TABLE "OneMore" (id int);`);
+    sent.length = 0;
+    expect((await applyMigrations(counting, dir)).applied).toEqual(["99999999999998_more"]);
+    expect(sent.join("\n")).toMatch(/pg_advisory_lock/);
+    await pglite.exec(`DROP TABLE "OneMore"; DELETE FROM "_prisma_migrations" WHERE migration_name = '99999999999998_more'`);
+  });
+
+  it("a failed migration in the history is refused even when every file is applied", async () => {
+    await pglite.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ('failed-row', 'x', 'old_failed', now())`);
+    try {
+      await expect(applyMigrations(pglite, MIGRATIONS)).rejects.toThrow(/failed migrations \(old_failed\)/);
+    } finally {
+      await pglite.query(`DELETE FROM "_prisma_migrations" WHERE id = 'failed-row'`);
+    }
+  });
+
   it("refuses to run when an applied migration's file changed", async () => {
     const dir = path.join(tmp, "tampered");
     cpSync(MIGRATIONS, dir, { recursive: true });

@@ -9,6 +9,7 @@ import type { Db } from "../core/db";
 import { checkDatabase } from "./database-check";
 import { closeDb, getDatabaseUrl, getDb, getPool, isEmbeddedDatabase } from "./db";
 import { applyMigrations, resolveMigrationsDir } from "./migrate";
+import { timingMark } from "../core/timing";
 
 export function dataDir(): string {
   return process.env.SYNTHEX_DATA_DIR ?? ".synthex";
@@ -31,6 +32,7 @@ export async function prepareRuntimeEnv(): Promise<{ url: string; close(): Promi
  */
 export async function openMigratedDb(): Promise<Db> {
   const pool = await getPool();
+  timingMark("pool and Prisma client constructed");
   let migrating = migrated.get(pool);
   if (!migrating) {
     // A DATABASE_URL is checked first (reachable, password, pgvector), so a bad one fails with
@@ -41,7 +43,10 @@ export async function openMigratedDb(): Promise<Db> {
     migrating.catch(() => migrated.delete(pool));
   }
   await migrating;
-  return getDb();
+  timingMark("migrations checked");
+  const db = await getDb();
+  timingMark("schema checked");
+  return db;
 }
 
 /** Per pool: a reopened database (a new pool) is migrated again. */
