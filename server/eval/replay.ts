@@ -12,7 +12,7 @@ import { search, SEARCH_MODES, type SearchMode } from "../search/search";
 import { listQueryLog, type LoggedQuery } from "../services/query-log";
 import { setQueryLabel } from "../store/query-log";
 import { addToQuestionSet } from "./question-sets";
-import { citationRecall, gainedLost, overlapAtK, pairedInterval, rankBiasedOverlap, type PairedInterval } from "./replay-metrics";
+import { compareServed, summarizeComparisons, type ComparisonSummary, type QueryComparison } from "./replay-metrics";
 
 export const MAX_REPLAY = 200;
 
@@ -33,19 +33,11 @@ export interface ReplayInput {
   k?: number;
 }
 
-export interface ReplayQuery {
+export interface ReplayQuery extends QueryComparison {
   entryId: string;
   kind: string;
   query: string;
   scope: string | null;
-  k: number;
-  main: { ids: string[]; latencyMs: number; citationRecall: number | null };
-  branch: { ids: string[]; latencyMs: number; citationRecall: number | null };
-  overlap: number;
-  rbo: number;
-  gained: string[];
-  lost: string[];
-  cited: string[];
   error?: string;
 }
 
@@ -54,16 +46,7 @@ export interface ReplayReport {
   baseline: string;
   queries: ReplayQuery[];
   skipped: number;
-  summary: {
-    replayed: number;
-    meanOverlap: number;
-    meanRbo: number;
-    gained: number;
-    lost: number;
-    meanLatencyMs: { main: number; branch: number };
-    citationRecall: { main: number | null; branch: number | null; diff: PairedInterval };
-    latencyDiff: PairedInterval;
-  };
+  summary: ComparisonSummary;
 }
 
 /** A small seeded PRNG (mulberry32): the same seed picks the same sample. */
@@ -107,8 +90,6 @@ async function timed(db: Db, input: Parameters<typeof search>[1]) {
   return { ids: found.hits.map((h) => h.id), latencyMs: Math.round((performance.now() - started) * 10) / 10 };
 }
 
-const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
-
 export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayReport> {
   const baseline = input.baseline ?? "main";
   if (input.sample !== undefined && (!Number.isInteger(input.sample) || input.sample < 1)) throw badRequest("sample: a whole number of queries, 1 or more.");
@@ -123,19 +104,7 @@ export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayR
     try {
       const main = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: baseline } as Parameters<typeof search>[1]);
       const branch = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: input.branch } as Parameters<typeof search>[1]);
-      queries.push({
-        entryId: e.id,
-        kind: e.kind,
-        query: e.query,
-        scope: e.scope,
-        k,
-        main: { ...main, citationRecall: citationRecall(e.cited, main.ids, k) },
-        branch: { ...branch, citationRecall: citationRecall(e.cited, branch.ids, k) },
-        overlap: overlapAtK(main.ids, branch.ids, k),
-        rbo: rankBiasedOverlap(main.ids, branch.ids, k),
-        ...gainedLost(main.ids, branch.ids, k),
-        cited: e.cited,
-      });
+      queries.push({ entryId: e.id, kind: e.kind, query: e.query, scope: e.scope, ...compareServed(main, branch, e.cited, k) });
     } catch (err) {
       // A branch or step that no longer exists: said per query, the rest is replayed.
       const message = err instanceof Error ? err.message : String(err);
@@ -143,28 +112,7 @@ export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayR
       queries.push({ entryId: e.id, kind: e.kind, query: e.query, scope: e.scope, k, main: { ids: [], latencyMs: 0, citationRecall: null }, branch: { ids: [], latencyMs: 0, citationRecall: null }, overlap: 0, rbo: 0, gained: [], lost: [], cited: e.cited, error: message });
     }
   }
-  const ok = queries.filter((q) => !q.error);
-  const cit = ok.filter((q) => q.main.citationRecall !== null && q.branch.citationRecall !== null);
-  return {
-    branch: input.branch,
-    baseline,
-    queries,
-    skipped: logged.length - replayable.length,
-    summary: {
-      replayed: ok.length,
-      meanOverlap: mean(ok.map((q) => q.overlap)),
-      meanRbo: mean(ok.map((q) => q.rbo)),
-      gained: ok.reduce((s, q) => s + q.gained.length, 0),
-      lost: ok.reduce((s, q) => s + q.lost.length, 0),
-      meanLatencyMs: { main: mean(ok.map((q) => q.main.latencyMs)), branch: mean(ok.map((q) => q.branch.latencyMs)) },
-      citationRecall: {
-        main: cit.length ? mean(cit.map((q) => q.main.citationRecall!)) : null,
-        branch: cit.length ? mean(cit.map((q) => q.branch.citationRecall!)) : null,
-        diff: pairedInterval(cit.map((q) => ({ main: q.main.citationRecall!, branch: q.branch.citationRecall! }))),
-      },
-      latencyDiff: pairedInterval(ok.map((q) => ({ main: q.main.latencyMs, branch: q.branch.latencyMs }))),
-    },
-  };
+  return { branch: input.branch, baseline, queries, skipped: logged.length - replayable.length, summary: summarizeComparisons(queries.filter((q) => !q.error)) };
 }
 
 /** A person's label on a logged query: the record that should have come first; the query joins a question set. */
