@@ -187,7 +187,7 @@ export function shadowServed(db: Db, call: ServedCall): void {
     const mainIds = served.hits.map((h) => h.id);
     const query = typeof call.input.query === "string" ? call.input.query : typeof call.input.question === "string" ? call.input.question : "";
     const scope = effectiveScope(call.restrictions, call.input.scope as string | undefined);
-    const { output: _output, ...rest } = call;
+    const rest: Copy["call"] = { workspaceId: call.workspaceId, pipelineId: call.pipelineId, branch: call.branch, restrictions: call.restrictions, kind: call.kind, input: call.input, latencyMs: call.latencyMs };
     for (const s of shadows) {
       stats.taken++;
       if (queue.length >= SHADOW_QUEUE_MAX) {
