@@ -141,7 +141,7 @@ export function ShadowTrafficCard({ workspaceId, pipelineId, branches }: { works
             </select>
             <label className="flex items-center gap-1 text-sm text-muted-foreground">
               for
-              <Input aria-label="Hours" type="number" min={0.1} step={0.5} value={hours} onChange={(e) => setHours(e.target.value)} className="h-8 w-20" />
+              <Input aria-label="Hours" type="number" min={0.1} step="any" value={hours} onChange={(e) => setHours(e.target.value)} className="h-8 w-20" />
               hours
             </label>
             <Button type="submit" size="sm" disabled={!picked || start.isPending || !(minutes >= 1)} data-testid="shadow-start">
