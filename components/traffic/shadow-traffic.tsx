@@ -48,8 +48,14 @@ export function ShadowSummary({ report }: { report: Report }) {
       <div>
         <dt className="text-muted-foreground">Citation recall (main → branch)</dt>
         <dd className="tabular-nums">
-          {pct(s.citationRecall.main)} → {pct(s.citationRecall.branch)}
-          <div className="text-xs text-muted-foreground">branch − main {interval(s.citationRecall.diff)}</div>
+          {s.citationRecall.diff.n ? (
+            <>
+              {pct(s.citationRecall.main)} → {pct(s.citationRecall.branch)}
+              <div className="text-xs text-muted-foreground">branch − main {interval(s.citationRecall.diff)}</div>
+            </>
+          ) : (
+            <span className="text-muted-foreground">no ask with citations yet</span>
+          )}
         </dd>
       </div>
       <div>
