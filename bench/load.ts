@@ -22,6 +22,14 @@
  * (or the highest level below), for scripts:
  *   SUMMARY <target> <surface> clients=<n> rest=<req/s> inprocess=<req/s> ratio=<r> p99_ms=<ms> errors=<n>
  * The per-key and per-workspace request limits are raised for the run (it would otherwise measure 429s).
+ *
+ * `--log` and/or `--shadow <branch>` (issue 37) measure instead what the query log and shadow traffic
+ * add to the live response: per client level and REST/MCP read surface (search, ask, mcp), `--rounds`
+ * rounds (default 3) each run the surface with nothing on (base), with the query log on (log) and
+ * with `<branch>` (made from main if missing) shadowing main (shadow), interleaved so the machine's
+ * other load falls on all alike; the latencies of a variant are pooled over its rounds. Lines:
+ *   OVERHEAD <target> <surface> clients=<n> p95_base=<ms> p95_log=<ms> (+x%) p95_shadow=<ms> (+y%) … load=<1 min>
+ * and the shadow's counters (answered, dropped: the queue was full) as the server stored them.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -43,6 +51,11 @@ const surfaces = flag("surfaces", "search,ask,ingest1,mcp").split(",") as Surfac
 const conversations = Number(flag("conversations", "150"));
 const targets = flag("targets", "embedded,postgres").split(",");
 const pgPort = flag("pg-port", "55224");
+const withLog = args.includes("--log");
+const shadowBranch = args.includes("--shadow") ? flag("shadow", "") : null;
+if (shadowBranch !== null && (!shadowBranch || shadowBranch.startsWith("--"))) throw new Error("--shadow: name the branch that shadows main, e.g. --shadow candidate.");
+const rounds = Number(flag("rounds", "3"));
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds: "${flag("rounds", "")}" must be a whole number, 1 or more.`);
 const PG_TOOL = process.env.SYNTHEX_PG_TOOL ?? path.resolve(import.meta.dirname, "../../shared/tools/postgres-pgvector");
 const root = process.cwd();
 for (const l of levels) if (!Number.isInteger(l) || l < 1) throw new Error(`--clients: "${flag("clients", "")}" must list positive whole numbers, e.g. 1,5,20,50.`);
@@ -155,7 +168,10 @@ interface Row {
   requests: number;
   rps: number;
   p50: number;
+  p95: number;
   p99: number;
+  /** Successful latencies, sorted (pooled by the --log / --shadow comparison). */
+  latencies: number[];
   errors: number;
   appCpu: number;
   dbCpu: number;
@@ -213,7 +229,9 @@ async function phase(
     requests: latencies.length + errors,
     rps: latencies.length / elapsedS,
     p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
+    latencies: sorted,
     errors,
     appCpu: (100 * appCpu) / elapsedS,
     dbCpu: (100 * dbMeter()) / elapsedS,
@@ -307,6 +325,20 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
     await (await fetch(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: "warm?" }) })).arrayBuffer();
 
     const rows: Row[] = [];
+    if (withLog || shadowBranch) {
+      const rest = {
+        search: (c: number, n: number) => fetch(`${base}/search?query=${encodeURIComponent(query(c, n))}&limit=10`, { headers }),
+        ask: (c: number, n: number) => fetch(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: question(c, n), k: 5 }) }),
+        mcp: (c: number, n: number) =>
+          fetch(`http://127.0.0.1:${port}/api/mcp`, {
+            method: "POST",
+            headers: { ...headers, accept: "application/json, text/event-stream" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "search", arguments: { pipeline: pipeline.id, query: query(c, n), limit: 10 } } }),
+          }),
+      };
+      await overheadComparison({ db, target, workspaceId: workspace.id, pipelineId: pipeline.id, probe, rest });
+      return rows;
+    }
     for (const clients of levels) {
       for (const surface of surfaces) {
         const tag = `${clients}`;
@@ -363,11 +395,74 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
   }
 }
 
+type ReadSurface = "search" | "ask" | "mcp";
+type Variant = "base" | "log" | "shadow";
+
+/**
+ * What the query log and shadow traffic add to the live response (issue 37): each variant in turn,
+ * `rounds` times, per client level and read surface; the server picks a change up within its 5 s
+ * settings caches, so each switch waits 6 s before measuring.
+ */
+async function overheadComparison(o: {
+  db: Awaited<ReturnType<typeof import("../server/store/runtime-env").openMigratedDb>>;
+  target: string;
+  workspaceId: string;
+  pipelineId: string;
+  probe: Probe;
+  rest: Record<ReadSurface, (c: number, n: number) => Promise<Response>>;
+}) {
+  const { setQueryLogConfig } = await import("../server/services/query-log");
+  const { startShadow, stopShadow } = await import("../server/services/shadow");
+  const { createBranch } = await import("../server/services/branches");
+  const ref = { workspaceId: o.workspaceId, pipelineId: o.pipelineId };
+  if (shadowBranch && !(await o.db.branch.findFirst({ where: { pipelineId: o.pipelineId, name: shadowBranch } }))) await createBranch(o.db, o.pipelineId, { name: shadowBranch });
+  const variants: Variant[] = ["base", ...(withLog ? (["log"] as const) : []), ...(shadowBranch ? (["shadow"] as const) : [])];
+  const apply = async (v: Variant) => {
+    await setQueryLogConfig(o.db, o.workspaceId, o.pipelineId, { enabled: v === "log" });
+    const open = shadowBranch ? await o.db.shadowTraffic.findFirst({ where: { pipelineId: o.pipelineId, branch: shadowBranch, stoppedAt: null } }) : null;
+    if (v === "shadow" && !open) await startShadow(o.db, { ...ref, branch: shadowBranch!, actor: "bench", minutes: 24 * 60 });
+    if (v !== "shadow" && open) await stopShadow(o.db, { ...ref, branch: shadowBranch! });
+    await new Promise((r) => setTimeout(r, 6000));
+  };
+  const readSurfaces = surfaces.filter((s): s is ReadSurface => s === "search" || s === "ask" || s === "mcp");
+  console.log(`[bench:load] ${o.target}: overhead of ${variants.slice(1).join(" and ")} — ${rounds} interleaved rounds of ${durationS} s per variant, surfaces ${readSurfaces.join(", ")}`);
+  for (const clients of levels) {
+    for (const surface of readSurfaces) {
+      const pooled: Record<Variant, number[]> = { base: [], log: [], shadow: [] };
+      const errors: Record<Variant, number> = { base: 0, log: 0, shadow: 0 };
+      const loads: number[] = [];
+      const before = shadowBranch ? await o.db.shadowTraffic.aggregate({ where: { pipelineId: o.pipelineId, branch: shadowBranch }, _sum: { answered: true, dropped: true, failed: true } }) : null;
+      for (let r = 0; r < rounds; r++) {
+        for (const v of r % 2 ? [...variants].reverse() : variants) {
+          await apply(v);
+          const row = await phase(o.target, surface, surface === "mcp" ? "MCP" : "REST", clients, o.probe, o.rest[surface]);
+          printRow({ ...row, surface: `${surface} [${v}]` as Surface });
+          pooled[v].push(...row.latencies);
+          errors[v] += row.errors;
+          loads.push(row.load);
+        }
+      }
+      await apply("base");
+      const p95 = (v: Variant) => percentile([...pooled[v]].sort((a, b) => a - b), 95);
+      const p50 = (v: Variant) => percentile([...pooled[v]].sort((a, b) => a - b), 50);
+      const vs = (v: Variant) => `p95_${v}=${p95(v).toFixed(1)} (${p95(v) >= p95("base") ? "+" : ""}${((p95(v) / p95("base") - 1) * 100).toFixed(1)}%) p50_${v}=${p50(v).toFixed(1)} n_${v}=${pooled[v].length} errors_${v}=${errors[v]}`;
+      let counters = "";
+      if (before) {
+        const after = await o.db.shadowTraffic.aggregate({ where: { pipelineId: o.pipelineId, branch: shadowBranch! }, _sum: { answered: true, dropped: true, failed: true } });
+        const d = (k: "answered" | "dropped" | "failed") => (after._sum[k] ?? 0) - (before._sum[k] ?? 0);
+        counters = ` shadow_answered=${d("answered")} shadow_dropped=${d("dropped")} shadow_failed=${d("failed")}`;
+      }
+      const mean = loads.reduce((s, x) => s + x, 0) / loads.length;
+      console.log(`OVERHEAD ${o.target} ${surface} clients=${clients} p95_base=${p95("base").toFixed(1)} p50_base=${p50("base").toFixed(1)} n_base=${pooled.base.length} ${variants.slice(1).map(vs).join(" ")}${counters} load=${mean.toFixed(1)}`);
+    }
+  }
+}
+
 const HEADER = "| database | surface | path | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | app CPU (%) | db CPU (%) | load (1 min) |";
 
 async function main() {
   if (!existsSync(path.join(root, ".next/BUILD_ID"))) console.log("(no production build yet: npm start builds once first)");
-  console.log(`bench:load — ${durationS} s per surface, path and level; clients ${levels.join(", ")}; ${conversations} conversations imported`);
+  console.log(`bench:load — ${durationS} s per surface, path and level; clients ${levels.join(", ")}; ${conversations} conversations imported${withLog || shadowBranch ? `; overhead of${withLog ? " the query log" : ""}${withLog && shadowBranch ? " and" : ""}${shadowBranch ? ` shadow traffic on ${shadowBranch}` : ""}` : ""}`);
   console.log(HEADER);
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   const rows: Row[] = [];

@@ -18,6 +18,7 @@ import { toast } from "@/components/ui/sonner";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
 import { formatReason } from "@/server/pipeline/diff-reasons";
+import { ShadowReportCard } from "@/components/traffic/shadow-traffic";
 
 type Segment = RouterOutputs["branch"]["pairs"]["pairs"][number]["diff"]["left"][number];
 
@@ -129,6 +130,11 @@ export function BranchDiff({ pipelineId }: { pipelineId: string }) {
         </Link>
       </div>
 
+      {against === "main" ? (
+        <div className="mb-4">
+          <ShadowReportCard workspaceId={workspace.id} pipelineId={pipelineId} branch={branch} />
+        </div>
+      ) : null}
       <Card>
         <CardHeader>
           <CardTitle>Steps</CardTitle>

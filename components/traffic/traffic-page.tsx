@@ -14,6 +14,7 @@ import { Input } from "@/components/ui/input";
 import { toast } from "@/components/ui/sonner";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
+import { ShadowTrafficCard } from "./shadow-traffic";
 
 type Replay = RouterOutputs["log"]["replay"];
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`);
@@ -152,6 +153,8 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
             {report ? <ReplayReport report={report} base={base} /> : null}
           </CardContent>
         </Card>
+
+        <ShadowTrafficCard workspaceId={workspace.id} pipelineId={pipelineId} branches={otherBranches} />
 
         <Card>
           <CardHeader>

@@ -263,6 +263,8 @@ describe("isolation matrix", () => {
       db.queryLogEntry.findMany({ where: { ...where, labelRecordId: { not: null } }, orderBy: { id: "asc" } }),
       db.queryLogConfig.findMany({ where }),
       db.sourceInbox.findMany({ where }),
+      // Shadows of A (its owner's answered searches add results and counts: only the settings must not change).
+      db.shadowTraffic.findMany({ where, orderBy: { id: "asc" }, select: { id: true, branch: true, startsAt: true, endsAt: true, stoppedAt: true } }),
     ]);
     return JSON.stringify(rows);
   }
@@ -304,12 +306,20 @@ describe("isolation matrix", () => {
       data: { workspaceId: workspaceA, pipelineId: pipeline.id, surface: "rest", kind: "search", caller: "user:a", scope: "zebra-scope", query: "zebra-7731 door code", branch: "main", latencyMs: 3, recordIds: [record.id], cited: [] },
     });
     await db.sourceInbox.create({ data: { workspaceId: workspaceA, pipelineId: pipeline.id, source: "chats", path: dataDir } });
+    // Issue 37: zebra-branch shadows main; its result quotes A's query and names A's record.
+    const shadow = await db.shadowTraffic.create({ data: { workspaceId: workspaceA, pipelineId: pipeline.id, branch: "zebra-branch", endsAt: new Date(Date.now() + 86_400_000), createdBy: "user:a" } });
+    await db.shadowResult.create({
+      data: { workspaceId: workspaceA, pipelineId: pipeline.id, shadowId: shadow.id, kind: "search", query: "zebra-7731 door code", scope: "zebra-scope", k: 5, main: { ids: [record.id], latencyMs: 3 }, branch: { ids: [record.id], latencyMs: 4 }, cited: [], recordIds: [record.id] },
+    });
     // The compare views read completed runs: the same run, completed with one question (no build needed).
     const queued = await db.evalRun.findUniqueOrThrow({ where: { id: evalRun.id }, omit: { id: true, createdAt: true, aggregates: true } });
     const scored = await db.evalRun.create({ data: { ...queued, status: "completed", judge: {}, progress: {}, metrics: {}, perCategory: {}, cost: {}, latency: {}, skips: [] } });
     await db.evalCase.create({ data: { workspaceId: workspaceA, evalRunId: scored.id, position: 0, questionId: "zebra-q1", sample: "zebra", category: "team", question: "What is the zebra door code?", gold: "zebra-7731", evidence: { turns: [], sessions: [] }, scores: { "session_hit@5": 1 } } });
     Object.assign(PER_PROCEDURE, {
       "log.label": { entryId: logged.id, recordId: record.id },
+      "shadow.start": { branch: "zebra-branch", minutes: 60 },
+      "shadow.stop": { branch: "zebra-branch" },
+      "shadow.report": { branch: "zebra-branch", id: undefined },
       "source.setInbox": { source: "chats", path: null },
       "evals.questionSet": { id: set.set.id },
       "evals.get": { id: evalRun.id },

@@ -12,6 +12,7 @@ import { providerRouter } from "./routers/provider";
 import { recordRouter } from "./routers/record";
 import { runRouter } from "./routers/run";
 import { searchRouter } from "./routers/search";
+import { shadowRouter } from "./routers/shadow";
 import { sourceRouter } from "./routers/source";
 import { userRouter } from "./routers/user";
 import { workspaceRouter } from "./routers/workspace";
@@ -34,6 +35,7 @@ export const appRouter = createTRPCRouter({
   ingest: ingestRouter,
   source: sourceRouter,
   log: logRouter,
+  shadow: shadowRouter,
   evals: evalsRouter,
   audit: auditRouter,
 });

@@ -1,11 +1,13 @@
 /**
  * `synthex log on|off|list|traffic|label` and `synthex replay --branch <b>` (issue 37): the
  * pipeline's query log and its replay on a branch, through the same procedures (log:read) as the app.
+ * `synthex shadow …` (shadow traffic) is registered beside them, from ./shadow.ts.
  */
 import type { Command } from "commander";
 import type { Connection } from "./api";
 import type { BranchCliDeps, BranchGlobalOptions } from "./branch";
 import { num, table } from "./output";
+import { registerShadowCommands } from "./shadow";
 
 const print = (opts: BranchGlobalOptions, value: unknown, human: () => string) => console.log(opts.json ? JSON.stringify(value, null, 2) : human());
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`);
@@ -132,4 +134,6 @@ export function registerLogCommands(program: Command, deps: Omit<BranchCliDeps, 
         );
       }, needsPipeline),
     );
+
+  registerShadowCommands(program, deps);
 }

@@ -80,3 +80,66 @@ export function pairedInterval(pairs: Array<{ main: number; branch: number }>): 
   const half = (T95[n - 2] ?? 1.96) * (sd / Math.sqrt(n));
   return { n, mean, low: mean - half, high: mean + half };
 }
+
+/** Both sides of one compared query: what each served (ids in rank order) and how long it took. */
+export interface ComparedSide {
+  ids: string[];
+  latencyMs: number;
+}
+
+/** One query's comparison, as replay and shadow traffic report it. */
+export interface QueryComparison {
+  k: number;
+  main: ComparedSide & { citationRecall: number | null };
+  branch: ComparedSide & { citationRecall: number | null };
+  overlap: number;
+  rbo: number;
+  gained: string[];
+  lost: string[];
+  cited: string[];
+}
+
+/** Compare what main and the branch served for one query, to depth k. */
+export function compareServed(main: ComparedSide, branch: ComparedSide, cited: string[], k: number): QueryComparison {
+  return {
+    k,
+    main: { ...main, citationRecall: citationRecall(cited, main.ids, k) },
+    branch: { ...branch, citationRecall: citationRecall(cited, branch.ids, k) },
+    overlap: overlapAtK(main.ids, branch.ids, k),
+    rbo: rankBiasedOverlap(main.ids, branch.ids, k),
+    ...gainedLost(main.ids, branch.ids, k),
+    cited,
+  };
+}
+
+export interface ComparisonSummary {
+  replayed: number;
+  meanOverlap: number;
+  meanRbo: number;
+  gained: number;
+  lost: number;
+  meanLatencyMs: { main: number; branch: number };
+  citationRecall: { main: number | null; branch: number | null; diff: PairedInterval };
+  latencyDiff: PairedInterval;
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+
+/** The per-run report over compared queries (those without an error): means, totals and paired intervals of branch − main. */
+export function summarizeComparisons(ok: QueryComparison[]): ComparisonSummary {
+  const cit = ok.filter((q) => q.main.citationRecall !== null && q.branch.citationRecall !== null);
+  return {
+    replayed: ok.length,
+    meanOverlap: mean(ok.map((q) => q.overlap)),
+    meanRbo: mean(ok.map((q) => q.rbo)),
+    gained: ok.reduce((s, q) => s + q.gained.length, 0),
+    lost: ok.reduce((s, q) => s + q.lost.length, 0),
+    meanLatencyMs: { main: mean(ok.map((q) => q.main.latencyMs)), branch: mean(ok.map((q) => q.branch.latencyMs)) },
+    citationRecall: {
+      main: cit.length ? mean(cit.map((q) => q.main.citationRecall!)) : null,
+      branch: cit.length ? mean(cit.map((q) => q.branch.citationRecall!)) : null,
+      diff: pairedInterval(cit.map((q) => ({ main: q.main.citationRecall!, branch: q.branch.citationRecall! }))),
+    },
+    latencyDiff: pairedInterval(ok.map((q) => ({ main: q.main.latencyMs, branch: q.branch.latencyMs }))),
+  };
+}

@@ -14,7 +14,7 @@ import { listQueryLog, type LoggedQuery } from "../services/query-log";
 import { setQueryLabel } from "../store/query-log";
 import { addToQuestionSet } from "./question-sets";
 import { assertPreferenceJudge, PREFERENCE_NOT_MEASURED, PreferenceJudge, type JudgeOptions, type PreferenceSummary, type QueryPreference } from "./replay-judge";
-import { citationRecall, gainedLost, overlapAtK, pairedInterval, rankBiasedOverlap, type PairedInterval } from "./replay-metrics";
+import { compareServed, summarizeComparisons, type ComparisonSummary, type QueryComparison } from "./replay-metrics";
 
 export const MAX_REPLAY = 200;
 
@@ -39,19 +39,11 @@ export interface ReplayInput {
   budgetUsd?: number;
 }
 
-export interface ReplayQuery {
+export interface ReplayQuery extends QueryComparison {
   entryId: string;
   kind: string;
   query: string;
   scope: string | null;
-  k: number;
-  main: { ids: string[]; latencyMs: number; citationRecall: number | null };
-  branch: { ids: string[]; latencyMs: number; citationRecall: number | null };
-  overlap: number;
-  rbo: number;
-  gained: string[];
-  lost: string[];
-  cited: string[];
   /** The judge's pairwise preference; absent when not measured or the query failed. */
   preference?: QueryPreference;
   error?: string;
@@ -62,15 +54,7 @@ export interface ReplayReport {
   baseline: string;
   queries: ReplayQuery[];
   skipped: number;
-  summary: {
-    replayed: number;
-    meanOverlap: number;
-    meanRbo: number;
-    gained: number;
-    lost: number;
-    meanLatencyMs: { main: number; branch: number };
-    citationRecall: { main: number | null; branch: number | null; diff: PairedInterval };
-    latencyDiff: PairedInterval;
+  summary: ComparisonSummary & {
     /** Which side's context answers better, per the judge; "not measured" without a judge model. */
     preference: PreferenceSummary;
   };
@@ -117,8 +101,6 @@ async function timed(db: Db, input: Parameters<typeof search>[1]) {
   return { ids: found.hits.map((h) => h.id), contents: found.hits.map((h) => h.content), latencyMs: Math.round((performance.now() - started) * 10) / 10 };
 }
 
-const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
-
 export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayReport> {
   const baseline = input.baseline ?? "main";
   if (input.sample !== undefined && (!Number.isInteger(input.sample) || input.sample < 1)) throw badRequest("sample: a whole number of queries, 1 or more.");
@@ -138,20 +120,8 @@ export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayR
       const main = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: baseline } as Parameters<typeof search>[1]);
       const branch = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: input.branch } as Parameters<typeof search>[1]);
       const preference = judge ? await judge.judge(e.query, main, branch) : undefined;
-      queries.push({
-        entryId: e.id,
-        kind: e.kind,
-        query: e.query,
-        scope: e.scope,
-        k,
-        main: { ids: main.ids, latencyMs: main.latencyMs, citationRecall: citationRecall(e.cited, main.ids, k) },
-        branch: { ids: branch.ids, latencyMs: branch.latencyMs, citationRecall: citationRecall(e.cited, branch.ids, k) },
-        overlap: overlapAtK(main.ids, branch.ids, k),
-        rbo: rankBiasedOverlap(main.ids, branch.ids, k),
-        ...gainedLost(main.ids, branch.ids, k),
-        cited: e.cited,
-        ...(preference ? { preference } : {}),
-      });
+      const served = (side: typeof main) => ({ ids: side.ids, latencyMs: side.latencyMs });
+      queries.push({ entryId: e.id, kind: e.kind, query: e.query, scope: e.scope, ...compareServed(served(main), served(branch), e.cited, k), ...(preference ? { preference } : {}) });
     } catch (err) {
       // The judge's provider refuses every call (bad key, unknown model): say so instead of a half-judged report.
       if (err instanceof ModelError) throw badRequest(`judgeModel "${input.judgeModel}" failed: ${err.message}`);
@@ -161,28 +131,13 @@ export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayR
       queries.push({ entryId: e.id, kind: e.kind, query: e.query, scope: e.scope, k, main: { ids: [], latencyMs: 0, citationRecall: null }, branch: { ids: [], latencyMs: 0, citationRecall: null }, overlap: 0, rbo: 0, gained: [], lost: [], cited: e.cited, error: message });
     }
   }
-  const ok = queries.filter((q) => !q.error);
-  const cit = ok.filter((q) => q.main.citationRecall !== null && q.branch.citationRecall !== null);
+  const summary = summarizeComparisons(queries.filter((q) => !q.error));
   return {
     branch: input.branch,
     baseline,
     queries,
     skipped: logged.length - replayable.length,
-    summary: {
-      replayed: ok.length,
-      meanOverlap: mean(ok.map((q) => q.overlap)),
-      meanRbo: mean(ok.map((q) => q.rbo)),
-      gained: ok.reduce((s, q) => s + q.gained.length, 0),
-      lost: ok.reduce((s, q) => s + q.lost.length, 0),
-      meanLatencyMs: { main: mean(ok.map((q) => q.main.latencyMs)), branch: mean(ok.map((q) => q.branch.latencyMs)) },
-      citationRecall: {
-        main: cit.length ? mean(cit.map((q) => q.main.citationRecall!)) : null,
-        branch: cit.length ? mean(cit.map((q) => q.branch.citationRecall!)) : null,
-        diff: pairedInterval(cit.map((q) => ({ main: q.main.citationRecall!, branch: q.branch.citationRecall! }))),
-      },
-      latencyDiff: pairedInterval(ok.map((q) => ({ main: q.main.latencyMs, branch: q.branch.latencyMs }))),
-      preference: judge ? judge.summary() : PREFERENCE_NOT_MEASURED,
-    },
+    summary: { ...summary, preference: judge ? judge.summary() : PREFERENCE_NOT_MEASURED },
   };
 }
 

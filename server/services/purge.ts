@@ -12,6 +12,7 @@ import { deleteOrphanBlobs, imageHashesOf } from "../store/media-blobs";
 import { deleteCascade, purgeCascade, recordsInScope, type PurgeCascade } from "../store/purge";
 import { purgeQueryLog } from "../store/query-log";
 import { normalizeScope } from "../store/record-sql";
+import { purgeShadowResults } from "../store/shadow";
 import { recordAudit } from "./audit";
 
 export interface PurgeResult extends PurgeCascade {
@@ -46,13 +47,14 @@ async function purge(db: Db, target: PurgeTarget, pipelineId: string, what: { ki
     await deleteOrphanBlobs(tx, target.workspaceId, images);
     // The query log forgets every call that served, cited or was asked in what is purged (issue 37).
     const queryLogEntries = await purgeQueryLog(tx, target.workspaceId, pipelineId, cascade.records.map((r) => r.id), scope);
+    const shadowResults = await purgeShadowResults(tx, target.workspaceId, pipelineId, cascade.records.map((r) => r.id), scope);
     const audit = await recordAudit(tx, {
       workspaceId: target.workspaceId,
       actor: target.actor,
       action: "purge",
       target: what.kind === "record" ? `record:${what.id}` : `scope:${pipelineId}:${what.scope}`,
       // Counts and ids only: the audit must not keep what was purged.
-      summary: { pipelineId, roots: cascade.roots, records: cascade.records.length, byStep: cascade.byStep, pointers: cascade.pointers, embeddings: cascade.embeddings, postings: cascade.postings, ingestSessions: cascade.ingestSessions, ingestMessages: cascade.ingestMessages, copies: cascade.copies, queryLogEntries },
+      summary: { pipelineId, roots: cascade.roots, records: cascade.records.length, byStep: cascade.byStep, pointers: cascade.pointers, embeddings: cascade.embeddings, postings: cascade.postings, ingestSessions: cascade.ingestSessions, ingestMessages: cascade.ingestMessages, copies: cascade.copies, queryLogEntries, shadowResults },
     });
     return { cascade, branchIds, auditId: audit.id };
   }, PURGE_TX);

@@ -8,6 +8,9 @@
  * and a size cap prune it; a purge deletes the entries naming what it purges (server/services/purge.ts).
  */
 import type { Db } from "../core/db";
+import type { SearchResult } from "../search/search";
+import type { WalkResult } from "../search/walk";
+import type { AnswerPacket } from "./ask";
 import { badRequest } from "../core/errors";
 import {
   DEFAULT_QUERY_LOG,
@@ -57,6 +60,29 @@ export async function setQueryLogConfig(db: Db, workspaceId: string, pipelineId:
   configCache.set(pipelineId, { at: Date.now(), settings: saved });
   await pruneQueryLog(db, pipelineId, saved);
   return saved;
+}
+
+const round = (n: number) => Math.round(n * 1e6) / 1e6;
+
+/** What a served search / ask / brief / walk returned, as ranked ids (the log's hits, shadow traffic's sides). */
+export function servedHits(kind: QueryKind, output: unknown): { hits: QueryLogRow["hits"]; cited: string[]; confidence: number | null; mode: string | null } {
+  if (kind === "search") {
+    return { hits: (output as SearchResult).hits.map((h, i) => ({ id: h.id, rank: i + 1, score: round(h.score.fused), step: h.step })), cited: [], confidence: null, mode: null };
+  }
+  if (kind === "ask") {
+    const packet = output as AnswerPacket;
+    return {
+      hits: packet.evidence.map((e, i) => ({ id: e.id, rank: i + 1, score: round(e.relevance), step: e.step })),
+      cited: [...new Set(packet.citations.map((c) => c.recordId))],
+      confidence: packet.confidence.score,
+      mode: packet.mode,
+    };
+  }
+  if (kind === "walk") {
+    return { hits: (output as WalkResult).hits.map((h, i) => ({ id: h.id, rank: i + 1, score: round(h.score), step: h.step })), cited: [], confidence: null, mode: null };
+  }
+  const brief = output as { projections: Array<{ blocks: Array<{ record: { id: string; step: string } }> }> };
+  return { hits: brief.projections.flatMap((p) => p.blocks.map((b) => b.record)).map((r, i) => ({ id: r.id, rank: i + 1, score: 1, step: r.step })), cited: [], confidence: null, mode: null };
 }
 
 export type ServedQuery = Omit<QueryLogRow, "params"> & { params: Record<string, unknown> };
