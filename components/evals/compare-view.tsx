@@ -39,7 +39,7 @@ function Comparison({ data }: { data: EvalComparison }) {
               <span className="size-2.5 rounded-full" style={{ background: colors.get(r.id) }} />
               {r.label}
               <span className="text-muted-foreground">
-                · {r.mode}
+                {r.version ? ` ${r.version}` : ""} · {r.mode}
                 {r.step ? ` @ ${r.step}` : ""}
               </span>
               {i === 0 && <span className="text-xs text-muted-foreground">(baseline)</span>}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../core/db";
-import { createPipeline } from "../services/pipelines";
+import { createPipeline, saveVersion } from "../services/pipelines";
 import { signUp } from "../services/users";
 import { defaultChatMemorySpec } from "../pipeline/templates";
 import { OfflineModel } from "../llm/offline-model";
@@ -76,6 +76,27 @@ describe("eval leaderboard", () => {
     await expect(stranger.evals.leaderboard({ workspaceId: other.workspace.id, runIds: [sessions.id] })).rejects.toThrow(/not found in this workspace/);
     await expect(stranger.evals.leaderboard({ workspaceId: other.workspace.id, runIds: [main.id, windows.id], baselineId: sessions.id })).rejects.toThrow(/not found in this workspace/);
     await expect(stranger.evals.retry({ workspaceId: other.workspace.id, id: failedId })).rejects.toThrow(/not found/);
+  });
+
+  it("labels a pipeline's run with the number of the version it scored (v1, v2 in the pipeline's history), not a spec hash", async () => {
+    const team = await db.pipeline.findFirstOrThrow({ where: { workspaceId: ws.workspaceId, name: "team" } });
+    await saveVersion(db, team.id, { spec: defaultChatMemorySpec("chatgpt-export"), message: "Second version" });
+    const again = await runEval(db, { workspaceId: ws.workspaceId, pipeline: "team", datasetId: ws.datasetId, mode: "fts", step: "transcripts" }, { model: new OfflineModel() });
+    expect(again.status, again.error ?? "").toBe("completed");
+    const api = await ws.caller();
+    const board = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [main.id, again.id, sessions.id], baselineId: main.id });
+    const byId = new Map(board.rows.map((r) => [r.id, r]));
+    expect([byId.get(main.id)!.version, byId.get(again.id)!.version, byId.get(sessions.id)!.version]).toEqual(["v1", "v2", null]);
+    expect(byId.get(again.id)!.label).toBe("team@main");
+    const md = leaderboardMarkdown(board);
+    expect(md).toContain("| team@main v1 (baseline) |");
+    expect(md).toContain("| team@main v2 |");
+    expect(md).not.toContain(again.specHash.slice(0, 7));
+    // The runs list and the compare view carry the same number.
+    const listed = await api.evals.list({ workspaceId: ws.workspaceId });
+    expect(listed.find((r) => r.id === again.id)!.version).toBe("v2");
+    const cmp = await api.evals.compare({ workspaceId: ws.workspaceId, baselineId: main.id, otherIds: [again.id], questions: false });
+    expect(cmp.runs.map((r) => r.version)).toEqual(["v1", "v2"]);
   });
 
   it("backfills the vectors of a run completed before they were stored, and reads the same leaderboard", async () => {

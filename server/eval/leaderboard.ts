@@ -15,6 +15,7 @@ import { findTemplate, offlineStandInOf } from "../pipeline/templates";
 import { ensureAggregates, type EvalAggregates } from "./aggregates";
 import { pairedDelta, type BootstrapPlan } from "./bootstrap";
 import { LOWER_IS_BETTER, type MetricName } from "./metrics";
+import { evalLabel, runNames, runVersion } from "./run-labels";
 import { evalCostSchema, judgeRecordSchema, latencySchema, metricsSchema } from "./stored";
 
 /** The metrics every leaderboard shows, in this order (`j` and `f1` join when a run measured them). */
@@ -39,8 +40,10 @@ export interface LeaderboardRow {
   pipelineId: string | null;
   template: string | null;
   branch: string;
-  /** Short spec hash: which version of the pipeline was scored. */
-  version: string;
+  /** Which version of the pipeline was scored: "v3" (its number in the pipeline's history); null for a template. */
+  version: string | null;
+  /** Short spec hash of what was scored (a template's too). */
+  specHash: string;
   mode: string;
   step: string | null;
   status: string;
@@ -81,6 +84,7 @@ const SELECT = {
   template: true,
   branch: true,
   specHash: true,
+  versionId: true,
   datasetId: true,
   benchmark: true,
   step: true,
@@ -141,8 +145,7 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
   const missing = ids.filter((id) => !byId.has(id));
   if (missing.length) throw notFound(`Eval run${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not found in this workspace.`);
   const runs = ids.map((id) => byId.get(id)!);
-  const pipelineIds = [...new Set(runs.map((r) => r.pipelineId).filter((p): p is string => !!p))];
-  const names = new Map((await db.pipeline.findMany({ where: { workspaceId, id: { in: pipelineIds } }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
+  const names = await runNames(db, workspaceId, runs);
 
   const completed = runs.filter((r) => r.status === "completed");
   const baseline = input.baselineId
@@ -204,12 +207,13 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
     const note = !done ? null : !baseline ? null : r.datasetId !== baseline.datasetId ? "scored another dataset than the baseline: no deltas" : null;
     return {
       id: r.id,
-      label: r.template ? `template: ${r.template}` : `${names.get(r.pipelineId ?? "") ?? "?"}@${r.branch}`,
+      label: evalLabel(r, names),
       kind: r.template ? "template" : "branch",
       pipelineId: r.pipelineId,
       template: r.template,
       branch: r.branch,
-      version: r.specHash.slice(0, 7),
+      version: runVersion(r, names),
+      specHash: r.specHash.slice(0, 7),
       mode: r.mode,
       step: r.step,
       status: r.status,

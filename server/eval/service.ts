@@ -39,6 +39,7 @@ import { walk } from "../search/walk";
 import { Bm25Index, bm25Terms } from "../text/bm25";
 import { loadDataset, type DatasetSource } from "./datasets";
 import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
+import { evalLabel, runNames, runVersion } from "./run-labels";
 import { evalTemplate, isEvalTemplate, EVAL_MODES, EVAL_TEMPLATES, type EvalMode, type EvalTemplate } from "./templates";
 import { workspaceModel } from "../llm/workspace-model";
 import { parseModelId } from "../llm/sdk-model";
@@ -784,6 +785,7 @@ const RUN_LIST_SELECT = {
   model: true,
   judge: true,
   specHash: true,
+  versionId: true,
   createdAt: true,
   finishedAt: true,
 } as const;
@@ -806,9 +808,8 @@ export async function listEvalRuns(db: Db, workspaceId: string, filter: { pipeli
     take: 200,
     select: RUN_LIST_SELECT,
   });
-  const pipelineIds = [...new Set(runs.map((r) => r.pipelineId).filter((p): p is string => !!p))];
-  const names = new Map((await db.pipeline.findMany({ where: { id: { in: pipelineIds }, workspaceId }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
-  return runs.map((r) => ({ ...r, metrics: metricsSchema.parse(r.metrics), judge: judgeSummary(r.judge), label: evalLabel(r, names) }));
+  const names = await runNames(db, workspaceId, runs);
+  return runs.map((r) => ({ ...r, metrics: metricsSchema.parse(r.metrics), judge: judgeSummary(r.judge), label: evalLabel(r, names), version: runVersion(r, names) }));
 }
 
 /** What a runs table or compare view shows of the judge: measured or why not, by which models, what it cost (no prompts). */
@@ -820,14 +821,10 @@ function judgeSummary(stored: unknown) {
   return { measured, reason, answerModel, judgeModel, budgetUsd, spentUsd, judged, garbage, failed, overBudget };
 }
 
-export function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
-  return r.template ? `template: ${r.template}` : `${names.get(r.pipelineId ?? "") ?? "?"}@${r.branch}`;
-}
-
 export async function getEvalRun(db: Db, workspaceId: string, id: string) {
   const run = await db.evalRun.findFirst({ where: { id, workspaceId }, omit: { aggregates: true } });
   if (!run) throw notFound(`Eval run ${id} not found.`);
-  const pipeline = run.pipelineId ? await db.pipeline.findFirst({ where: { id: run.pipelineId, workspaceId }, select: { name: true } }) : null;
+  const names = await runNames(db, workspaceId, [run]);
   return {
     ...run,
     metrics: metricsSchema.parse(run.metrics),
@@ -836,7 +833,8 @@ export async function getEvalRun(db: Db, workspaceId: string, id: string) {
     judge: judgeRecordSchema.parse(run.judge),
     cost: evalCostSchema.parse(run.cost ?? {}),
     latency: latencySchema.parse(run.latency ?? {}),
-    label: evalLabel(run, new Map(run.pipelineId && pipeline ? [[run.pipelineId, pipeline.name]] : [])),
+    label: evalLabel(run, names),
+    version: runVersion(run, names),
   };
 }
 
@@ -884,6 +882,7 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
     runs: runs.map((r) => ({
       id: r.id,
       label: r.label,
+      version: r.version,
       branch: r.branch,
       template: r.template,
       pipelineId: r.pipelineId,
