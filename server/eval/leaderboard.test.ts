@@ -78,6 +78,32 @@ describe("eval leaderboard", () => {
     await expect(stranger.evals.retry({ workspaceId: other.workspace.id, id: failedId })).rejects.toThrow(/not found/);
   });
 
+  it("finds ended runs to add to a comparison by the words of their template, pipeline, branch or dataset, in this workspace only", async () => {
+    const api = await ws.caller();
+    const ids = async (query?: string) => (await api.evals.searchRuns({ workspaceId: ws.workspaceId, query })).map((r) => r.id);
+    const queued = await createEvalRun(db, { workspaceId: ws.workspaceId, template: "bm25-windows", datasetId: ws.datasetId });
+    try {
+      // Newest first; the failed run is offered (it joins as a row with its reason), the queued one is not.
+      expect(await ids()).toEqual([failedId, main.id, windows.id, sessions.id]);
+      expect(await ids("bm25")).toEqual([windows.id, sessions.id]);
+      expect(await ids("BM25 windows")).toEqual([windows.id]);
+      expect(await ids("team main")).toEqual([main.id]);
+      expect(await ids("tiny-locomo")).toEqual([failedId, main.id, windows.id, sessions.id]);
+      expect(await ids("rag")).toEqual([failedId]);
+      expect(await ids("nothing-like-this")).toEqual([]);
+      const [row] = await api.evals.searchRuns({ workspaceId: ws.workspaceId, query: "team" });
+      expect(row).toMatchObject({ id: main.id, label: "team@main", version: "v1", status: "completed", datasetName: "tiny-locomo.json" });
+      const [failed] = await api.evals.searchRuns({ workspaceId: ws.workspaceId, query: "rag" });
+      expect(failed!.error).toContain("Unable to start a transaction");
+    } finally {
+      await endEvalRun(db, queued.id, null, "cancelled", "test over");
+    }
+    // Another workspace finds none of these, whatever it searches.
+    const other = await signUp(db, { email: "search-board@example.com", password: "correct-horse-battery" });
+    const stranger = await ws.caller({ userId: other.user.id, email: "search-board@example.com" });
+    for (const query of [undefined, "bm25", "team", sessions.id]) expect(await stranger.evals.searchRuns({ workspaceId: other.workspace.id, query })).toEqual([]);
+  });
+
   it("labels a pipeline's run with the number of the version it scored (v1, v2 in the pipeline's history), not a spec hash", async () => {
     const team = await db.pipeline.findFirstOrThrow({ where: { workspaceId: ws.workspaceId, name: "team" } });
     await saveVersion(db, team.id, { spec: defaultChatMemorySpec("chatgpt-export"), message: "Second version" });
