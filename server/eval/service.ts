@@ -309,6 +309,8 @@ export interface EvalBuilt {
   /** The pipeline run that built the eval copy (null for a question set: its memory is searched as it is). */
   buildRunId: string | null;
   sourcesAdded: number;
+  /** The earlier pipeline run whose build this eval searched as it was (same spec, same sources): nothing was rebuilt. */
+  reusedRunId?: string;
 }
 
 interface EvalControl {
@@ -534,7 +536,7 @@ async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model: ModelP
     questions: main.length,
     metrics: meanMetrics(main.map((s) => s.m)),
     perCategory,
-    cost: { ...cost, sourcesAdded: corpus.sourcesAdded },
+    cost: { ...cost, sourcesAdded: corpus.sourcesAdded, ...(corpus.reusedRunId ? { reusedBuildRunId: corpus.reusedRunId } : {}) },
     latency: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), mean: latencies.reduce((a, n) => a + n, 0) / Math.max(1, latencies.length) },
     skips,
     cases,
@@ -553,6 +555,8 @@ interface Corpus {
   /** The run that built the memory for this eval (none for a question set: the memory as it is). */
   built: { stats: unknown; startedAt: Date | null; finishedAt: Date | null };
   sourcesAdded: number;
+  /** The earlier run whose build was searched as it was (nothing rebuilt). */
+  reusedRunId?: string;
 }
 
 /**
@@ -571,7 +575,8 @@ async function buildEval(db: Db, run: EvalRunRow, model: ModelProvider | undefin
     return { buildRunId: null, sourcesAdded: 0 };
   }
   const { dataset } = await getDataset(db, run.workspaceId, run.datasetId);
-  const spec = (await getBranch(db, run.evalPipelineId, run.branch)).spec;
+  const head = await getBranch(db, run.evalPipelineId, run.branch);
+  const spec = head.spec;
 
   // 1. Sources: idempotent (content-addressed), so an unchanged dataset adds nothing.
   const items = sourceItems(dataset);
@@ -580,13 +585,29 @@ async function buildEval(db: Db, run: EvalRunRow, model: ModelProvider | undefin
   progress({ phase: "ingest", done: items.length, total: items.length }, true);
   await checkCancel();
 
-  // 2. Build: an incremental run of the copy's branch (computes only what is missing).
+  // 2. Build: an incremental run of the copy's branch (computes only what is missing) — none at all
+  // when the branch's last run completed on this spec and no source came since: what an earlier
+  // eval of the same template or branch on the same data built is searched as it is.
   progress({ phase: "build", done: 0, total: spec.steps.length }, true);
+  const reused = appended.added === 0 ? await reusableBuild(db, run.evalPipelineId, head.branch.id, head.version.hash) : null;
+  if (reused) {
+    await index();
+    progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
+    return { buildRunId: null, sourcesAdded: 0, reusedRunId: reused };
+  }
   const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
   if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
   await index();
   progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
   return { buildRunId: built.id, sourcesAdded: appended.added };
+}
+
+/** The branch's last pipeline run, when it completed on a version of this spec (its build is current). */
+async function reusableBuild(db: Db, pipelineId: string, branchId: string, hash: string): Promise<string | null> {
+  const last = await db.run.findFirst({ where: { pipelineId, branchId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: { id: true, status: true, versionId: true } });
+  if (last?.status !== "completed") return null;
+  const version = await db.pipelineVersion.findUnique({ where: { id: last.versionId }, select: { hash: true } });
+  return version?.hash === hash ? last.id : null;
 }
 
 /** The questions and how to trace their hits, over what `buildEval` built. */
@@ -613,6 +634,7 @@ async function evalCorpus(db: Db, run: EvalRunRow, built: EvalBuilt): Promise<Co
     scopeOf: (q) => sampleScope(dataset.benchmark, q.sample),
     built: buildRun ?? { stats: {}, startedAt: null, finishedAt: null },
     sourcesAdded: built.sourcesAdded,
+    reusedRunId: built.reusedRunId,
   };
 }
 
