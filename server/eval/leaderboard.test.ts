@@ -6,6 +6,7 @@ import { signUp } from "../services/users";
 import { defaultChatMemorySpec } from "../pipeline/templates";
 import { OfflineModel } from "../llm/offline-model";
 import { parseAggregates } from "./aggregates";
+import { forgetComputedIntervals } from "./leaderboard";
 import { leaderboardCsv, leaderboardMarkdown } from "./leaderboard-export";
 import { createEvalRun, endEvalRun, runEval } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
@@ -129,6 +130,10 @@ describe("eval leaderboard", () => {
     const api = await ws.caller();
     const before = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id] });
     await db.evalRun.updateMany({ where: { id: { in: [sessions.id, windows.id] } }, data: { aggregates: Prisma.DbNull } });
+    // Intervals already computed are served from memory without the vectors: a restarted server has none.
+    const cached = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id] });
+    expect(cached.rows.map((r) => r.metrics)).toEqual(before.rows.map((r) => r.metrics));
+    forgetComputedIntervals();
     const after = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id] });
     expect(after.rows.map((r) => r.metrics)).toEqual(before.rows.map((r) => r.metrics));
     const stored = await db.evalRun.findMany({ where: { id: { in: [sessions.id, windows.id] } }, select: { aggregates: true } });
