@@ -136,7 +136,7 @@ async function pageTimes(slug: string, datasetId: string, ids: string[]) {
         const details = performance.now() - t0;
         // Where the time went: the server's answer (first byte, last byte of the HTML) and the browser's parse.
         const nav = await tab.evaluate(() => {
-          const e = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
+          const e = window.performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
           return { ttfb: e.responseStart, html: e.responseEnd, dom: e.domContentLoadedEventEnd };
         });
         console.log(

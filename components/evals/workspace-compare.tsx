@@ -1,7 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import { FlaskConical, Link as LinkIcon } from "lucide-react";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useCallback, useMemo, useState } from "react";
 import { PageHeader } from "@/components/shell/page-header";
 import { Button } from "@/components/ui/button";
@@ -22,7 +22,6 @@ const selectClass = "h-9 rounded-md border bg-background px-2 text-sm";
 /** `?dataset=…&baseline=…&runs=a,b`: the selection lives in the URL, so a link shows the same comparison. */
 function useSelection() {
   const params = useSearchParams();
-  const router = useRouter();
   const pathname = usePathname();
   const set = useCallback(
     (patch: Record<string, string | null>) => {
@@ -31,9 +30,11 @@ function useSelection() {
         if (v) next.set(k, v);
         else next.delete(k);
       }
-      router.replace(`${pathname}?${next.toString()}`, { scroll: false });
+      // The browser's own history (Next keeps useSearchParams in step): no server round trip, the
+      // leaderboard query follows the new selection.
+      window.history.replaceState(null, "", `${pathname}?${next.toString()}`);
     },
-    [params, router, pathname],
+    [params, pathname],
   );
   return { ...parseSelection((k) => params.get(k)), set };
 }
