@@ -11,7 +11,8 @@
  * With `--page` (needs a production build, `npx next build`, and Chromium at /usr/bin/chromium or
  * CHROMIUM_PATH): the same data served by `npm start`, and in Chromium the Compare page's time from
  * navigation to the leaderboard, and to the question-by-question details (what the page showed
- * first before the leaderboard), for each run count.
+ * first before the leaderboard), for each run count — with the HTML's first and last byte and the
+ * DOM ready time, to tell the server's share from the browser's.
  *
  * Usage: npm run bench:compare -- [questions=1500] [runs=3,10] [--page]
  */
@@ -133,7 +134,15 @@ async function pageTimes(slug: string, datasetId: string, ids: string[]) {
         const board = performance.now() - t0;
         await tab.getByTestId("compare-view").waitFor({ timeout: 300_000 });
         const details = performance.now() - t0;
-        console.log(`page ${n} runs × ${questions} questions (${pass} visit)  leaderboard visible ${ms(board)}  question details visible ${ms(details)}`);
+        // Where the time went: the server's answer (first byte, last byte of the HTML) and the browser's parse.
+        const nav = await tab.evaluate(() => {
+          const e = window.performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
+          return { ttfb: e.responseStart, html: e.responseEnd, dom: e.domContentLoadedEventEnd };
+        });
+        console.log(
+          `page ${n} runs × ${questions} questions (${pass} visit)  leaderboard visible ${ms(board)}  question details visible ${ms(details)}  ` +
+            `(HTML first byte ${ms(nav.ttfb)}, last byte ${ms(nav.html)}, DOM ready ${ms(nav.dom)})`,
+        );
       }
     }
   } finally {

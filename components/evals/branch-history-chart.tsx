@@ -1,6 +1,7 @@
 "use client";
 import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
-import { AXIS_TICK, ChartFrame, RunDot, SHARE_DOMAIN } from "./chart-frame";
+import { AXIS_TICK, ChartFrame, SHARE_DOMAIN } from "./chart-frame";
+import { RunDot } from "./run-dot";
 import { fmtMetric, type CompareChartsData } from "./format";
 
 const OTHER = "#94a3b8";

@@ -1,6 +1,6 @@
 "use client";
 import { LOWER_IS_BETTER } from "@/server/eval/metrics";
-import { RunDot } from "./chart-frame";
+import { RunDot } from "./run-dot";
 import { fmtDelta, fmtMetric, type CompareChartsData } from "./format";
 
 /** Green for better than the baseline, red for worse; the stronger, the larger the change on this grid. */

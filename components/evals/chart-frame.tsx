@@ -26,8 +26,3 @@ export function compactNumber(v: number): string {
   if (Number.isInteger(v)) return String(v);
   return Math.abs(v) >= 10 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(1) : v.toFixed(2);
 }
-
-/** A run's colour dot, as every legend and table of the page shows it. */
-export function RunDot({ color, hollow }: { color: string; hollow?: boolean }) {
-  return <span aria-hidden className="inline-block size-2.5 shrink-0 rounded-full border-2" style={{ borderColor: color, background: hollow ? "transparent" : color }} />;
-}

@@ -1,6 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import { AlertTriangle } from "lucide-react";
+import dynamic from "next/dynamic";
 import { useMemo } from "react";
 import { useWorkspace } from "@/components/shell/workspace-context";
 import { Card, CardContent, CardHeader, CardTitle } from "@/components/ui/card";
@@ -9,11 +10,13 @@ import { Skeleton } from "@/components/ui/skeleton";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { cn } from "@/components/ui/cn";
 import { errorMessage, useTRPC } from "@/lib/trpc";
-import { CompareCharts } from "./compare-charts";
 import { JudgeCell } from "./judge-cell";
 import { fmtDelta, fmtMetric, HEADLINE_METRICS, type EvalComparison } from "./format";
 import { QuestionCompare } from "./question-compare";
 import { runColors } from "./run-colors";
+
+/** The charts (the chart library is most of the page's JavaScript): loaded after the page shows, below the fold. */
+const CompareCharts = dynamic(() => import("./compare-charts").then((m) => m.CompareCharts), { ssr: false, loading: () => <Skeleton className="h-72 w-full" /> });
 
 /** Baseline and others: metric cards with deltas, charts that answer one question each, and question by question. */
 export function CompareView({ baselineId, otherIds }: { baselineId: string; otherIds: string[] }) {
@@ -39,7 +42,7 @@ function Comparison({ data }: { data: EvalComparison }) {
               <span className="size-2.5 rounded-full" style={{ background: colors.get(r.id) }} />
               {r.label}
               <span className="text-muted-foreground">
-                · {r.mode}
+                {r.version ? ` ${r.version}` : ""} · {r.mode}
                 {r.step ? ` @ ${r.step}` : ""}
               </span>
               {i === 0 && <span className="text-xs text-muted-foreground">(baseline)</span>}

@@ -1,7 +1,7 @@
 "use client";
 import { fmtUsd } from "@/components/runs/format";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
-import { RunDot } from "./chart-frame";
+import { RunDot } from "./run-dot";
 import { fmtMetric, type CompareChartsData } from "./format";
 
 const int = (n: number) => Math.round(n).toLocaleString("en-US");

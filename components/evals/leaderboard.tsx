@@ -181,12 +181,13 @@ function LeaderboardRowView({ row, metrics, lower, color, onRemove }: { row: Lea
         <div className="flex items-start gap-2">
           <span className="mt-1.5 size-2.5 shrink-0 rounded-full" style={{ background: color }} data-testid="leaderboard-color" data-color={color} />
           <div className="grid min-w-0 gap-0.5">
-            <span className="font-medium break-words" data-testid="leaderboard-label">
+            <span className="font-medium break-words" data-testid="leaderboard-label" title={`spec ${row.specHash}`}>
               {row.label}
             </span>
             <span className="text-xs break-words text-muted-foreground">
               {row.mode}
-              {row.step ? ` @ ${row.step}` : ""} · v{row.version}
+              {row.step ? ` @ ${row.step}` : ""}
+              {row.version ? ` · ${row.version}` : ""}
               {done ? ` · ${row.questions} q` : ""}
             </span>
             {row.isBaseline ? <span className="text-xs font-medium text-primary">baseline</span> : null}

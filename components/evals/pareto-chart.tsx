@@ -1,6 +1,7 @@
 "use client";
 import { CartesianGrid, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from "recharts";
-import { AXIS_TICK, ChartFrame, compactNumber, RunDot, SHARE_DOMAIN } from "./chart-frame";
+import { AXIS_TICK, ChartFrame, compactNumber, SHARE_DOMAIN } from "./chart-frame";
+import { RunDot } from "./run-dot";
 import { fmtMetric, type CompareChartsData } from "./format";
 
 /**

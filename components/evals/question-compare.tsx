@@ -7,7 +7,7 @@ import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@
 import { cn } from "@/components/ui/cn";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { OUTCOME_METRICS, QUESTION_OUTCOMES, RIGHT_AT, type OutcomeMetric, type QuestionOutcome } from "@/server/eval/compare-kinds";
-import { RunDot } from "./chart-frame";
+import { RunDot } from "./run-dot";
 import { CATEGORY_NAMES, fmtMetric } from "./format";
 import { QuestionDrilldown } from "./question-drilldown";
 

@@ -1,7 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import { FlaskConical, Link as LinkIcon } from "lucide-react";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useCallback, useMemo, useState } from "react";
 import { PageHeader } from "@/components/shell/page-header";
 import { Button } from "@/components/ui/button";
@@ -12,17 +12,16 @@ import { Skeleton } from "@/components/ui/skeleton";
 import { useTRPC } from "@/lib/trpc";
 import { CompareView } from "./compare-view";
 import type { EvalLeaderboard } from "./format";
+import { chosenDataset as chooseDataset, latestRuns, MAX_COMPARE_RUNS, parseSelection, selectedRunIds } from "./compare-selection";
 import { Leaderboard } from "./leaderboard";
+import { RunPicker } from "./run-picker";
 import { ScoreTemplates } from "./score-templates";
 
-/** What one leaderboard shows (server/eval/leaderboard.ts MAX_LEADERBOARD_RUNS). */
-const MAX_RUNS = 24;
 const selectClass = "h-9 rounded-md border bg-background px-2 text-sm";
 
 /** `?dataset=…&baseline=…&runs=a,b`: the selection lives in the URL, so a link shows the same comparison. */
 function useSelection() {
   const params = useSearchParams();
-  const router = useRouter();
   const pathname = usePathname();
   const set = useCallback(
     (patch: Record<string, string | null>) => {
@@ -31,12 +30,13 @@ function useSelection() {
         if (v) next.set(k, v);
         else next.delete(k);
       }
-      router.replace(`${pathname}?${next.toString()}`, { scroll: false });
+      // The browser's own history (Next keeps useSearchParams in step): no server round trip, the
+      // leaderboard query follows the new selection.
+      window.history.replaceState(null, "", `${pathname}?${next.toString()}`);
     },
-    [params, router, pathname],
+    [params, pathname],
   );
-  const runs = params.get("runs");
-  return { dataset: params.get("dataset") ?? "", baseline: params.get("baseline") ?? "", runs: runs ? runs.split(",").filter(Boolean) : null, set };
+  return { ...parseSelection((k) => params.get(k)), set };
 }
 
 /** Several pipelines (architectures) on one benchmark in one screen: the leaderboard of the latest eval of each, then the details. */
@@ -52,25 +52,15 @@ export function WorkspaceCompare() {
   const datasets = useQuery(trpc.evals.datasets.queryOptions({ workspaceId: workspace.id }));
   const [board, setBoard] = useState<EvalLeaderboard | null>(null);
   const all = useMemo(() => runs.data ?? [], [runs.data]);
-  const completed = useMemo(() => all.filter((r) => r.status === "completed"), [all]);
-  const chosenDataset = selection.dataset || completed[0]?.datasetId || all[0]?.datasetId || datasets.data?.[0]?.id || "";
-  // Per pipeline@branch / template (and search setting) on this dataset: the latest run, and the
-  // latest completed one when the latest failed or is still running (so a failure never hides).
-  const latest = useMemo(() => {
-    const seen = new Map<string, Array<(typeof all)[number]>>();
-    for (const r of all.filter((x) => x.datasetId === chosenDataset)) {
-      const key = `${r.label}|${r.mode}|${r.step ?? ""}`;
-      const kept = seen.get(key) ?? [];
-      if (!kept.length || (kept.every((k) => k.status !== "completed") && r.status === "completed")) kept.push(r);
-      seen.set(key, kept);
-    }
-    return [...seen.values()].flat();
-  }, [all, chosenDataset]);
-  const runIds = (selection.runs ?? latest.map((r) => r.id)).slice(0, MAX_RUNS);
+  const chosenDataset = chooseDataset(selection, all, datasets.data ?? []);
+  const latest = useMemo(() => latestRuns(all, chosenDataset), [all, chosenDataset]);
+  const runIds = selectedRunIds(selection, latest);
   const onLoaded = useCallback((b: EvalLeaderboard) => setBoard(b), []);
   const baselineId = board?.baselineId ?? null;
   const others = (board?.rows ?? []).filter((r) => r.status === "completed" && !r.isBaseline && !r.note).map((r) => r.id).slice(0, 10);
-  const choices = latest.filter((r) => r.status === "completed");
+  // The baseline is any completed run of the comparison (the leaderboard's rows once it answered).
+  const choices = (board?.rows ?? latest).map((r) => ({ id: r.id, label: r.label, version: r.version, status: r.status })).filter((r) => r.status === "completed");
+  const addRun = (id: string) => selection.set({ runs: [...runIds.filter((r) => r !== id), id].join(",") });
   const copyLink = async () => {
     const url = new URL(window.location.href);
     url.searchParams.set("dataset", chosenDataset);
@@ -108,10 +98,12 @@ export function WorkspaceCompare() {
                   {choices.map((r) => (
                     <option key={r.id} value={r.id}>
                       {r.label}
+                      {r.version ? ` ${r.version}` : ""}
                     </option>
                   ))}
                 </select>
               </label>
+              <RunPicker selected={[...runIds, ...(baselineId ? [baselineId] : [])]} full={runIds.length >= MAX_COMPARE_RUNS} onAdd={addRun} />
               <Button size="sm" variant="outline" onClick={copyLink} data-testid="compare-copy-link">
                 <LinkIcon className="size-3.5" /> Copy link
               </Button>

@@ -12,7 +12,7 @@ import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
 import { COST_AXIS_LABELS, type CostAxis } from "./compare-kinds";
 import { LOWER_IS_BETTER, type MetricName, type Metrics } from "./metrics";
-import { evalLabel } from "./service";
+import { evalLabel, runNames } from "./run-labels";
 import { evalCostSchema, latencySchema, metricsSchema, perCategorySchema } from "./stored";
 
 
@@ -91,6 +91,8 @@ const RUN_SELECT = {
   pipelineId: true,
   template: true,
   branch: true,
+  versionId: true,
+  specHash: true,
   datasetId: true,
   mode: true,
   step: true,
@@ -134,8 +136,7 @@ export async function compareCharts(db: Db, workspaceId: string, input: { baseli
     take: HISTORY_RUNS,
     select: RUN_SELECT,
   });
-  const pipelineIds = [...new Set([...ordered, ...history].map((r) => r.pipelineId).filter((p): p is string => !!p))];
-  const names = new Map((await db.pipeline.findMany({ where: { workspaceId, id: { in: pipelineIds } }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
+  const names = await runNames(db, workspaceId, [...ordered, ...history]);
 
   const runs = ordered.map((r) => {
     const cost = evalCostSchema.parse(r.cost ?? {});

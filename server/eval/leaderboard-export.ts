@@ -42,7 +42,7 @@ export function fmtState(row: LeaderboardRow): string {
 }
 
 function rowLabel(row: LeaderboardRow): string {
-  return `${row.label}${row.isBaseline ? " (baseline)" : ""}`;
+  return `${row.label}${row.version ? ` ${row.version}` : ""}${row.isBaseline ? " (baseline)" : ""}`;
 }
 
 /** Header and cells, one array per row: what Markdown, CSV and the terminal table print. */

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../core/db";
-import { createPipeline } from "../services/pipelines";
+import { createPipeline, saveVersion } from "../services/pipelines";
 import { signUp } from "../services/users";
 import { defaultChatMemorySpec } from "../pipeline/templates";
 import { OfflineModel } from "../llm/offline-model";
 import { parseAggregates } from "./aggregates";
+import { forgetComputedIntervals } from "./leaderboard";
 import { leaderboardCsv, leaderboardMarkdown } from "./leaderboard-export";
 import { createEvalRun, endEvalRun, runEval } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
@@ -78,10 +79,61 @@ describe("eval leaderboard", () => {
     await expect(stranger.evals.retry({ workspaceId: other.workspace.id, id: failedId })).rejects.toThrow(/not found/);
   });
 
+  it("finds ended runs to add to a comparison by the words of their template, pipeline, branch or dataset, in this workspace only", async () => {
+    const api = await ws.caller();
+    const ids = async (query?: string) => (await api.evals.searchRuns({ workspaceId: ws.workspaceId, query })).map((r) => r.id);
+    const queued = await createEvalRun(db, { workspaceId: ws.workspaceId, template: "bm25-windows", datasetId: ws.datasetId });
+    try {
+      // Newest first; the failed run is offered (it joins as a row with its reason), the queued one is not.
+      expect(await ids()).toEqual([failedId, main.id, windows.id, sessions.id]);
+      expect(await ids("bm25")).toEqual([windows.id, sessions.id]);
+      expect(await ids("BM25 windows")).toEqual([windows.id]);
+      expect(await ids("team main")).toEqual([main.id]);
+      expect(await ids("tiny-locomo")).toEqual([failedId, main.id, windows.id, sessions.id]);
+      expect(await ids("rag")).toEqual([failedId]);
+      expect(await ids("nothing-like-this")).toEqual([]);
+      const [row] = await api.evals.searchRuns({ workspaceId: ws.workspaceId, query: "team" });
+      expect(row).toMatchObject({ id: main.id, label: "team@main", version: "v1", status: "completed", datasetName: "tiny-locomo.json" });
+      const [failed] = await api.evals.searchRuns({ workspaceId: ws.workspaceId, query: "rag" });
+      expect(failed!.error).toContain("Unable to start a transaction");
+    } finally {
+      await endEvalRun(db, queued.id, null, "cancelled", "test over");
+    }
+    // Another workspace finds none of these, whatever it searches.
+    const other = await signUp(db, { email: "search-board@example.com", password: "correct-horse-battery" });
+    const stranger = await ws.caller({ userId: other.user.id, email: "search-board@example.com" });
+    for (const query of [undefined, "bm25", "team", sessions.id]) expect(await stranger.evals.searchRuns({ workspaceId: other.workspace.id, query })).toEqual([]);
+  });
+
+  it("labels a pipeline's run with the number of the version it scored (v1, v2 in the pipeline's history), not a spec hash", async () => {
+    const team = await db.pipeline.findFirstOrThrow({ where: { workspaceId: ws.workspaceId, name: "team" } });
+    await saveVersion(db, team.id, { spec: defaultChatMemorySpec("chatgpt-export"), message: "Second version" });
+    const again = await runEval(db, { workspaceId: ws.workspaceId, pipeline: "team", datasetId: ws.datasetId, mode: "fts", step: "transcripts" }, { model: new OfflineModel() });
+    expect(again.status, again.error ?? "").toBe("completed");
+    const api = await ws.caller();
+    const board = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [main.id, again.id, sessions.id], baselineId: main.id });
+    const byId = new Map(board.rows.map((r) => [r.id, r]));
+    expect([byId.get(main.id)!.version, byId.get(again.id)!.version, byId.get(sessions.id)!.version]).toEqual(["v1", "v2", null]);
+    expect(byId.get(again.id)!.label).toBe("team@main");
+    const md = leaderboardMarkdown(board);
+    expect(md).toContain("| team@main v1 (baseline) |");
+    expect(md).toContain("| team@main v2 |");
+    expect(md).not.toContain(again.specHash.slice(0, 7));
+    // The runs list and the compare view carry the same number.
+    const listed = await api.evals.list({ workspaceId: ws.workspaceId });
+    expect(listed.find((r) => r.id === again.id)!.version).toBe("v2");
+    const cmp = await api.evals.compare({ workspaceId: ws.workspaceId, baselineId: main.id, otherIds: [again.id], questions: false });
+    expect(cmp.runs.map((r) => r.version)).toEqual(["v1", "v2"]);
+  });
+
   it("backfills the vectors of a run completed before they were stored, and reads the same leaderboard", async () => {
     const api = await ws.caller();
     const before = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id] });
     await db.evalRun.updateMany({ where: { id: { in: [sessions.id, windows.id] } }, data: { aggregates: Prisma.DbNull } });
+    // Intervals already computed are served from memory without the vectors: a restarted server has none.
+    const cached = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id] });
+    expect(cached.rows.map((r) => r.metrics)).toEqual(before.rows.map((r) => r.metrics));
+    forgetComputedIntervals();
     const after = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id] });
     expect(after.rows.map((r) => r.metrics)).toEqual(before.rows.map((r) => r.metrics));
     const stored = await db.evalRun.findMany({ where: { id: { in: [sessions.id, windows.id] } }, select: { aggregates: true } });

@@ -15,6 +15,7 @@ import { findTemplate, offlineStandInOf } from "../pipeline/templates";
 import { ensureAggregates, type EvalAggregates } from "./aggregates";
 import { pairedDelta, type BootstrapPlan } from "./bootstrap";
 import { LOWER_IS_BETTER, type MetricName } from "./metrics";
+import { evalLabel, runNames, runVersion } from "./run-labels";
 import { evalCostSchema, judgeRecordSchema, latencySchema, metricsSchema } from "./stored";
 
 /** The metrics every leaderboard shows, in this order (`j` and `f1` join when a run measured them). */
@@ -39,8 +40,10 @@ export interface LeaderboardRow {
   pipelineId: string | null;
   template: string | null;
   branch: string;
-  /** Short spec hash: which version of the pipeline was scored. */
-  version: string;
+  /** Which version of the pipeline was scored: "v3" (its number in the pipeline's history); null for a template. */
+  version: string | null;
+  /** Short spec hash of what was scored (a template's too). */
+  specHash: string;
   mode: string;
   step: string | null;
   status: string;
@@ -81,6 +84,7 @@ const SELECT = {
   template: true,
   branch: true,
   specHash: true,
+  versionId: true,
   datasetId: true,
   benchmark: true,
   step: true,
@@ -93,14 +97,19 @@ const SELECT = {
   cost: true,
   latency: true,
   judge: true,
-  aggregates: true,
   createdAt: true,
   finishedAt: true,
 } as const;
 
+const intervalKey = (runId: string, baselineId: string, metric: string) => `${runId}|${baselineId}|${metric}`;
+
 /** Intervals already computed, by run, baseline and metric (both runs completed: immutable). Bounded. */
 const intervals = new Map<string, { ci95: [number, number] | null; withinNoise: boolean | null }>();
 const MAX_CACHED_INTERVALS = 5000;
+/** Empties the intervals kept in memory (as a restarted server has none): for tests of what a first read does. */
+export function forgetComputedIntervals() {
+  intervals.clear();
+}
 function remember(key: string, value: { ci95: [number, number] | null; withinNoise: boolean | null }) {
   if (intervals.size >= MAX_CACHED_INTERVALS) intervals.delete(intervals.keys().next().value!);
   intervals.set(key, value);
@@ -141,8 +150,7 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
   const missing = ids.filter((id) => !byId.has(id));
   if (missing.length) throw notFound(`Eval run${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not found in this workspace.`);
   const runs = ids.map((id) => byId.get(id)!);
-  const pipelineIds = [...new Set(runs.map((r) => r.pipelineId).filter((p): p is string => !!p))];
-  const names = new Map((await db.pipeline.findMany({ where: { workspaceId, id: { in: pipelineIds } }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
+  const names = await runNames(db, workspaceId, runs);
 
   const completed = runs.filter((r) => r.status === "completed");
   const baseline = input.baselineId
@@ -150,10 +158,21 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
     : ([...completed].filter((r) => r.pipelineId && r.branch === "main").sort((a, b) => +b.createdAt - +a.createdAt)[0] ?? completed[0] ?? null);
   if (baseline && baseline.status !== "completed") throw badRequest(`The baseline ${baseline.id} is ${baseline.status}: pick a completed run as the baseline.`);
 
-  const aggregates = new Map<string, EvalAggregates | null>();
-  for (const r of completed) aggregates.set(r.id, await ensureAggregates(db, r));
   const parsed = new Map(completed.map((r) => [r.id, metricsSchema.parse(r.metrics)]));
   const metrics: string[] = [...LEADERBOARD_METRICS, ...OPTIONAL_METRICS.filter((m) => completed.some((r) => parsed.get(r.id)![m] !== undefined))];
+
+  // The per-question vectors (the largest column) are read only for intervals not computed yet.
+  const uncached = (r: (typeof runs)[number]) =>
+    !!baseline &&
+    r.id !== baseline.id &&
+    r.datasetId === baseline.datasetId &&
+    metrics.some((m) => parsed.get(r.id)![m as MetricName] != null && parsed.get(baseline.id)![m as MetricName] != null && !intervals.has(intervalKey(r.id, baseline.id, m)));
+  const need = completed.filter(uncached).map((r) => r.id);
+  const aggregates = new Map<string, EvalAggregates | null>();
+  if (need.length) {
+    const stored = await db.evalRun.findMany({ where: { workspaceId, id: { in: [baseline!.id, ...need] } }, select: { id: true, aggregates: true } });
+    for (const row of stored) aggregates.set(row.id, await ensureAggregates(db, { ...byId.get(row.id)!, aggregates: row.aggregates }));
+  }
 
   const baseAgg = baseline ? aggregates.get(baseline.id) : null;
   const base = baseAgg ? vectors(baseAgg, metrics) : null;
@@ -175,27 +194,21 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
         cells[m] = { value, delta: null, ci95: null, withinNoise: null };
         continue;
       }
-      let ci95: [number, number] | null = null;
-      let withinNoise: boolean | null = null;
+      // Completed runs never change: an interval computed once is served from memory after.
+      const key = intervalKey(r.id, baseline.id, m);
+      let paired = intervals.get(key);
       const a = mine?.values[m];
       const b = base?.values[m];
-      if (a && b && shared.length) {
-        // Completed runs never change: an interval computed once is served from memory after.
-        const key = `${r.id}|${baseline.id}|${m}`;
-        let paired = intervals.get(key);
-        if (!paired) {
-          const d = pairedDelta(
-            shared.map((q) => a[mine!.index.get(q)!] ?? null),
-            shared.map((q) => b[base!.index.get(q)!] ?? null),
-            plans,
-          );
-          paired = { ci95: d.ci95, withinNoise: d.ci95 ? d.withinNoise : null };
-          remember(key, paired);
-        }
-        ci95 = paired.ci95;
-        withinNoise = paired.withinNoise;
+      if (!paired && a && b && shared.length) {
+        const d = pairedDelta(
+          shared.map((q) => a[mine!.index.get(q)!] ?? null),
+          shared.map((q) => b[base!.index.get(q)!] ?? null),
+          plans,
+        );
+        paired = { ci95: d.ci95, withinNoise: d.ci95 ? d.withinNoise : null };
+        remember(key, paired);
       }
-      cells[m] = { value, delta: value - baseValue, ci95, withinNoise };
+      cells[m] = { value, delta: value - baseValue, ci95: paired?.ci95 ?? null, withinNoise: paired?.withinNoise ?? null };
     }
     const cost = evalCostSchema.parse(r.cost ?? {});
     const latency = latencySchema.parse(r.latency ?? {});
@@ -204,12 +217,13 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
     const note = !done ? null : !baseline ? null : r.datasetId !== baseline.datasetId ? "scored another dataset than the baseline: no deltas" : null;
     return {
       id: r.id,
-      label: r.template ? `template: ${r.template}` : `${names.get(r.pipelineId ?? "") ?? "?"}@${r.branch}`,
+      label: evalLabel(r, names),
       kind: r.template ? "template" : "branch",
       pipelineId: r.pipelineId,
       template: r.template,
       branch: r.branch,
-      version: r.specHash.slice(0, 7),
+      version: runVersion(r, names),
+      specHash: r.specHash.slice(0, 7),
       mode: r.mode,
       step: r.step,
       status: r.status,

@@ -39,6 +39,7 @@ import { walk } from "../search/walk";
 import { Bm25Index, bm25Terms } from "../text/bm25";
 import { loadDataset, type DatasetSource } from "./datasets";
 import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
+import { evalLabel, runNames, runVersion } from "./run-labels";
 import { evalTemplate, isEvalTemplate, EVAL_MODES, EVAL_TEMPLATES, type EvalMode, type EvalTemplate } from "./templates";
 import { workspaceModel } from "../llm/workspace-model";
 import { parseModelId } from "../llm/sdk-model";
@@ -308,6 +309,8 @@ export interface EvalBuilt {
   /** The pipeline run that built the eval copy (null for a question set: its memory is searched as it is). */
   buildRunId: string | null;
   sourcesAdded: number;
+  /** The earlier pipeline run whose build this eval searched as it was (same spec, same sources): nothing was rebuilt. */
+  reusedRunId?: string;
 }
 
 interface EvalControl {
@@ -533,7 +536,7 @@ async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model: ModelP
     questions: main.length,
     metrics: meanMetrics(main.map((s) => s.m)),
     perCategory,
-    cost: { ...cost, sourcesAdded: corpus.sourcesAdded },
+    cost: { ...cost, sourcesAdded: corpus.sourcesAdded, ...(corpus.reusedRunId ? { reusedBuildRunId: corpus.reusedRunId } : {}) },
     latency: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), mean: latencies.reduce((a, n) => a + n, 0) / Math.max(1, latencies.length) },
     skips,
     cases,
@@ -552,6 +555,8 @@ interface Corpus {
   /** The run that built the memory for this eval (none for a question set: the memory as it is). */
   built: { stats: unknown; startedAt: Date | null; finishedAt: Date | null };
   sourcesAdded: number;
+  /** The earlier run whose build was searched as it was (nothing rebuilt). */
+  reusedRunId?: string;
 }
 
 /**
@@ -570,7 +575,8 @@ async function buildEval(db: Db, run: EvalRunRow, model: ModelProvider | undefin
     return { buildRunId: null, sourcesAdded: 0 };
   }
   const { dataset } = await getDataset(db, run.workspaceId, run.datasetId);
-  const spec = (await getBranch(db, run.evalPipelineId, run.branch)).spec;
+  const head = await getBranch(db, run.evalPipelineId, run.branch);
+  const spec = head.spec;
 
   // 1. Sources: idempotent (content-addressed), so an unchanged dataset adds nothing.
   const items = sourceItems(dataset);
@@ -579,13 +585,29 @@ async function buildEval(db: Db, run: EvalRunRow, model: ModelProvider | undefin
   progress({ phase: "ingest", done: items.length, total: items.length }, true);
   await checkCancel();
 
-  // 2. Build: an incremental run of the copy's branch (computes only what is missing).
+  // 2. Build: an incremental run of the copy's branch (computes only what is missing) — none at all
+  // when the branch's last run completed on this spec and no source came since: what an earlier
+  // eval of the same template or branch on the same data built is searched as it is.
   progress({ phase: "build", done: 0, total: spec.steps.length }, true);
+  const reused = appended.added === 0 ? await reusableBuild(db, run.evalPipelineId, head.branch.id, head.version.hash) : null;
+  if (reused) {
+    await index();
+    progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
+    return { buildRunId: null, sourcesAdded: 0, reusedRunId: reused };
+  }
   const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
   if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
   await index();
   progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
   return { buildRunId: built.id, sourcesAdded: appended.added };
+}
+
+/** The branch's last pipeline run, when it completed on a version of this spec (its build is current). */
+async function reusableBuild(db: Db, pipelineId: string, branchId: string, hash: string): Promise<string | null> {
+  const last = await db.run.findFirst({ where: { pipelineId, branchId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: { id: true, status: true, versionId: true } });
+  if (last?.status !== "completed") return null;
+  const version = await db.pipelineVersion.findUnique({ where: { id: last.versionId }, select: { hash: true } });
+  return version?.hash === hash ? last.id : null;
 }
 
 /** The questions and how to trace their hits, over what `buildEval` built. */
@@ -612,6 +634,7 @@ async function evalCorpus(db: Db, run: EvalRunRow, built: EvalBuilt): Promise<Co
     scopeOf: (q) => sampleScope(dataset.benchmark, q.sample),
     built: buildRun ?? { stats: {}, startedAt: null, finishedAt: null },
     sourcesAdded: built.sourcesAdded,
+    reusedRunId: built.reusedRunId,
   };
 }
 
@@ -784,6 +807,7 @@ const RUN_LIST_SELECT = {
   model: true,
   judge: true,
   specHash: true,
+  versionId: true,
   createdAt: true,
   finishedAt: true,
 } as const;
@@ -806,9 +830,8 @@ export async function listEvalRuns(db: Db, workspaceId: string, filter: { pipeli
     take: 200,
     select: RUN_LIST_SELECT,
   });
-  const pipelineIds = [...new Set(runs.map((r) => r.pipelineId).filter((p): p is string => !!p))];
-  const names = new Map((await db.pipeline.findMany({ where: { id: { in: pipelineIds }, workspaceId }, select: { id: true, name: true } })).map((p) => [p.id, p.name]));
-  return runs.map((r) => ({ ...r, metrics: metricsSchema.parse(r.metrics), judge: judgeSummary(r.judge), label: evalLabel(r, names) }));
+  const names = await runNames(db, workspaceId, runs);
+  return runs.map((r) => ({ ...r, metrics: metricsSchema.parse(r.metrics), judge: judgeSummary(r.judge), label: evalLabel(r, names), version: runVersion(r, names) }));
 }
 
 /** What a runs table or compare view shows of the judge: measured or why not, by which models, what it cost (no prompts). */
@@ -820,14 +843,10 @@ function judgeSummary(stored: unknown) {
   return { measured, reason, answerModel, judgeModel, budgetUsd, spentUsd, judged, garbage, failed, overBudget };
 }
 
-export function evalLabel(r: { pipelineId: string | null; template: string | null; branch: string }, names: Map<string, string>): string {
-  return r.template ? `template: ${r.template}` : `${names.get(r.pipelineId ?? "") ?? "?"}@${r.branch}`;
-}
-
 export async function getEvalRun(db: Db, workspaceId: string, id: string) {
   const run = await db.evalRun.findFirst({ where: { id, workspaceId }, omit: { aggregates: true } });
   if (!run) throw notFound(`Eval run ${id} not found.`);
-  const pipeline = run.pipelineId ? await db.pipeline.findFirst({ where: { id: run.pipelineId, workspaceId }, select: { name: true } }) : null;
+  const names = await runNames(db, workspaceId, [run]);
   return {
     ...run,
     metrics: metricsSchema.parse(run.metrics),
@@ -836,7 +855,8 @@ export async function getEvalRun(db: Db, workspaceId: string, id: string) {
     judge: judgeRecordSchema.parse(run.judge),
     cost: evalCostSchema.parse(run.cost ?? {}),
     latency: latencySchema.parse(run.latency ?? {}),
-    label: evalLabel(run, new Map(run.pipelineId && pipeline ? [[run.pipelineId, pipeline.name]] : [])),
+    label: evalLabel(run, names),
+    version: runVersion(run, names),
   };
 }
 
@@ -884,6 +904,7 @@ export async function compareEvalRuns(db: Db, workspaceId: string, baselineId: s
     runs: runs.map((r) => ({
       id: r.id,
       label: r.label,
+      version: r.version,
       branch: r.branch,
       template: r.template,
       pipelineId: r.pipelineId,

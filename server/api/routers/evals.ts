@@ -3,6 +3,7 @@ import * as evals from "../../eval/service";
 import * as questionSets from "../../eval/question-sets";
 import { evalLeaderboard, MAX_LEADERBOARD_RUNS } from "../../eval/leaderboard";
 import { retryEvalRun } from "../../eval/retry";
+import { MAX_RUN_SEARCH, searchEvalRuns } from "../../eval/run-search";
 import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
 import { BENCHMARKS } from "../../eval/types";
 import { getPipeline } from "../../services/pipelines";
@@ -134,6 +135,10 @@ export const evalsRouter = createTRPCRouter({
       const pipelineId = input.pipelineId ? (await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId)).id : undefined;
       return evals.listEvalRuns(ctx.db, ctx.workspace.id, { pipelineId, benchmark: input.benchmark, withTemplates: input.withTemplates });
     }),
+  /** Ended runs (completed or failed) whose pipeline, template, branch, mode or dataset the words name: the compare page's picker. */
+  searchRuns: workspaceProcedure("evals:read")
+    .input(z.object({ query: z.string().max(200).optional(), limit: z.number().int().min(1).max(MAX_RUN_SEARCH).optional() }))
+    .query(({ ctx, input }) => searchEvalRuns(ctx.db, ctx.workspace.id, input)),
   get: workspaceProcedure("evals:read")
     .input(z.object({ id: z.string() }))
     .query(({ ctx, input }) => evals.getEvalRun(ctx.db, ctx.workspace.id, input.id)),
