@@ -140,11 +140,16 @@ export const OTHER_BRANCH_WEIGHT = 0.5;
  * The flat best is in the walk (the walk is confident), so the first hit is the walk's.
  */
 function mergeWithFlat(walked: Array<Row & { score: number }>, flat: Array<Row & { score: number }>, limit: number): Array<Row & { score: number }> {
-  const inBranch = new Set(walked.map((r) => r.id));
+  const inBranch = new Map(walked.map((r) => [r.id, r]));
   const weighted = (r: Row & { score: number }) => (inBranch.has(r.id) ? r.score : r.score * OTHER_BRANCH_WEIGHT);
   return [...flat]
     .sort((a, b) => weighted(b) - weighted(a) || Number(inBranch.has(b.id)) - Number(inBranch.has(a.id)) || byTimeDesc(a, b))
-    .slice(0, limit);
+    .slice(0, limit)
+    .map((r) => {
+      // A record of the walk keeps the parent it was reached from; every score is the flat index's.
+      const reached = inBranch.get(r.id);
+      return reached ? { ...reached, score: r.score } : r;
+    });
 }
 
 const node = (r: Row & { score: number }): WalkNode => ({
