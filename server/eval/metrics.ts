@@ -6,6 +6,8 @@
  * - `evidence_recall@10`: share of gold turns covered by the top 10 records;
  * - `evidence_recall@2k`: the same over the records taken in rank order while the context stays
  *   within 2,000 tokens — the first record always counts, so one huge record cannot buy recall;
+ *   when the top k records are too short to fill it (facts), the ranking continues past k
+ *   (service.ts FILL_DEPTH), as the baseline takes every ranked unit;
  * - tokens are estimated as the baseline does: whitespace words × 4/3 (floored).
  */
 

@@ -38,7 +38,7 @@ import { branchBuildCostPerStep, branchStepRecords } from "../store/provenance-r
 import { walk } from "../search/walk";
 import { Bm25Index, bm25Terms } from "../text/bm25";
 import { loadDataset, type DatasetSource } from "./datasets";
-import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, type Metrics, type TracedHit } from "./metrics";
+import { meanMetrics, percentile, scoreCase, tokenF1, contextCut, estimateContextTokens, CONTEXT_BUDGET, type Metrics, type TracedHit } from "./metrics";
 import { evalLabel, runNames, runVersion } from "./run-labels";
 import { evalTemplate, isEvalTemplate, EVAL_MODES, EVAL_TEMPLATES, type EvalMode, type EvalTemplate } from "./templates";
 import { workspaceModel } from "../llm/workspace-model";
@@ -52,6 +52,13 @@ import { datasetSchema, LOCOMO_CATEGORIES, sampleScope, sessionContent, type Dat
 
 export const DEFAULT_K = 50;
 export const MAX_K = 100;
+/**
+ * How deep the ranking goes when the top k records do not fill the context budget (short records:
+ * facts): evidence_recall@2k takes records in rank order until 2,000 tokens, as the baseline takes
+ * every ranked unit (shared/tools/locomo-baseline), so a template of short records is not capped at
+ * k of them. The same rule for every template; long records fill the budget within k and never go deeper.
+ */
+export const FILL_DEPTH = 200;
 /** Retrieved records stored per case (for the per-question view). */
 const STORED_HITS = 20;
 const OFFLINE_JUDGE: JudgeRecord = { measured: false, reason: "offline: no model configured, so answers are extractive (the best-matching sentence of the retrieved context) and the judge score j was not measured" };
@@ -480,7 +487,13 @@ async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model: ModelP
     const started = performance.now();
     let hits: Array<HitRecord & { score: number }>;
     try {
-      hits = await retrieve(db, run, scope, q.question, bm25, q.askedAt);
+      hits = await retrieve(db, run, scope, q.question, bm25, run.k, q.askedAt);
+      if (hits.length >= run.k && hits.reduce((a, h) => a + estimateContextTokens(h.content), 0) < CONTEXT_BUDGET) {
+        // The top k fit the budget with room to spare: the ranking continues past k (the top k keep their ranks).
+        const seen = new Set(hits.map((h) => h.id));
+        const deeper = await retrieve(db, run, scope, q.question, bm25, FILL_DEPTH, q.askedAt);
+        hits = [...hits, ...deeper.filter((h) => !seen.has(h.id))];
+      }
     } catch (err) {
       skips.push({ where: q.id, reason: `search failed: ${(err as Error).message}; skipped`, dropped: true });
       continue;
@@ -643,7 +656,7 @@ function isTemporal(benchmark: string, q: Question): boolean {
 }
 
 /** Ranked records for one question, within its sample's scope. */
-async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, query: string, bm25: Map<string, { index: Bm25Index; records: HitRecord[] }>, askedAt?: string) {
+async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, query: string, bm25: Map<string, { index: Bm25Index; records: HitRecord[] }>, limit: number, askedAt?: string) {
   if (run.mode === "bm25") {
     if (!run.step) throw badRequest("Mode bm25 ranks one step: this eval run has none.");
     const step = run.step;
@@ -662,11 +675,11 @@ async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, quer
     }
     return entry.index
       .rank(query)
-      .slice(0, run.k)
+      .slice(0, limit)
       .map((r) => ({ ...entry!.records[r.index]!, score: r.score }));
   }
   if (run.mode === "walk") {
-    const walked = await walk(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, query: query.slice(0, 1000), from: run.step!, scope, limit: run.k });
+    const walked = await walk(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, query: query.slice(0, 1000), from: run.step!, scope, limit });
     return walked.hits.map((h) => ({ id: h.id, step: h.step, content: h.content, score: h.score }));
   }
   const result = await search(db, {
@@ -677,7 +690,7 @@ async function retrieve(db: Db, run: EvalRunRow, scope: string | undefined, quer
     mode: run.mode as SearchMode,
     step: run.step ?? undefined,
     scope,
-    limit: run.k,
+    limit,
     // A relative time in the question ("last week") means the week before it was asked.
     ...(askedAt ? { asOf: askedAt } : {}),
     // Metrics read each hit's content; highlighted snippets would only cost time.

@@ -25,11 +25,30 @@ describe("offline fact extraction from a conversation", () => {
   it("splits compounds where a new subject starts and resolves the first person", () => {
     expect(splitCompound("I sold my car, and she bought a bike; we are happy.")).toEqual(["I sold my car.", "She bought a bike.", "We are happy."]);
     expect(splitCompound("Tea and coffee are fine.")).toEqual(["Tea and coffee are fine."]);
-    // A question states nothing: its answer is the fact.
-    expect(conversationFacts("Ann: What inspired you to paint the old lighthouse?\n\nBo: My grandfather kept it.")).toEqual([{ fact: "Bo's grandfather kept it.", speaker: "Bo", turn: 2 }]);
+    // A question states nothing: its answer is the fact, and carries the question it answers.
+    expect(conversationFacts("Ann: What inspired you to paint the old lighthouse?\n\nBo: My grandfather kept it.")).toEqual([
+      { fact: "Bo's grandfather kept it (asked: what inspired Bo to paint the old lighthouse).", speaker: "Bo", turn: 2 },
+    ]);
     expect(resolveFirstPerson("I'm tired, my cat woke me and I have a cold. I love it; I went out.", "Ana")).toBe(
       "Ana is tired, Ana's cat woke Ana and Ana has a cold. Ana loves it; Ana went out.",
     );
+  });
+
+  it("an answer's first fact carries the question it answers, persons resolved; small-talk questions and one's own do not", () => {
+    const content = [
+      "# 1 June 2023",
+      "Caroline: Wow, that's great! How long have you been practicing art?",
+      "Melanie: Seven years now, and I've finally found my real muses: painting and pottery.",
+      "Caroline: How are you?",
+      "Melanie: I went to the beach with my kids.",
+      "Melanie: Do you like the beach? The kids loved the sand.",
+    ].join("\n\n");
+    expect(conversationFacts(content)).toEqual([
+      { fact: "Seven years now (asked: how long has Melanie been practicing art).", speaker: "Melanie", turn: 2 },
+      { fact: "Melanie has finally found Melanie's real muses: painting and pottery.", speaker: "Melanie", turn: 2 },
+      { fact: "Melanie went to the beach with Melanie's kids.", speaker: "Melanie", turn: 4 },
+      { fact: "The kids loved the sand.", speaker: "Melanie", turn: 5 },
+    ]);
   });
 
   it("has no cap: a long conversation keeps every fact (the old extractor kept at most 25)", () => {

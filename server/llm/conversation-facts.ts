@@ -114,22 +114,65 @@ function conjugate(rest: string): string {
   return `${adverb}${third}${after.slice(verb.length)}`;
 }
 
-/** Facts of a conversation, or null when the text has no "Speaker: text" turns. */
+/** "you"/"your" of a question resolved to the one it asks (`listener`), its first person to the asker. */
+function resolvePersons(question: string, asker: string, listener: string): string {
+  const second = question
+    .replace(/’/g, "'")
+    .replace(/\b(have|are|were|do)\s+you\b/gi, (_, verb: string) => `${{ have: "has", are: "is", were: "was", do: "does" }[verb.toLowerCase() as "have"]} you`)
+    .replace(/\b[Yy]ours\b/g, `${listener}'s`)
+    .replace(/\b[Yy]our\b/g, `${listener}'s`)
+    .replace(/\b[Yy]ou\b/g, listener);
+  return resolveFirstPerson(second, asker);
+}
+
+/**
+ * The question a turn answers, as context for its first fact: the last sentence of the turn before,
+ * by another speaker, when it asks something with content ("How long have you been painting?",
+ * not "How are you?"). Its persons are resolved and its question mark dropped, so the fact reads
+ * as one statement and still quotes no sentence of the question's own turn (the fact's turn is
+ * the answer's).
+ */
+function askedBefore(previous: { speaker: string; body: string } | null, speaker: string): string | null {
+  if (!previous || previous.speaker === speaker) return null;
+  const last = splitSentences(previous.body, { code: "skip" }).at(-1)?.trim() ?? "";
+  if (!/\?["')\]]*$/.test(last)) return null;
+  const words = terms(last).filter((w) => !SMALL_TALK.has(w));
+  if (words.length < 2) return null;
+  return resolvePersons(last, previous.speaker, speaker).replace(/[?"')\]\s]+$/, "");
+}
+
+/**
+ * Facts of a conversation, or null when the text has no "Speaker: text" turns. The first fact of a
+ * turn that answers the question before it carries that question ("Seven years now." after "How
+ * long have you been practicing art?" → "Seven years now (asked: how long has Melanie been
+ * practicing art)"), as a model would write the answer as a statement about the question.
+ */
 export function conversationFacts(content: string): ConversationFact[] | null {
   const { turns } = conversationTurns(content);
   if (turns.length === 0) return null;
   const out: ConversationFact[] = [];
+  let previous: { speaker: string; body: string } | null = null;
   turns.forEach((turn, i) => {
     const m = /^([^:\n]{1,60}):\s+([\s\S]*)$/.exec(turn);
-    if (!m) return;
+    if (!m) {
+      previous = null;
+      return;
+    }
     const speaker = speakerName(m[1]!);
     const body = m[2]!.replace(/\s+/g, " ").trim();
+    let asked = askedBefore(previous, speaker);
     for (const sentence of splitSentences(body, { code: "skip" })) {
       for (const clause of splitCompound(sentence.replace(/\s+/g, " ").trim())) {
         if (!informative(clause)) continue;
-        out.push({ fact: resolveFirstPerson(clause, speaker), speaker, turn: i + 1 });
+        let fact = resolveFirstPerson(clause, speaker);
+        if (asked) {
+          fact = `${fact.replace(/[.!]+$/, "")} (asked: ${asked.charAt(0).toLowerCase()}${asked.slice(1)}).`;
+          asked = null;
+        }
+        out.push({ fact, speaker, turn: i + 1 });
       }
     }
+    previous = { speaker, body };
   });
   return out;
 }

@@ -44,6 +44,11 @@ export { SEARCH_MODES, type SearchMode };
 
 export const MAX_QUERY_LENGTH = 1000;
 export const MAX_LIMIT = 100;
+/**
+ * The deepest ranking a server-side caller may ask for (the API caps callers at MAX_LIMIT): the
+ * eval fills a 2,000-token context with short records (facts) past its k (eval/service.ts FILL_DEPTH).
+ */
+export const MAX_DEPTH = 200;
 /** Hybrid fusion defaults (weighted reciprocal rank fusion), tuned on the LoCoMo dev split. */
 export const FUSION_DEFAULTS = { method: "rrf", k: 20, fts: 1, semantic: 0.5, graph: 1, context: 0.5, semanticFloor: 0.2 } as const satisfies Required<Fusion>;
 /**
@@ -344,7 +349,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const query = checkQuery(input.query);
   const mode: SearchMode = input.mode ?? "hybrid";
   if (!SEARCH_MODES.includes(mode)) throw badRequest(`Unknown search mode "${String(mode)}": use ${SEARCH_MODES.join(", ")}.`);
-  const limit = Math.min(MAX_LIMIT, Math.max(1, Math.floor(input.limit ?? 20)));
+  const limit = Math.min(MAX_DEPTH, Math.max(1, Math.floor(input.limit ?? 20)));
   if (input.recency && !(input.recency.halfLifeDays > 0)) throw badRequest("recency.halfLifeDays must be a positive number of days.");
   const given = input.branchContext;
   const fits = given && given.workspaceId === input.workspaceId && given.pipelineId === input.pipelineId && given.branchName === (input.branch ?? "main");

@@ -14,8 +14,11 @@
  * - `fallback: "flat"` (default): the lowest level is also ranked flat (every record of that step
  *   in the scope); when the walk did not reach the scope's best record (its best hit scores below
  *   `FALLBACK_CONFIDENCE` of the flat best), it lost the branch and the flat ranking is returned
- *   (`fallback` says so and why); when it did and its branch holds fewer than `limit` records, the
- *   flat ranking fills the rest. `"none"` returns what the walk found.
+ *   (`fallback` says so and why); when it did, the walk's branch becomes a prior rather than a
+ *   filter: the flat ranking with records of other branches at OTHER_BRANCH_WEIGHT of their score,
+ *   so the branch's good matches stay first and a strong match in another branch (the other part
+ *   of a multi-part question) comes before the branch's weak records; the flat ranking also fills a
+ *   branch of fewer than `limit` records. `"none"` returns what the walk found.
  */
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
@@ -29,6 +32,8 @@ export const DEFAULT_WALK_BEAM = 3;
 export const MAX_WALK_BEAM = 20;
 export const DEFAULT_WALK_LIMIT = 10;
 export const MAX_WALK_LIMIT = 100;
+/** The deepest a server-side caller may ask (the API caps at MAX_WALK_LIMIT; see search.ts MAX_DEPTH). */
+export const MAX_WALK_DEPTH = 200;
 /** Breadth from the question: a level keeps the records scoring at least this share of its best. */
 export const BREADTH_RATIO = 0.5;
 /** Below this share of the flat best score, the walk's result is not trusted (fallback to flat): the walk must reach the scope's best record. */
@@ -124,6 +129,29 @@ function keep(rows: Row[], query: string, beam: number, breadth: (typeof WALK_BR
   return all.slice(0, Math.min(MAX_WALK_BEAM, Math.max(beam, close)));
 }
 
+/** A record of another branch than the walk's counts at this share of its score (the walk's branch is a prior, not a filter). */
+export const OTHER_BRANCH_WEIGHT = 0.5;
+
+/**
+ * The confident walk's records merged with the lowest level ranked flat (both scored by the same
+ * index): a record outside the walk's branch counts at OTHER_BRANCH_WEIGHT of its score, so the
+ * branch's matches stay first and a strong match in another branch — the second part of a
+ * multi-part question — comes before the branch's weak records instead of after every one of them.
+ * The flat best is in the walk (the walk is confident), so the first hit is the walk's.
+ */
+function mergeWithFlat(walked: Array<Row & { score: number }>, flat: Array<Row & { score: number }>, limit: number): Array<Row & { score: number }> {
+  const inBranch = new Map(walked.map((r) => [r.id, r]));
+  const weighted = (r: Row & { score: number }) => (inBranch.has(r.id) ? r.score : r.score * OTHER_BRANCH_WEIGHT);
+  return [...flat]
+    .sort((a, b) => weighted(b) - weighted(a) || Number(inBranch.has(b.id)) - Number(inBranch.has(a.id)) || byTimeDesc(a, b))
+    .slice(0, limit)
+    .map((r) => {
+      // A record of the walk keeps the parent it was reached from; every score is the flat index's.
+      const reached = inBranch.get(r.id);
+      return reached ? { ...reached, score: r.score } : r;
+    });
+}
+
 const node = (r: Row & { score: number }): WalkNode => ({
   id: r.id,
   step: r.step,
@@ -141,7 +169,7 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
   const beam = Math.floor(input.beam ?? DEFAULT_WALK_BEAM);
   const limit = Math.floor(input.limit ?? DEFAULT_WALK_LIMIT);
   if (!(beam >= 1 && beam <= MAX_WALK_BEAM)) throw badRequest(`beam must be from 1 to ${MAX_WALK_BEAM}.`);
-  if (!(limit >= 1 && limit <= MAX_WALK_LIMIT)) throw badRequest(`limit must be from 1 to ${MAX_WALK_LIMIT}.`);
+  if (!(limit >= 1 && limit <= MAX_WALK_DEPTH)) throw badRequest(`limit must be from 1 to ${MAX_WALK_LIMIT}.`);
   const ctx = await resolveBranch(db, input.workspaceId, input.pipelineId, input.branch);
   const path = walkPath(ctx.spec, input.from);
   const scope = normalizeScope(input.scope);
@@ -175,10 +203,8 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
     if (confidence < FALLBACK_CONFIDENCE) {
       current = flat.slice(0, limit);
       fallback = { step: lowest, confidence, reason: `the walk's best ${lowest} record scored ${Math.round(confidence * 100)}% of the best in the scope: ranked ${lowest} flat` };
-    } else if (current.length < limit) {
-      // The branch walked holds fewer than `limit` records: the rest of the scope, ranked flat, follows.
-      const taken = new Set(current.map((r) => r.id));
-      current = [...current, ...flat.filter((r) => !taken.has(r.id)).slice(0, limit - current.length)];
+    } else {
+      current = mergeWithFlat(current, flat, limit);
     }
   }
   const hits = current.map(node);

@@ -125,6 +125,20 @@ describe("pyramid template", () => {
     expect(wide.levels[2]!.nodes.length).toBeGreaterThan(1);
   });
 
+  it("keeps both branches of a two-part question: a confident walk ranks other branches too, below its own", async () => {
+    // The pottery class (the flat best) and the lighthouse key sit in different tier-1 groups.
+    const query = "Which pottery class did she sign up for at the community college, and where is the lighthouse key?";
+    const narrow = { workspaceId, pipelineId, from: "synthesis", scope: SCOPE, limit: 4, beam: 1, breadth: "fixed" as const };
+    const walkOnly = await walk(db, { ...narrow, query, fallback: "none" });
+    expect(walkOnly.hits[0]!.content).toContain("pottery class");
+    // The walk alone keeps one branch: its other records fill the limit, the second part is lost.
+    expect(walkOnly.hits.some((h) => h.content.includes("lighthouse cabin"))).toBe(false);
+    const kept = await walk(db, { ...narrow, query });
+    expect(kept.fallback).toBeUndefined();
+    expect(kept.hits[0]!.content).toContain("pottery class");
+    expect(kept.hits.slice(0, 2).map((h) => h.content).join("\n")).toContain("lighthouse cabin");
+  });
+
   it("refuses a walk that cannot run, saying why", async () => {
     await expect(walk(db, { workspaceId, pipelineId, query: "key", from: "chats" })).rejects.toThrow(/"chats" is a source/);
     await expect(walk(db, { workspaceId, pipelineId, query: "key", from: "nope" })).rejects.toThrow(/Unknown step "nope"\. Steps in this pipeline: observations, topics/);
