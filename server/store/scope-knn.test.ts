@@ -88,7 +88,7 @@ describe("exact KNN over a scope", () => {
   });
 
   it("is exact when more records than its pool lie within half precision's error of the n-th", async () => {
-    // 150 near copies (the pool for n = 1 holds 101): the answer is read at full precision.
+    // 150 near copies (the pool for n = 1 holds 52): the answer is read at full precision.
     const base = vec(7);
     const vectors = Array.from({ length: 150 }, (_, i) => base.map((v, j) => v + (j === 1 ? (150 - i) * 2e-5 : 0)));
     const ids = await seed("team:c", "m-c", vectors);

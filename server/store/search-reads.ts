@@ -96,7 +96,7 @@ async function nearestInScope(
   args: ExactKnn,
 ): Promise<Neighbour[]> {
   if (args.dims <= HALF_MAX_DIMS) {
-    const pooled = await nearestInScopeHalf(db, args, Math.max(4 * args.n, args.n + 100));
+    const pooled = await nearestInScopeHalf(db, args, 2 * args.n + 50);
     if (pooled) return pooled;
   }
   const params = new Params();
@@ -146,20 +146,22 @@ async function nearestInScopeHalf(db: Db, args: ExactKnn, pool: number): Promise
        FROM "Embedding" x WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1}),
      near AS MATERIALIZED (
        SELECT c.id, c.step, c.hd FROM (SELECT * FROM cand ORDER BY hd OFFSET 0) c
-       WHERE ${onBranch(params, args.branchId, args.steps, "c")} LIMIT ${params.add(pool, "int")})
-     SELECT c.id, c.step, r.t, r.key, c.dist, c.hd, (SELECT count(*) FROM near)::int AS pooled
-     FROM (SELECT n.id, n.step, n.hd, (SELECT (e.vector::vector(${args.dims}) <=> ${v})::float8 FROM "Embedding" e WHERE e."recordId" = n.id AND e.model = ${sqlString(args.model)}) AS dist FROM near n) c
+       WHERE ${onBranch(params, args.branchId, args.steps, "c")} LIMIT ${params.add(pool, "int")}),
+     exact AS MATERIALIZED (
+       SELECT n.id, n.step, n.hd, (SELECT (e.vector::vector(${args.dims}) <=> ${v})::float8 FROM "Embedding" e WHERE e."recordId" = n.id AND e.model = ${sqlString(args.model)}) AS dist
+       FROM near n)
+     SELECT c.id, c.step, r.t, r.key, c.dist, (SELECT max(hd) FROM exact) AS farthest, (SELECT count(*) FROM exact)::int AS pooled
+     FROM (SELECT * FROM exact ORDER BY dist FETCH FIRST (${params.add(args.n, "int")}) ROWS WITH TIES) c
      CROSS JOIN LATERAL (SELECT ${TIME_EXPR} AS t, ${tieKey()} AS key FROM "Record" r WHERE r.id = c.id) r
-     WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates}
-     ORDER BY c.dist`;
-  const rows = await db.$queryRawUnsafe<Array<NeighbourRow & { hd: number; pooled: number }>>(trace("semantic-scope-half", sql, params.values), ...params.values);
+     WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates}`;
+  // Every record tied with the n-th is read, so the tie-break below picks the same ones each time.
+  const rows = await db.$queryRawUnsafe<Array<NeighbourRow & { farthest: number; pooled: number }>>(trace("semantic-scope-half", sql, params.values), ...params.values);
   const ranked = rows.map(neighbour).sort((a, b) => a.dist - b.dist || byTieKey(a, b));
   const nth = ranked[Math.min(args.n, ranked.length) - 1];
   // A full pool: a record outside it is at least as far as the pool's farthest by half precision,
   // so its exact distance is at least that less the error. Unless that is beyond the n-th's exact
   // distance (a tie included), a record outside the pool could belong in the answer.
-  const farthest = Math.max(...rows.map((r) => Number(r.hd)));
-  if (rows.length > 0 && rows[0]!.pooled >= pool && nth && !(farthest - HALF_DIST_ERROR > nth.dist)) return null;
+  if (rows.length > 0 && rows[0]!.pooled >= pool && nth && !(Number(rows[0]!.farthest) - HALF_DIST_ERROR > nth.dist)) return null;
   return ranked.slice(0, args.n);
 }
 
