@@ -5,7 +5,7 @@
  * final rows with snippets. Every read is workspace-filtered and branch-aware.
  */
 import type { Db } from "../core/db";
-import { byTieKey, filterConditions, narrowsRecords, normalizeScope, onBranch, Params, tieKey, trace, type RecordFilters } from "./record-sql";
+import { byTieKey, filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, tieKey, trace, type RecordFilters } from "./record-sql";
 
 /** A record's time for ranking and filters: its metadata time, else when it was stored. */
 export const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
@@ -140,10 +140,15 @@ function scopeConditions(params: Params, args: ExactKnn): string[] {
 async function nearestInScopeHalf(db: Db, args: ExactKnn, pool: number): Promise<Neighbour[] | null> {
   const params = new Params();
   const v = params.add(args.vector, `vector(${args.dims})`);
-  const where = scopeConditions(params, args);
+  const scope = normalizeScope(args.filters.scope)!;
+  const where = scopeConditions(params, { ...args, filters: {} }).join(" AND ");
+  // The scope and the scopes under it: two index-only reads of Embedding_scope_idx (an OR of the
+  // two would be a bitmap scan, which visits the table).
+  const read = `SELECT x."recordId" AS id, x.step, (x.half <=> l2_normalize(${v})::halfvec(${args.dims}))::float8 AS hd FROM "Embedding" x WHERE ${where}`;
   const sql = `WITH cand AS MATERIALIZED (
-       SELECT x."recordId" AS id, x.step, (x.half <=> l2_normalize(${v})::halfvec(${args.dims}))::float8 AS hd
-       FROM "Embedding" x WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1}),
+       ${read} AND x.scope = ${params.add(scope)}
+       UNION ALL ${read} AND x.scope LIKE ${params.add(`${likeEscape(scope)}:%`)}
+       LIMIT ${args.maxCandidates + 1}),
      near AS MATERIALIZED (
        SELECT c.id, c.step, c.hd FROM (SELECT * FROM cand ORDER BY hd OFFSET 0) c
        WHERE ${onBranch(params, args.branchId, args.steps, "c")} LIMIT ${params.add(pool, "int")}),
