@@ -79,6 +79,7 @@ export const databaseTests = [
   "server/services/version-history.test.ts",
   "server/services/watch-folder.test.ts",
   "server/store/embedding-store.test.ts",
+  "server/store/scope-knn.test.ts",
 ];
 
 export default defineConfig({ ...base, test: { ...base.test, include: databaseTests, exclude: configDefaults.exclude } });

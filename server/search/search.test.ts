@@ -274,7 +274,7 @@ describe("scope isolation", () => {
     // A time bound that excludes nothing takes the general path (records, then their embeddings).
     const byRecords = await q("rust borrow checker", { mode: "semantic", step: "transcripts", scope: "acme:eng", from: "2000-01-01", limit: 20, dedupe: false });
     sqlTrace.fn = null;
-    expect(labels).toContain("semantic-scope");
+    expect(labels).toContain("semantic-scope-half");
     expect(labels).toContain("semantic-exact");
     expect(byScope.hits.length).toBeGreaterThan(2);
     expect(byScope.hits.map((h) => h.id)).toEqual(byRecords.hits.map((h) => h.id));

@@ -5,7 +5,7 @@
  * final rows with snippets. Every read is workspace-filtered and branch-aware.
  */
 import type { Db } from "../core/db";
-import { byTieKey, filterConditions, narrowsRecords, normalizeScope, onBranch, Params, tieKey, trace, type RecordFilters } from "./record-sql";
+import { byTieKey, filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, tieKey, trace, type RecordFilters } from "./record-sql";
 
 /** A record's time for ranking and filters: its metadata time, else when it was stored. */
 export const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
@@ -83,20 +83,25 @@ function onlyScope(f: RecordFilters): boolean {
  * (no per-candidate probe of "Record" and "BranchPointer"). Rows of the pipeline that the branch
  * does not show (other branches, superseded step versions) are skipped as the sorted list is read,
  * so the branch is probed for about `n` records, not for every candidate.
+ *
+ * Up to HALF_MAX_DIMS dimensions the index carries a half-precision copy of each unit vector
+ * (migration embedding_scope_halfvec): the scope is read by an index-only scan, its half-precision
+ * distances choose a pool of the nearest, and the pool is ranked by the full-precision vectors.
+ * Half precision moves a cosine distance by at most HALF_DIST_ERROR, so when the pool reaches that
+ * far past its n-th record it holds the exact answer; otherwise (never seen outside a test) the
+ * full-precision read below answers.
  */
 async function nearestInScope(
   db: Db,
   args: ExactKnn,
 ): Promise<Neighbour[]> {
+  if (args.dims <= HALF_MAX_DIMS) {
+    const pooled = await nearestInScopeHalf(db, args, 2 * args.n + 50);
+    if (pooled) return pooled;
+  }
   const params = new Params();
   const v = params.add(args.vector, `vector(${args.dims})`);
-  const where = [
-    `x."pipelineId" = ${params.add(args.pipelineId)}`,
-    `x.model = ${sqlString(args.model)}`,
-    `x.step = ANY(${params.add(args.steps, "text[]")})`,
-    `x."workspaceId" = ${params.add(args.workspaceId)}`,
-    ...filterConditions(params, { scope: args.filters.scope }, "x"),
-  ];
+  const where = scopeConditions(params, args);
   const sql = `WITH cand AS MATERIALIZED (
        SELECT x."recordId" AS id, x.step, (x.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
        FROM "Embedding" x WHERE ${where.join(" AND ")} LIMIT ${args.maxCandidates + 1})
@@ -107,6 +112,62 @@ async function nearestInScope(
   // Every record tied with the n-th is read, so the tie-break below picks the same ones each time.
   const rows = await db.$queryRawUnsafe<NeighbourRow[]>(trace("semantic-scope", sql, params.values), ...params.values);
   return rows.map(neighbour).sort((a, b) => a.dist - b.dist || byTieKey(a, b)).slice(0, args.n);
+}
+
+/** Embeddings up to this many dimensions carry a half-precision copy (migration embedding_scope_halfvec). */
+export const HALF_MAX_DIMS = 1000;
+/**
+ * A bound on how far half precision moves the cosine distance of two unit vectors (each component
+ * rounded by at most 2^-11 of itself: at most about 2 × 2^-11 in the cosine), with room to spare.
+ */
+export const HALF_DIST_ERROR = 0.002;
+
+function scopeConditions(params: Params, args: ExactKnn): string[] {
+  return [
+    `x."pipelineId" = ${params.add(args.pipelineId)}`,
+    `x.model = ${sqlString(args.model)}`,
+    `x.step = ANY(${params.add(args.steps, "text[]")})`,
+    `x."workspaceId" = ${params.add(args.workspaceId)}`,
+    ...filterConditions(params, { scope: args.filters.scope }, "x"),
+  ];
+}
+
+/**
+ * nearestInScope through the half-precision copies: `pool` nearest by half precision on the branch,
+ * ranked by full precision. Null when the pool may miss one of the exact n nearest (the caller
+ * then reads full precision); [] when the scope has more than maxCandidates embeddings.
+ */
+async function nearestInScopeHalf(db: Db, args: ExactKnn, pool: number): Promise<Neighbour[] | null> {
+  const params = new Params();
+  const v = params.add(args.vector, `vector(${args.dims})`);
+  const scope = normalizeScope(args.filters.scope)!;
+  const where = scopeConditions(params, { ...args, filters: {} }).join(" AND ");
+  // The scope and the scopes under it: two index-only reads of Embedding_scope_idx (an OR of the
+  // two would be a bitmap scan, which visits the table).
+  const read = `SELECT x."recordId" AS id, x.step, (x.half <=> l2_normalize(${v})::halfvec(${args.dims}))::float8 AS hd FROM "Embedding" x WHERE ${where}`;
+  const sql = `WITH cand AS MATERIALIZED (
+       ${read} AND x.scope = ${params.add(scope)}
+       UNION ALL ${read} AND x.scope LIKE ${params.add(`${likeEscape(scope)}:%`)}
+       LIMIT ${args.maxCandidates + 1}),
+     near AS MATERIALIZED (
+       SELECT c.id, c.step, c.hd FROM (SELECT * FROM cand ORDER BY hd OFFSET 0) c
+       WHERE ${onBranch(params, args.branchId, args.steps, "c")} LIMIT ${params.add(pool, "int")}),
+     exact AS MATERIALIZED (
+       SELECT n.id, n.step, n.hd, (SELECT (e.vector::vector(${args.dims}) <=> ${v})::float8 FROM "Embedding" e WHERE e."recordId" = n.id AND e.model = ${sqlString(args.model)}) AS dist
+       FROM near n)
+     SELECT c.id, c.step, r.t, r.key, c.dist, (SELECT max(hd) FROM exact) AS farthest, (SELECT count(*) FROM exact)::int AS pooled
+     FROM (SELECT * FROM exact ORDER BY dist FETCH FIRST (${params.add(args.n, "int")}) ROWS WITH TIES) c
+     CROSS JOIN LATERAL (SELECT ${TIME_EXPR} AS t, ${tieKey()} AS key FROM "Record" r WHERE r.id = c.id) r
+     WHERE (SELECT count(*) FROM cand) <= ${args.maxCandidates}`;
+  // Every record tied with the n-th is read, so the tie-break below picks the same ones each time.
+  const rows = await db.$queryRawUnsafe<Array<NeighbourRow & { farthest: number; pooled: number }>>(trace("semantic-scope-half", sql, params.values), ...params.values);
+  const ranked = rows.map(neighbour).sort((a, b) => a.dist - b.dist || byTieKey(a, b));
+  const nth = ranked[Math.min(args.n, ranked.length) - 1];
+  // A full pool: a record outside it is at least as far as the pool's farthest by half precision,
+  // so its exact distance is at least that less the error. Unless that is beyond the n-th's exact
+  // distance (a tie included), a record outside the pool could belong in the answer.
+  if (rows.length > 0 && rows[0]!.pooled >= pool && nth && !(Number(rows[0]!.farthest) - HALF_DIST_ERROR > nth.dist)) return null;
+  return ranked.slice(0, args.n);
 }
 
 /** Nearest neighbours through the model's HNSW index, filters applied as the index streams (iterative scan). */
