@@ -22,6 +22,21 @@ describe("offline fact extraction from a conversation", () => {
     ]);
   });
 
+  it("drops fixed phatic expressions (greetings, catching up, well-wishing) but keeps statements that share their words", () => {
+    const content = [
+      "# 2 June 2023",
+      "Ana: Long time no see! Just wanted to say hi! Hope you're doing well, Bo. It's so good to hear from you again!",
+      "Bo: Take care and have a great weekend! It took a long time to see the doctor. I wanted to say sorry to my sister.",
+      "Ana: Hope you're doing well with the new job. Catching up with old friends at the reunion was fun.",
+    ].join("\n\n");
+    expect(conversationFacts(content)?.map((f) => f.fact)).toEqual([
+      "It took a long time to see the doctor.",
+      "Bo wanted to say sorry to Bo's sister.",
+      "Hope you're doing well with the new job.",
+      "Catching up with old friends at the reunion was fun.",
+    ]);
+  });
+
   it("splits compounds where a new subject starts and resolves the first person", () => {
     expect(splitCompound("I sold my car, and she bought a bike; we are happy.")).toEqual(["I sold my car.", "She bought a bike.", "We are happy."]);
     expect(splitCompound("Tea and coffee are fine.")).toEqual(["Tea and coffee are fine."]);

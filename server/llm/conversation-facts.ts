@@ -13,7 +13,7 @@
  *   stores them under `custom`, so provenance reaches the turn); the time is the input's own
  *   (`time.created_at`, inherited by the fact record).
  *
- * Small talk ("Thanks!", "Wow, that's great!") and questions ("How are you?", "What inspired
+ * Small talk ("Thanks!", "Wow, that's great!", "Long time no see!") and questions ("How are you?", "What inspired
  * you?") are not informative: a kept sentence states something, with at least two content words.
  */
 import { conversationTurns } from "../engine/turns";
@@ -86,9 +86,37 @@ const SMALL_TALK = new Set(
   "hey hi hello bye goodbye thanks thank welcome wow whoa omg yay congrats congratulations cool nice great awesome amazing wonderful fantastic lovely sweet glad happy good see talk soon later care totally absolutely definitely sure yeah yes okay ok haha lol sounds sound fun proud love day".split(" "),
 );
 
+/**
+ * Fixed phatic expressions of English: greetings, catching up, well-wishing and leave-taking, whose
+ * words ("long", "time", "wanted", "say", "hope", "hear") carry content elsewhere but nothing here.
+ * They are removed before counting a sentence's content words, so "Long time no see!" and "Just
+ * wanted to say hi!" are small talk while "It took a long time to see the doctor." is not. Only
+ * whole expressions are listed (never single words), so no statement loses a word it needs.
+ */
+const PHATIC = new RegExp(
+  [
+    String.raw`long time no (?:see|talk|chat|hear)`,
+    String.raw`(?:just )?(?:wanted|want|thought I'd|I'd like) to (?:say (?:hi|hello|hey)|check in|catch up|reach out)`,
+    String.raw`(?:say|said) (?:hi|hello|hey)`,
+    String.raw`(?:catch|catching|caught) up`,
+    String.raw`check(?:ing)? in`,
+    String.raw`how (?:are|have) you(?: been)?(?: doing)?`,
+    String.raw`how's (?:it going|everything|life)`,
+    String.raw`what's (?:up|new)`,
+    String.raw`(?:it's |it is |so )?(?:nice|good|great|lovely) to (?:see|hear from|meet|talk to|chat with|catch up with) you(?: again)?`,
+    String.raw`hope (?:you're|you are|you've been|all is|everything is|things are)(?: doing)? (?:well|good|great|okay|ok)`,
+    String.raw`hope you (?:have|had|enjoy) (?:a )?(?:good|great|nice|lovely|wonderful) (?:day|night|evening|weekend|week|time|one)`,
+    String.raw`have (?:a )?(?:good|great|nice|lovely|wonderful) (?:day|night|evening|weekend|week|time|one)`,
+    String.raw`take care`,
+    String.raw`(?:talk|speak|chat) (?:to you )?(?:soon|later)`,
+    String.raw`see (?:you|ya) (?:soon|later|around|next time)`,
+  ].join("|"),
+  "gi",
+);
+
 /** Is this sentence worth remembering (not small talk)? */
 function informative(sentence: string): boolean {
-  const words = terms(sentence);
+  const words = terms(sentence.replace(/’/g, "'").replace(PHATIC, " "));
   const names = new Set((sentence.match(/(?<=\S\s+)\p{Lu}\p{Ll}+/gu) ?? []).map((w) => w.toLowerCase()));
   const content = words.filter((w) => !SMALL_TALK.has(w) && !names.has(w));
   // A question asks; it states nothing to remember (the answer, in the next turn, is the fact).
