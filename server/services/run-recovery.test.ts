@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OfflineModel } from "../llm/offline-model";
 import { Pipeline } from "../pipeline/sdk";
+import { claimRunLease, renewRunLease } from "../store/run-lease";
 import { createTestDb, type TestDb } from "../store/test-db";
 import { settleBackgroundWork } from "./background";
 import { appendSourceRecords, createPipeline } from "./pipelines";
@@ -21,6 +22,22 @@ afterAll(async () => {
 });
 
 describe("run recovery", () => {
+  it("a heartbeat loses its lease only to another owner of the active run, not when the run has just ended", async () => {
+    const { workspace } = await signUp(t.db, { email: "heartbeat@example.com", password: "heartbeat-password-1" });
+    const spec = new Pipeline("heartbeat", { agent: "t" }).source("notes", { format: "jsonl" }).toSpec();
+    const { pipeline } = await createPipeline(t.db, workspace.id, { name: "heartbeat", spec });
+    const run = await createRun(t.db, { workspaceId: workspace.id, pipelineId: pipeline.id });
+    expect(await claimRunLease(t.db, run.id, "server-1", 60_000)).toBe(true);
+    expect(await renewRunLease(t.db, run.id, "server-1", 60_000)).toBe(true);
+    // Another server took the active run over after the lease expired: lost.
+    await t.db.run.update({ where: { id: run.id }, data: { leaseExpiresAt: new Date(Date.now() - 1000) } });
+    expect(await claimRunLease(t.db, run.id, "server-2", 60_000)).toBe(true);
+    expect(await renewRunLease(t.db, run.id, "server-1", 60_000)).toBe(false);
+    // The run ended (its final write clears the lease) while server-2's heartbeat was in flight: nothing was lost.
+    await t.db.run.update({ where: { id: run.id }, data: { status: "completed", leaseOwner: null, leaseExpiresAt: null } });
+    expect(await renewRunLease(t.db, run.id, "server-2", 60_000)).toBe(true);
+  });
+
   it("resumes a queued run nobody claimed, once it is older than a lease, exactly once", async () => {
     const { workspace } = await signUp(t.db, { email: "unclaimed@example.com", password: "unclaimed-password-1" });
     const spec = new Pipeline("unclaimed", { agent: "t" })

@@ -39,7 +39,7 @@ export async function claimRunLease(db: DbTx, runId: string, owner: string, ttlM
   return n === 1;
 }
 
-/** Heartbeat: extends `owner`'s lease; false when it no longer holds it (expired and taken over). */
+/** Heartbeat: extends `owner`'s lease; false when another owner now holds the active run (expired and taken over), true when held or the run has ended. */
 export async function renewRunLease(db: DbTx, runId: string, owner: string, ttlMs: number, table: LeasedTable = "Run"): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
     `UPDATE "${table}" SET "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond' WHERE id = $1 AND "leaseOwner" = $2`,
@@ -47,7 +47,11 @@ export async function renewRunLease(db: DbTx, runId: string, owner: string, ttlM
     owner,
     ttlMs,
   );
-  return n === 1;
+  if (n === 1) return true;
+  // Not held: lost only if the run is still active under another owner. One that just ended (its
+  // final write clears the lease while a heartbeat is in flight) has nothing left to keep.
+  const active = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "${table}" WHERE id = $1 AND status IN ${ACTIVE}`, runId);
+  return active.length === 0;
 }
 
 /**
