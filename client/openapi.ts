@@ -329,6 +329,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pipelines/{pipelineId}/shadow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The pipeline's shadows, newest first: branch, period, state, counters */
+        get: operations["shadow_list"];
+        put?: never;
+        /** Set a branch to answer copies of main's live queries for a period (start, end or minutes; default 24 h) */
+        post: operations["shadow_start_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{pipelineId}/shadow/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A branch's shadow report against main: overlap@k, RBO, gained/lost, latency, citation recall, paired intervals */
+        get: operations["shadow_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipelines/{pipelineId}/shadow/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a branch's shadow traffic (its report stays) */
+        post: operations["shadow_stop_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pipelines/{pipelineId}/sources/{source}/inbox": {
         parameters: {
             query?: never;
@@ -3496,6 +3548,525 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SearchResult"];
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: the state does not allow it (the message says why), or a request with the same Idempotency-Key is still being answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was first used for a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    shadow_list: {
+        parameters: {
+            query?: {
+                branch?: string;
+                /** @description The workspace; optional with an API key (its own workspace). */
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        answered: number;
+                        branch: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string;
+                        /** @description Copies dropped because the shadow queue was full: the live response never waits for the shadow. */
+                        dropped: number;
+                        /** Format: date-time */
+                        endsAt: string;
+                        failed: number;
+                        id: string;
+                        lastError: string | null;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        state: "running" | "scheduled" | "ended" | "stopped";
+                        stoppedAt: string | null;
+                        stopReason: string | null;
+                    }[];
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    shadow_start_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key and body gets the first answer again (kept 24 h) instead of running twice. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default main */
+                    branch?: string;
+                    /**
+                     * Format: date-time
+                     * @description End (ISO date-time); or give minutes.
+                     */
+                    endsAt?: string;
+                    /** @description Duration from the start, in minutes (default 1440). */
+                    minutes?: number;
+                    /**
+                     * Format: date-time
+                     * @description Start (ISO date-time); default now.
+                     */
+                    startsAt?: string;
+                    /** @description The workspace; optional with an API key (its own workspace). */
+                    workspaceId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        answered: number;
+                        branch: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string;
+                        /** @description Copies dropped because the shadow queue was full: the live response never waits for the shadow. */
+                        dropped: number;
+                        /** Format: date-time */
+                        endsAt: string;
+                        failed: number;
+                        id: string;
+                        lastError: string | null;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        state: "running" | "scheduled" | "ended" | "stopped";
+                        stoppedAt: string | null;
+                        stopReason: string | null;
+                    };
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: the state does not allow it (the message says why), or a request with the same Idempotency-Key is still being answered. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was first used for a different request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    shadow_report: {
+        parameters: {
+            query?: {
+                branch?: string;
+                /** @description A shadow's id; default the branch's latest. */
+                id?: string;
+                limit?: number;
+                /** @description The workspace; optional with an API key (its own workspace). */
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        failed: number;
+                        queries: {
+                            /** Format: date-time */
+                            at: string;
+                            branch: {
+                                citationRecall: number | null;
+                                ids: string[];
+                                latencyMs: number;
+                            };
+                            cited: string[];
+                            error: string | null;
+                            gained: string[];
+                            id: string;
+                            k: number;
+                            kind: string;
+                            lost: string[];
+                            main: {
+                                citationRecall: number | null;
+                                ids: string[];
+                                latencyMs: number;
+                            };
+                            overlap: number;
+                            query: string;
+                            rbo: number;
+                            scope: string | null;
+                        }[];
+                        shadow: {
+                            answered: number;
+                            branch: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            createdBy: string;
+                            /** @description Copies dropped because the shadow queue was full: the live response never waits for the shadow. */
+                            dropped: number;
+                            /** Format: date-time */
+                            endsAt: string;
+                            failed: number;
+                            id: string;
+                            lastError: string | null;
+                            /** Format: date-time */
+                            startsAt: string;
+                            /** @enum {string} */
+                            state: "running" | "scheduled" | "ended" | "stopped";
+                            stoppedAt: string | null;
+                            stopReason: string | null;
+                        } | null;
+                        summary: {
+                            citationRecall: {
+                                branch: number | null;
+                                diff: {
+                                    high: number | null;
+                                    low: number | null;
+                                    mean: number;
+                                    n: number;
+                                };
+                                main: number | null;
+                            };
+                            gained: number;
+                            latencyDiff: {
+                                high: number | null;
+                                low: number | null;
+                                mean: number;
+                                n: number;
+                            };
+                            lost: number;
+                            meanLatencyMs: {
+                                branch: number;
+                                main: number;
+                            };
+                            meanOverlap: number;
+                            meanRbo: number;
+                            /** @description Queries compared (answered without an error). */
+                            replayed: number;
+                        };
+                    };
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    shadow_stop_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID): a retry with the same key and body gets the first answer again (kept 24 h) instead of running twice. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                pipelineId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default main */
+                    branch?: string;
+                    /** @description The workspace; optional with an API key (its own workspace). */
+                    workspaceId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        answered: number;
+                        branch: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string;
+                        /** @description Copies dropped because the shadow queue was full: the live response never waits for the shadow. */
+                        dropped: number;
+                        /** Format: date-time */
+                        endsAt: string;
+                        failed: number;
+                        id: string;
+                        lastError: string | null;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        state: "running" | "scheduled" | "ended" | "stopped";
+                        stoppedAt: string | null;
+                        stopReason: string | null;
+                    };
                 };
             };
             /** @description The input is invalid (the message says which field and why). */

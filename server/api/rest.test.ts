@@ -97,6 +97,8 @@ describe("REST /api/v1", () => {
       "/pipelines/{pipelineId}/sources/{source}/items": { text: "a note over REST" },
       "/pipelines/{pipelineId}/sources/{source}/inbox": { path: null },
       "/pipelines/{pipelineId}/log/{entryId}/label": { recordId },
+      "/pipelines/{pipelineId}/shadow": { branch: "main", minutes: 60 },
+      "/pipelines/{pipelineId}/shadow/stop": { branch: "main" },
     };
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
@@ -123,6 +125,12 @@ describe("REST /api/v1", () => {
         } else if (template === "/pipelines/{pipelineId}/log/{entryId}/label") {
           // No such logged query: the call is allowed and says so.
           expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: 'Logged query "log_none" not found.' } } });
+        } else if (template === "/pipelines/{pipelineId}/shadow" && method === "post") {
+          // Main cannot shadow itself: the call is allowed and says why.
+          expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/^branch: main serves the live queries/) } } });
+        } else if (template === "/pipelines/{pipelineId}/shadow/stop") {
+          // Nothing shadows main: the call is allowed and says so.
+          expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: 'Branch "main" is not shadowing main.' } } });
         } else if (template === "/records/{id}/original") {
           // A chat record has no stored image: the call is allowed and says so.
           expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: expect.stringMatching(/has no stored image/) } } });
