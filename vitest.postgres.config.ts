@@ -60,6 +60,7 @@ export const databaseTests = [
   "server/services/fault-injection.test.ts",
   "server/services/graph.test.ts",
   "server/services/ingest.test.ts",
+  "server/services/local-workspace.test.ts",
   "server/services/media-originals.test.ts",
   "server/services/memories.test.ts",
   "server/services/memory-templates.test.ts",
