@@ -2690,6 +2690,7 @@ export interface operations {
                                 unjudged: number;
                                 winRate: number | null;
                             };
+                            /** @description Queries compared (answered without an error). */
                             replayed: number;
                         };
                     };

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { labelLoggedQuery, MAX_REPLAY, replayQueries } from "../../eval/replay";
 import { getQueryLogConfig, listQueryLog, QUERY_KINDS, queryTraffic, setQueryLogConfig } from "../../services/query-log";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
+import { comparisonShape, comparisonSummaryShape, intervalSchema } from "./comparison-schemas";
 
 const settingsSchema = z.object({ enabled: z.boolean(), retentionDays: z.number().int(), maxEntries: z.number().int() });
 const hitSchema = z.object({ id: z.string(), rank: z.number().int(), score: z.number(), step: z.string() });
@@ -23,8 +24,6 @@ const loggedQuerySchema = z.object({
   latencyMs: z.number().int(),
   labelRecordId: z.string().nullable(),
 });
-const intervalSchema = z.object({ n: z.number().int(), mean: z.number(), low: z.number().nullable(), high: z.number().nullable() });
-const sideSchema = z.object({ ids: z.array(z.string()), latencyMs: z.number(), citationRecall: z.number().nullable() });
 const preferenceSchema = z.enum(["branch", "main", "tie"]);
 const preferenceSummarySchema = z.discriminatedUnion("measured", [
   z.object({ measured: z.literal(false), reason: z.string() }),
@@ -127,27 +126,13 @@ export const logRouter = createTRPCRouter({
             kind: z.string(),
             query: z.string(),
             scope: z.string().nullable(),
-            k: z.number().int(),
-            main: sideSchema,
-            branch: sideSchema,
-            overlap: z.number(),
-            rbo: z.number(),
-            gained: z.array(z.string()),
-            lost: z.array(z.string()),
-            cited: z.array(z.string()),
+            ...comparisonShape,
             preference: z.object({ winner: preferenceSchema.nullable(), identical: z.boolean(), verdicts: z.tuple([preferenceSchema.nullable(), preferenceSchema.nullable()]) }).optional(),
             error: z.string().optional(),
           }),
         ),
         summary: z.object({
-          replayed: z.number().int(),
-          meanOverlap: z.number(),
-          meanRbo: z.number(),
-          gained: z.number().int(),
-          lost: z.number().int(),
-          meanLatencyMs: z.object({ main: z.number(), branch: z.number() }),
-          citationRecall: z.object({ main: z.number().nullable(), branch: z.number().nullable(), diff: intervalSchema }),
-          latencyDiff: intervalSchema,
+          ...comparisonSummaryShape,
           preference: preferenceSummarySchema,
         }),
       }),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { shadowReport, shadowState } from "../../eval/shadow-report";
 import { SHADOW_MAX_MINUTES, shadowsOf, startShadow, stopShadow, type ShadowRow } from "../../services/shadow";
 import { actorRef, createTRPCRouter, pipelineProcedure } from "../trpc";
+import { comparisonShape, comparisonSummaryShape } from "./comparison-schemas";
 
 const shadowSchema = z.object({
   id: z.string(),
@@ -19,8 +20,6 @@ const shadowSchema = z.object({
   lastError: z.string().nullable(),
 });
 const view = (s: ShadowRow) => ({ ...s, state: shadowState(s) });
-const intervalSchema = z.object({ n: z.number().int(), mean: z.number(), low: z.number().nullable(), high: z.number().nullable() });
-const sideSchema = z.object({ ids: z.array(z.string()), latencyMs: z.number(), citationRecall: z.number().nullable() });
 const auditTarget = (input: Record<string, unknown>) => `pipeline:${String(input.pipelineId)}/branch:${String(input.branch ?? "main")}`;
 
 /**
@@ -65,25 +64,11 @@ export const shadowRouter = createTRPCRouter({
             query: z.string(),
             scope: z.string().nullable(),
             error: z.string().nullable(),
-            k: z.number().int(),
-            main: sideSchema,
-            branch: sideSchema,
-            overlap: z.number(),
-            rbo: z.number(),
-            gained: z.array(z.string()),
-            lost: z.array(z.string()),
-            cited: z.array(z.string()),
+            ...comparisonShape,
           }),
         ),
         summary: z.object({
-          replayed: z.number().int().meta({ description: "Queries compared (answered without an error)." }),
-          meanOverlap: z.number(),
-          meanRbo: z.number(),
-          gained: z.number().int(),
-          lost: z.number().int(),
-          meanLatencyMs: z.object({ main: z.number(), branch: z.number() }),
-          citationRecall: z.object({ main: z.number().nullable(), branch: z.number().nullable(), diff: intervalSchema }),
-          latencyDiff: intervalSchema,
+          ...comparisonSummaryShape,
         }),
       }),
     )
