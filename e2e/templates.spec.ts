@@ -51,7 +51,7 @@ test("score several templates on one benchmark from the Compare page and see the
   writeFileSync(file, JSON.stringify(locomoFixture()));
   const slug = await signUp(page, { email: `compare-${stamp}@example.com`, password: "compare-password-1" });
   await page.goto(`/w/${slug}/compare`);
-  await expect(page.getByText("No completed evals yet")).toBeVisible();
+  await expect(page.getByRole("heading", { name: "No completed evals yet" })).toBeVisible();
   await page.getByTestId("score-upload").setInputFiles(file);
   await expect(page.getByTestId("score-dataset")).toContainText("tiny-locomo.json");
   const picked = ["bm25-sessions", "synapse", "pyramid"];
