@@ -3,8 +3,9 @@
  * web app shows too), or against a running server with --url and an API key.
  *
  * Past 500 lines: this file is the command table (commander definitions and their wiring); each
- * command's work lives in server/cli/*.ts or a service. The next split is by command group (keys,
- * watch, import, purge) into modules that register their commands — not done in this change.
+ * command's work lives in server/cli/*.ts or a service. Command groups register themselves from
+ * their own modules (keys, branch, memories, eval, log and shadow); the next to move out are watch,
+ * import and purge.
  */
 import { Command, Option } from "commander";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -22,6 +23,7 @@ import { bar, num, ProgressLine, table, usd } from "./output";
 import { registerBranchCommands } from "./branch";
 import { registerMemoryCommands } from "./memories";
 import { registerEvalCommands } from "./eval";
+import { registerKeyCommands } from "./keys";
 import { registerLogCommands } from "./log";
 import { timingMark } from "../core/timing";
 
@@ -567,63 +569,6 @@ export function buildCli() {
       }),
     );
 
-  const keys = program.command("keys").description("API keys of the CLI's workspace (for agents and --url)");
-  keys
-    .command("create <name>")
-    .description("create a key and print its secret (shown once)")
-    .option("--read-only", "reads only: search, ask, records; no ingest, runs or other writes")
-    .option("--scope <prefix>", "reach only this scope prefix, e.g. acme:eng (and acme:eng:*)")
-    // --pipeline is also the global option: its value (one, or several comma-separated) is read from either.
-    .option("--pipeline <names>", "reach only these pipelines (comma-separated)")
-    .addOption(new Option("--role <role>", "the key's role").choices(["admin", "editor", "viewer"]).default("editor"))
-    .action(
-      action(async (conn, opts, name: string) => {
-        const o = opts as GlobalOptions & { readOnly?: boolean; scope?: string; role: "editor" };
-        const pipelines = (o.pipeline ?? "").split(",").map((p) => p.trim()).filter(Boolean);
-        const key = await conn.api.apiKey.create.mutate({ workspaceId: conn.workspaceId, name, role: o.role, readOnly: Boolean(o.readOnly), scopePrefix: o.scope, pipelines });
-        print(opts, key, () =>
-          [
-            `Created key "${key.name}" (${key.role}${restrictionText(key)}).`,
-            key.secret,
-            "Copy it now: it is not shown again. Use it as Authorization: Bearer <key>, or synthex --url <server> --api-key <key>.",
-          ].join("\n"),
-        );
-      }),
-    );
-  keys
-    .command("list")
-    .description("the workspace's keys (never their secrets)")
-    .action(
-      action(async (conn, opts) => {
-        const list = await conn.api.apiKey.list.query({ workspaceId: conn.workspaceId });
-        print(opts, list, () =>
-          list.length
-            ? table(
-                list.map((k) => ({
-                  id: k.id,
-                  name: k.name,
-                  key: `${k.prefix}…`,
-                  role: k.effectiveRole && k.effectiveRole !== k.role ? `${k.role} (acts as ${k.effectiveRole})` : k.role,
-                  "created by": k.createdBy ? k.createdBy.email : "unknown",
-                  restrictions: restrictionText(k).replace(/^, /, "") || "none",
-                  "last used": k.lastUsedAt?.toISOString() ?? "never",
-                  status: k.status === "inactive" ? "inactive (creator left)" : k.status,
-                })),
-              )
-            : "No API keys yet. Create one: synthex keys create <name>",
-        );
-      }),
-    );
-  keys
-    .command("revoke <id>")
-    .description("revoke a key: it stops working at once")
-    .action(
-      action(async (conn, opts, id: string) => {
-        const result = await conn.api.apiKey.revoke.mutate({ workspaceId: conn.workspaceId, keyId: id });
-        print(opts, result, () => `Revoked key ${result.revoked}.`);
-      }),
-    );
-
   program
     .command("get <id>")
     .description("one record with its metadata and audit")
@@ -685,36 +630,32 @@ export function buildCli() {
       }, (_args, opts) => needsPipeline(opts)),
     );
 
+  const fail = (message: string, exitCode = 1): never => {
+    throw new CliError(message, exitCode);
+  };
+  registerKeyCommands(program, { action, fail, pipelineName });
   registerBranchCommands(program, {
     action,
-    fail: (message, exitCode = 1) => {
-      throw new CliError(message, exitCode);
-    },
+    fail,
     pipelineName,
     selectBranch: (branch) => writeConfig({ ...readConfig(), branch }),
   });
 
   registerMemoryCommands(program, {
     action,
-    fail: (message, exitCode = 1) => {
-      throw new CliError(message, exitCode);
-    },
+    fail,
     pipelineName,
   });
 
   registerEvalCommands(program, {
     action,
-    fail: (message, exitCode = 1) => {
-      throw new CliError(message, exitCode);
-    },
+    fail,
     pipelineName: (opts) => opts.pipeline ?? readConfig().pipeline,
   });
 
   registerLogCommands(program, {
     action,
-    fail: (message, exitCode = 1) => {
-      throw new CliError(message, exitCode);
-    },
+    fail,
     pipelineName,
   });
 
@@ -730,12 +671,6 @@ function graphLine(graph: { entities: Array<{ name: string; scope: string }>; un
   return `Graph: ${parts.join(" · ")}`;
 }
 
-function restrictionText(k: { readOnly: boolean; scopePrefix: string | null; pipelines: string[] }): string {
-  return [k.readOnly ? "read-only" : "", k.scopePrefix ? `scope ${k.scopePrefix}` : "", k.pipelines.length ? `pipelines ${k.pipelines.join(", ")}` : ""]
-    .filter(Boolean)
-    .map((t) => `, ${t}`)
-    .join("");
-}
 
 /** The lineage tree, indented, one record per line. */
 function renderTree(result: LineageResult): string {
