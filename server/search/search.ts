@@ -6,7 +6,7 @@
  * Leaf search (`exact`) finds a literal phrase in source records. Every query is branch-aware
  * (only records the branch points to) and workspace-filtered.
  *
- * At ~500 lines: this is the fusion of the candidate lists (full text, semantic, graph) with the
+ * Just past 500 lines, knowingly: this is the fusion of the candidate lists (full text, semantic, graph) with the
  * boosts that act on them (recency, dates, altitude dedupe); each list's SQL is in server/store and
  * date parsing in dates.ts / relative-dates.ts, so what stays here is the ranking itself.
  */
