@@ -1,6 +1,6 @@
 import { dehydrate, HydrationBoundary } from "@tanstack/react-query";
 import { Suspense } from "react";
-import { chosenDataset, latestRuns, parseSelection, selectedRunIds } from "@/components/evals/compare-selection";
+import { prefetchCompare } from "@/components/evals/compare-prefetch";
 import { WorkspaceCompare } from "@/components/evals/workspace-compare";
 import { serverCaller } from "@/server/api/server-caller";
 import { serverQueries } from "@/server/api/server-prefetch";
@@ -16,26 +16,7 @@ export default async function Page({ params, searchParams }: { params: Promise<{
   const [{ slug }, query] = await Promise.all([params, searchParams]);
   const { queryClient, trpc } = serverQueries();
   const workspace = (await (await serverCaller()).workspace.list()).find((w) => w.slug === slug);
-  if (workspace) {
-    const workspaceId = workspace.id;
-    const selection = parseSelection((k) => (typeof query[k] === "string" ? (query[k] as string) : null));
-    const listOptions = trpc.evals.list.queryOptions({ workspaceId });
-    const datasetsOptions = trpc.evals.datasets.queryOptions({ workspaceId });
-    // With runs in the URL the leaderboard does not wait for the list.
-    const early = selection.runs ? selectedRunIds(selection, []) : null;
-    const board = (runIds: string[]) =>
-      runIds.length ? queryClient.prefetchQuery(trpc.evals.leaderboard.queryOptions({ workspaceId, runIds, baselineId: selection.baseline || undefined })) : Promise.resolve();
-    await Promise.all([
-      early ? board(early) : null,
-      queryClient.prefetchQuery(datasetsOptions),
-      queryClient.prefetchQuery(listOptions).then(async () => {
-        if (early) return;
-        const runs = queryClient.getQueryData(listOptions.queryKey) ?? [];
-        const datasets = queryClient.getQueryData(datasetsOptions.queryKey) ?? [];
-        await board(selectedRunIds(selection, latestRuns(runs, chosenDataset(selection, runs, datasets))));
-      }),
-    ]);
-  }
+  if (workspace) await prefetchCompare({ queryClient, trpc }, workspace.id, (k) => (typeof query[k] === "string" ? (query[k] as string) : null));
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
       <Suspense>
