@@ -257,5 +257,6 @@ main()
   })
   .finally(() => {
     if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
-    process.exit();
+    // Exit once stdout is written: to a pipe it is asynchronous, and an immediate exit can cut the summary off.
+    process.stdout.write("", () => process.exit());
   });
