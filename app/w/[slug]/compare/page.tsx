@@ -1,5 +1,4 @@
 import { dehydrate, HydrationBoundary } from "@tanstack/react-query";
-import { Suspense } from "react";
 import { prefetchCompare } from "@/components/evals/compare-prefetch";
 import { WorkspaceCompare } from "@/components/evals/workspace-compare";
 import { serverCaller } from "@/server/api/server-caller";
@@ -19,9 +18,7 @@ export default async function Page({ params, searchParams }: { params: Promise<{
   if (workspace) await prefetchCompare({ queryClient, trpc }, workspace.id, (k) => (typeof query[k] === "string" ? (query[k] as string) : null));
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <Suspense>
-        <WorkspaceCompare />
-      </Suspense>
+      <WorkspaceCompare />
     </HydrationBoundary>
   );
 }
