@@ -42,7 +42,9 @@ async function main() {
   const { closeDb } = await import("../server/store/db");
   const { openMigratedDb } = await import("../server/store/runtime-env");
   const { signUp } = await import("../server/services/users");
-  const { importDataset, runEval, compareEvalRuns } = await import("../server/eval/service");
+  const { importDataset } = await import("../server/eval/dataset-store");
+  const { runEval } = await import("../server/eval/service");
+  const { compareEvalRuns } = await import("../server/eval/compare");
   const { evalLeaderboard } = await import("../server/eval/leaderboard");
   const { seededRandom } = await import("../server/eval/bootstrap");
   const { locomoFixture } = await import("../server/eval/testing/locomo-fixture");

@@ -31,7 +31,8 @@ async function main() {
   // A fresh embedded database: migrated first (getDb only checks that a schema exists).
   const { openMigratedDb } = await import("../server/store/runtime-env");
   const { signUp } = await import("../server/services/users");
-  const { importDataset, runEval } = await import("../server/eval/service");
+  const { importDataset } = await import("../server/eval/dataset-store");
+  const { runEval } = await import("../server/eval/service");
   const { EVAL_TEMPLATES } = await import("../server/eval/templates");
   const templates = templatesArg === "all" ? [...EVAL_TEMPLATES] : templatesArg.split(",");
 

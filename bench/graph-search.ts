@@ -40,7 +40,8 @@ async function main() {
   const { closeDb } = await import("../server/store/db");
   const { openMigratedDb } = await import("../server/store/runtime-env");
   const { signUp } = await import("../server/services/users");
-  const { importDataset, runEval } = await import("../server/eval/service");
+  const { importDataset } = await import("../server/eval/dataset-store");
+  const { runEval } = await import("../server/eval/service");
   const { sampleScope } = await import("../server/eval/types");
   const { search } = await import("../server/search/search");
   const { indexedSteps, resolveBranch } = await import("../server/search/context");

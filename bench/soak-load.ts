@@ -61,7 +61,8 @@ async function main() {
     const { createPipeline, templateSpec } = await import("../server/services/pipelines");
     const { importFile } = await import("../server/services/imports");
     const { runPipeline } = await import("../server/services/runs");
-    const { importDataset, runEval } = await import("../server/eval/service");
+    const { importDataset } = await import("../server/eval/dataset-store");
+    const { runEval } = await import("../server/eval/service");
     const { locomoFixture } = await import("../server/eval/testing/locomo-fixture");
     await new Promise((r) => setTimeout(r, 3000)); // the burners are up
     console.log(`soak:load — ${burners} CPU burners on ${availableParallelism()} cores; ${runs} runs (${conversations} conversations each) and ${evalTemplates.length} evals at once; load ${loadavg()[0]!.toFixed(1)}`);

@@ -10,7 +10,8 @@ import type { ModelProvider, ModelRequest } from "../engine/model";
 import { OfflineModel } from "../llm/offline-model";
 import { endStalledEvalRuns } from "../services/run-recovery";
 import { claimEvalLease } from "../store/run-lease";
-import { createEvalRun, executeEvalRun, listEvalRuns } from "./service";
+import { listEvalRuns } from "./run-reads";
+import { createEvalRun, executeEvalRun } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
 
 /** The offline model, slowed down: an eval that is busy for longer than its lease. */

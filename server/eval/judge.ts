@@ -69,6 +69,9 @@ export interface JudgeRecord {
   samples?: Array<{ question: string; reply: string }>;
 }
 
+/** The judge record of a run without an answer model: answers are extractive and `j` is not measured. */
+export const OFFLINE_JUDGE: JudgeRecord = { measured: false, reason: "offline: no model configured, so answers are extractive (the best-matching sentence of the retrieved context) and the judge score j was not measured" };
+
 /** CORRECT → 1, WRONG → 0, anything else → null (garbage). */
 export function parseVerdict(reply: string): 0 | 1 | null {
   const text = reply.trim();

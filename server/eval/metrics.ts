@@ -7,7 +7,7 @@
  * - `evidence_recall@2k`: the same over the records taken in rank order while the context stays
  *   within 2,000 tokens — the first record always counts, so one huge record cannot buy recall;
  *   when the top k records are too short to fill it (facts), the ranking continues past k
- *   (service.ts FILL_DEPTH), as the baseline takes every ranked unit;
+ *   (score.ts FILL_DEPTH), as the baseline takes every ranked unit;
  * - tokens are estimated as the baseline does: whitespace words × 4/3 (floored).
  */
 

@@ -7,7 +7,8 @@ import { appendSourceRecords, createPipeline } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
 import { addToQuestionSet, getQuestionSet } from "./question-sets";
-import { compareEvalRuns, createEvalRun, runEval } from "./service";
+import { compareEvalRuns } from "./compare";
+import { createEvalRun, runEval } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
 
 let ws: EvalWorkspace;

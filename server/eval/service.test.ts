@@ -10,7 +10,11 @@ import { appendSourceRecords, createPipeline, listPipelines, saveVersion } from 
 import { createBranch } from "../services/branches";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
-import { compareEvalRuns, createEvalRun, executeEvalRun, getEvalCase, importDataset, listEvalRuns, runEval, type StoredHit } from "./service";
+import { compareEvalRuns } from "./compare";
+import { importDataset } from "./dataset-store";
+import { getEvalCase, listEvalRuns } from "./run-reads";
+import { createEvalRun, executeEvalRun, runEval } from "./service";
+import type { StoredHit } from "./stored";
 import { evalWorkspace } from "./testing/eval-workspace";
 
 /** The offline model, counting calls: proves what an incremental eval computes. */

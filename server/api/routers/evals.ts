@@ -1,5 +1,8 @@
 import { z } from "zod";
-import * as evals from "../../eval/service";
+import { cancelEvalRun, createEvalRun, dispatchEvalRun, MAX_K } from "../../eval/service";
+import { importDataset, listDatasets } from "../../eval/dataset-store";
+import { getEvalCase, getEvalRun, listEvalRuns } from "../../eval/run-reads";
+import { compareEvalRuns } from "../../eval/compare";
 import * as questionSets from "../../eval/question-sets";
 import { evalLeaderboard, MAX_LEADERBOARD_RUNS } from "../../eval/leaderboard";
 import { retryEvalRun } from "../../eval/retry";
@@ -23,7 +26,7 @@ export const evalsRouter = createTRPCRouter({
       return { name, description: def.description, step: def.step ?? null, mode: def.mode, offlineStandIn: def.offlineStandIn };
     }),
   ),
-  datasets: workspaceProcedure("evals:read").query(({ ctx }) => evals.listDatasets(ctx.db, ctx.workspace.id)),
+  datasets: workspaceProcedure("evals:read").query(({ ctx }) => listDatasets(ctx.db, ctx.workspace.id)),
   /** Imports a benchmark file (its text) or generates SynthexBench; the same content twice is one dataset. */
   importDataset: workspaceProcedure("evals:write")
     .meta({
@@ -43,7 +46,7 @@ export const evalsRouter = createTRPCRouter({
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      const row = await evals.importDataset(ctx.db, ctx.workspace.id, input);
+      const row = await importDataset(ctx.db, ctx.workspace.id, input);
       return { id: row.id, benchmark: row.benchmark, name: row.name, samples: row.samples, questions: row.questions, skips: row.skips, contentHash: row.contentHash };
     }),
   /** Starts an eval in the background; poll `get` for progress. */
@@ -74,7 +77,7 @@ export const evalsRouter = createTRPCRouter({
         questionSet: z.string().optional(),
         step: z.string().optional(),
         mode: z.enum(EVAL_MODES).optional(),
-        k: z.number().int().min(1).max(evals.MAX_K).optional(),
+        k: z.number().int().min(1).max(MAX_K).optional(),
         /** `provider/model` answering from the retrieved context; with it the judge score j is measured. */
         answerModel: z.string().max(200).optional(),
         judgeModel: z.string().max(200).optional(),
@@ -82,7 +85,7 @@ export const evalsRouter = createTRPCRouter({
       }),
     )
     .mutation(async ({ ctx, input }) => {
-      const run = await evals.createEvalRun(ctx.db, {
+      const run = await createEvalRun(ctx.db, {
         workspaceId: ctx.workspace.id,
         pipeline: input.pipelineId,
         template: input.template,
@@ -98,7 +101,7 @@ export const evalsRouter = createTRPCRouter({
         triggeredBy: ctx.userId,
       });
       // In this process or on Inngest; the row always ends completed, failed or cancelled.
-      await evals.dispatchEvalRun(ctx.db, run);
+      await dispatchEvalRun(ctx.db, run);
       return run;
     }),
   /** A team's own question sets (questions about its memory, with the records that answer them). */
@@ -128,12 +131,12 @@ export const evalsRouter = createTRPCRouter({
   cancel: workspaceProcedure("evals:write")
     .meta({ audit: { action: "eval.cancel", target: evalTarget } })
     .input(z.object({ id: z.string() }))
-    .mutation(({ ctx, input }) => evals.cancelEvalRun(ctx.db, ctx.workspace.id, input.id)),
+    .mutation(({ ctx, input }) => cancelEvalRun(ctx.db, ctx.workspace.id, input.id)),
   list: workspaceProcedure("evals:read")
     .input(z.object({ pipelineId: z.string().optional(), benchmark: z.string().optional(), withTemplates: z.boolean().optional() }))
     .query(async ({ ctx, input }) => {
       const pipelineId = input.pipelineId ? (await getPipeline(ctx.db, ctx.workspace.id, input.pipelineId)).id : undefined;
-      return evals.listEvalRuns(ctx.db, ctx.workspace.id, { pipelineId, benchmark: input.benchmark, withTemplates: input.withTemplates });
+      return listEvalRuns(ctx.db, ctx.workspace.id, { pipelineId, benchmark: input.benchmark, withTemplates: input.withTemplates });
     }),
   /** Ended runs (completed or failed) whose pipeline, template, branch, mode or dataset the words name: the compare page's picker. */
   searchRuns: workspaceProcedure("evals:read")
@@ -141,10 +144,10 @@ export const evalsRouter = createTRPCRouter({
     .query(({ ctx, input }) => searchEvalRuns(ctx.db, ctx.workspace.id, input)),
   get: workspaceProcedure("evals:read")
     .input(z.object({ id: z.string() }))
-    .query(({ ctx, input }) => evals.getEvalRun(ctx.db, ctx.workspace.id, input.id)),
+    .query(({ ctx, input }) => getEvalRun(ctx.db, ctx.workspace.id, input.id)),
   compare: workspaceProcedure("evals:read")
     .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(10), questions: z.boolean().default(true) }))
-    .query(({ ctx, input }) => evals.compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds, input.questions)),
+    .query(({ ctx, input }) => compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds, input.questions)),
   /** One row per run, the baseline on top, deltas with 95% intervals (server/eval/leaderboard.ts). */
   leaderboard: workspaceProcedure("evals:read")
     .meta({ rest: { method: "GET", path: "/evals/leaderboard", summary: "Eval runs side by side: metrics, deltas to the baseline with 95% intervals, cost and latency", tag: "Evals" } })
@@ -162,7 +165,7 @@ export const evalsRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => retryEvalRun(ctx.db, ctx.workspace.id, input.id, ctx.userId)),
   case: workspaceProcedure("evals:read")
     .input(z.object({ id: z.string() }))
-    .query(({ ctx, input }) => evals.getEvalCase(ctx.db, ctx.workspace.id, input.id)),
+    .query(({ ctx, input }) => getEvalCase(ctx.db, ctx.workspace.id, input.id)),
   /** The compare page's charts: Pareto points, category deltas, cost per step, history (run rows only). */
   compareCharts: workspaceProcedure("evals:read")
     .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(11), metric: z.enum(METRIC_NAMES).default("evidence_recall@2k"), cost: z.enum(COST_AXES).default("contextTokens") }))

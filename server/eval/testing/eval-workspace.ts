@@ -8,7 +8,7 @@ import { createContext } from "../../api/trpc";
 import type { Db } from "../../core/db";
 import { signUp } from "../../services/users";
 import { createTestDb } from "../../store/test-db";
-import { importDataset } from "../service";
+import { importDataset } from "../dataset-store";
 import { locomoFixture } from "./locomo-fixture";
 
 export interface EvalWorkspace {
