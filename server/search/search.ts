@@ -46,7 +46,7 @@ export const MAX_QUERY_LENGTH = 1000;
 export const MAX_LIMIT = 100;
 /**
  * The deepest ranking a server-side caller may ask for (the API caps callers at MAX_LIMIT): the
- * eval fills a 2,000-token context with short records (facts) past its k (eval/service.ts FILL_DEPTH).
+ * eval fills a 2,000-token context with short records (facts) past its k (eval/score.ts FILL_DEPTH).
  */
 export const MAX_DEPTH = 200;
 /** Hybrid fusion defaults (weighted reciprocal rank fusion), tuned on the LoCoMo dev split. */
