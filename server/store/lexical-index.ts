@@ -212,7 +212,10 @@ export interface ScoredRecord {
  *
  * With truncated terms the result is exact for every record any list reached; a record reached by
  * none (no rare term, and below the top `lim` of every common one) is missed, which only matters
- * when fewer than `n` records score above what such a record can score.
+ * when fewer than `n` records score above what such a record can score. A read stops after exactly
+ * `lim` postings, equal impacts taken by record id (SearchPosting_impact_idx ends with it): taking
+ * every posting tied with the last read ~3,800 where 333 were asked in a corpus of same-shaped
+ * records, so a cut through a tie can only swap records of equal bound for one another.
  */
 export async function postingScores(
   db: Db,
@@ -267,7 +270,7 @@ export async function postingScores(
          UNION ALL
          SELECT q.lexeme, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
            SELECT x."recordId", x.step, x.tf, x.len FROM (${postings(`x."recordId", x.step, x.tf, x.len, x.impact`)}) x
-           ORDER BY x.impact DESC FETCH FIRST (q.lim) ROWS WITH TIES) x
+           ORDER BY x.impact DESC, x."recordId" LIMIT q.lim) x
          WHERE q.selects AND q.lim IS NOT NULL) p
        ${filterSql}
        GROUP BY p."recordId", p.step),
@@ -276,7 +279,7 @@ export async function postingScores(
      bound AS MATERIALIZED (
        SELECT q.step, q.lexeme, GREATEST(q.idf, 0) * CASE WHEN NOT q.selects THEN ${bm25.k1 + 1}
          ELSE COALESCE((SELECT x.impact FROM "SearchPosting" x WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme
-                        ORDER BY x.impact DESC OFFSET q.lim - 1 LIMIT 1), 0) END AS b
+                        ORDER BY x.impact DESC, x."recordId" OFFSET q.lim - 1 LIMIT 1), 0) END AS b
        FROM q WHERE NOT q.selects OR q.lim IS NOT NULL),
      -- Each candidate's missing terms and the most they can add. A candidate whose score plus that
      -- stays below the rescore-th best score already known can never reach the top: not probed (exact).

@@ -18,6 +18,9 @@
  * prepared statements, temp tables, advisory locks) is shared by all connections, and a
  * connection idle inside a transaction blocks everyone else until it finishes (after
  * `idleInTransactionTimeoutMs` with others waiting, it is disconnected and rolled back).
+ * Idle time is counted only while this process's event loop is free to read the client (see
+ * `LoopClock`): a client whose next message waits unread behind a long CPU task of this process
+ * (the CLI runs its evals and builds beside the database) is slow, not stuck.
  *
  * Authentication: PGlite accepts any startup message, so the server answers it itself with a
  * SCRAM-SHA-256 exchange against `password` and forwards the startup message to PGlite only
@@ -114,6 +117,29 @@ function startupParams(msg: Buffer): Map<string, string> {
   return out;
 }
 
+/**
+ * Milliseconds during which the event loop was free to read clients, advanced by the watchdog's
+ * ticks, each by at most its nominal interval. A tick that comes late was held up by synchronous
+ * work in this process (a long query for another client, a CPU loop of a build or an eval that
+ * shares it, a machine at load 20): for that long no client could be heard, so that time is
+ * nobody's idleness. Measured on wall time, an owner whose event loop was blocked for a minute
+ * disconnected a client whose next statement had been waiting in its socket all along ("idle in a
+ * transaction for over 60000 ms", twice in a parallel `synthex eval --template all` under load).
+ */
+class LoopClock {
+  private free = 0;
+  private last = Date.now();
+  constructor(private readonly interval: number) {}
+  tick() {
+    const now = Date.now();
+    this.free += Math.min(now - this.last, this.interval);
+    this.last = now;
+  }
+  now() {
+    return this.free + Math.min(Date.now() - this.last, this.interval);
+  }
+}
+
 /** FIFO ownership of the single PGlite session. */
 class SessionGate {
   private owner: Connection | null = null;
@@ -167,7 +193,7 @@ class Connection {
   private pumping = false;
   private closed = false;
   private executing = false;
-  private lastActivity = Date.now();
+  private lastActivity: number;
   readonly done: Promise<void>;
   private resolveDone!: () => void;
 
@@ -187,7 +213,9 @@ class Connection {
     private readonly gate: SessionGate,
     private readonly onError: (err: unknown) => void,
     private readonly verifier: ScramVerifier,
+    private readonly clock: LoopClock,
   ) {
+    this.lastActivity = clock.now();
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     // Checked again after pending I/O: an event loop blocked by a long query fires the timer late,
     // before the client's answer that arrived meanwhile has been read.
@@ -204,9 +232,9 @@ class Connection {
     this.onClose();
   }
 
-  /** Idle (not executing) for this many ms. */
-  idleFor(now: number): number {
-    return this.executing ? 0 : now - this.lastActivity;
+  /** Idle (not executing) for this many ms of free event loop (LoopClock). */
+  idleFor(): number {
+    return this.executing ? 0 : this.clock.now() - this.lastActivity;
   }
 
   private onData(chunk: Buffer) {
@@ -350,7 +378,7 @@ class Connection {
     } finally {
       if (send) this.socket.uncork();
       this.executing = false;
-      this.lastActivity = Date.now();
+      this.lastActivity = this.clock.now();
     }
   }
 
@@ -419,9 +447,13 @@ export async function startWireServer(db: PGlite, options: WireServerOptions): P
     options.onError ?? ((err: unknown) => console.error("[synthex db] wire server:", err instanceof Error ? err.message : err));
   await db.waitReady;
   const gate = new SessionGate();
+  const idleLimit = options.idleInTransactionTimeoutMs ?? 60_000;
+  // Ticks of at most a second, and several per limit, so a blocked event loop adds little to anyone's idle time.
+  const tickMs = Math.min(1000, Math.max(1, Math.floor(idleLimit / 4)));
+  const clock = new LoopClock(tickMs);
   const connections = new Set<Connection>();
   const server = net.createServer((socket) => {
-    const conn = new Connection(socket, db, gate, onError, verifier);
+    const conn = new Connection(socket, db, gate, onError, verifier, clock);
     connections.add(conn);
     void conn.done.then(() => connections.delete(conn));
   });
@@ -433,16 +465,21 @@ export async function startWireServer(db: PGlite, options: WireServerOptions): P
     });
   });
   server.on("error", onError);
-  const idleLimit = options.idleInTransactionTimeoutMs ?? 60_000;
+  const stuck = (holder: Connection | null): holder is Connection => holder !== null && holder === gate.blocking() && holder.idleFor() > idleLimit;
   const watchdog =
     idleLimit > 0
       ? setInterval(() => {
+          clock.tick();
           const holder = gate.blocking();
-          if (holder && holder.idleFor(Date.now()) > idleLimit) {
+          if (!stuck(holder)) return;
+          // Checked again after pending I/O (timers run before sockets are read): the client's
+          // next message may be in its socket already.
+          setImmediate(() => {
+            if (!stuck(holder)) return;
             onError(new Error(`disconnecting a client idle in a transaction for over ${idleLimit} ms while others wait`));
             holder.destroy();
-          }
-        }, Math.min(1000, idleLimit)).unref()
+          });
+        }, tickMs).unref()
       : null;
   const address = server.address();
   if (address === null || typeof address !== "object") throw new Error("wire server: no address");
