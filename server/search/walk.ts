@@ -19,6 +19,13 @@
  *   so the branch's good matches stay first and a strong match in another branch (the other part
  *   of a multi-part question) comes before the branch's weak records; the flat ranking also fills a
  *   branch of fewer than `limit` records. `"none"` returns what the walk found.
+ *
+ * Deeper than the first page (`limit` > SHARP_HITS: an agent or the eval filling a context), the
+ * hits after the first SHARP_HITS are ordered with the pyramid's own context: each matching record
+ * of the lowest level also counts its group's score (the summary one level up it was folded into;
+ * see withGroupContext), so the budget goes to matches beside the turns about the question before
+ * equal matches in unrelated parts of the history. The first page is unchanged (its scores are the
+ * match's; later hits carry the lifted score, so scores need not fall monotonically there).
  */
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
@@ -27,6 +34,7 @@ import { Bm25Index } from "../text/bm25";
 import { directSourceRows, parentRowsOfStep, stepRowsInScope, type WalkRow } from "../store/provenance-reads";
 import { byTieKey } from "../store/record-sql";
 import { normalizeScope, parseJson, resolveBranch } from "./context";
+import { FUSION_DEFAULTS } from "./search";
 
 export const DEFAULT_WALK_BEAM = 3;
 export const MAX_WALK_BEAM = 20;
@@ -129,6 +137,40 @@ function keep(rows: Row[], query: string, beam: number, breadth: (typeof WALK_BR
   return all.slice(0, Math.min(MAX_WALK_BEAM, Math.max(beam, close)));
 }
 
+/**
+ * The level above the lowest votes for its records (the pyramid's own context): a matching record's
+ * flat score gets CONTEXT_WEIGHT × its group's score (the summary it was folded into, BM25 among
+ * that level's records), scaled so the best group lifts by CONTEXT_WEIGHT × the lowest level's
+ * best. A match in a group about the question (beside the turns that match it best) comes before
+ * an equal match in a group about something else. The same weight as hybrid search's `context`
+ * (a candidate whose source record also matches gets half the source's score). Records that match
+ * no query word stay at 0: a group's vote orders matches, it does not make one.
+ */
+export const CONTEXT_WEIGHT = FUSION_DEFAULTS.context;
+/** The first page of hits is the match ranking alone; the group context orders the hits after it. */
+export const SHARP_HITS = DEFAULT_WALK_LIMIT;
+
+export async function withGroupContext(
+  rows: Array<Row & { score: number }>,
+  groups: Array<Row & { score: number }>,
+  membersOf: (groupIds: string[]) => Promise<Row[]>,
+): Promise<Array<Row & { score: number }>> {
+  const best = rows[0]?.score ?? 0;
+  const groupBest = groups[0]?.score ?? 0;
+  if (!(best > 0 && groupBest > 0)) return rows;
+  const matching = groups.filter((g) => g.score > 0);
+  const groupScore = new Map(matching.map((g) => [g.id, g.score]));
+  const lift = new Map<string, number>();
+  for (const m of await membersOf(matching.map((g) => g.id))) {
+    const g = groupScore.get(m.parentId ?? "") ?? 0;
+    lift.set(m.id, Math.max(lift.get(m.id) ?? 0, g));
+  }
+  const scale = (CONTEXT_WEIGHT * best) / groupBest;
+  return rows
+    .map((r) => ({ ...r, score: r.score > 0 ? Math.round((r.score + scale * (lift.get(r.id) ?? 0)) * 1e6) / 1e6 : 0 }))
+    .sort((a, b) => b.score - a.score || byTimeDesc(a, b));
+}
+
 /** A record of another branch than the walk's counts at this share of its score (the walk's branch is a prior, not a filter). */
 export const OTHER_BRANCH_WEIGHT = 0.5;
 
@@ -200,11 +242,19 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
     const flatBest = flat[0]?.score ?? 0;
     const walkBest = Math.max(0, ...current.map((r) => flatScore.get(r.id) ?? 0));
     const confidence = flatBest > 0 ? Math.round((walkBest / flatBest) * 1e4) / 1e4 : 1;
+    const walked = current;
+    const order = (rows: Array<Row & { score: number }>) => (confidence < FALLBACK_CONFIDENCE ? rows.slice(0, limit) : mergeWithFlat(walked, rows, limit));
+    current = order(flat);
     if (confidence < FALLBACK_CONFIDENCE) {
-      current = flat.slice(0, limit);
       fallback = { step: lowest, confidence, reason: `the walk's best ${lowest} record scored ${Math.round(confidence * 100)}% of the best in the scope: ranked ${lowest} flat` };
-    } else {
-      current = mergeWithFlat(current, flat, limit);
+    }
+    if (limit > SHARP_HITS) {
+      // Past the first page, the records of the groups about the question come first (withGroupContext).
+      const groups = ranked(visible(await stepRowsInScope(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step: path.at(-2)!, scope })), query);
+      const lifted = order(await withGroupContext(flat, groups, (ids) => children(ids, lowest)));
+      const top = current.slice(0, SHARP_HITS);
+      const taken = new Set(top.map((r) => r.id));
+      current = [...top, ...lifted.filter((r) => !taken.has(r.id))].slice(0, limit);
     }
   }
   const hits = current.map(node);
