@@ -1,7 +1,7 @@
 /**
  * The walk's group context (walk.ts withGroupContext): the level above votes for the records folded
  * into it, so a match in a group about the question comes before an equal or slightly better match
- * in a group about something else; records that match nothing stay at 0.
+ * in a group about something else, and the group's records that match nothing follow its matches.
  */
 import { describe, expect, it } from "vitest";
 import { CONTEXT_WEIGHT, withGroupContext } from "./walk";
@@ -18,14 +18,16 @@ describe("withGroupContext", () => {
   it("orders matches by their own score plus CONTEXT_WEIGHT of their group's, scaled to the best record", async () => {
     expect(CONTEXT_WEIGHT).toBe(0.5);
     const lifted = await withGroupContext(rows, groups, membersOf);
-    // scale = 0.5 × 2 / 3: a = 2 + 1, b = 2 + 1/3, c = 1 + 1 (beside the best turns) before e = 1.5 (unrelated group).
+    // scale = 0.5 × 2 / 3: a = 2 + 1, b = 2 + 1/3, c = 1 + 1 (beside the best turns) before e = 1.5 (unrelated
+    // group); d, no query word but in the best group (the turn around a match), gets the group's 1.
     expect(lifted.map((r) => r.id)).toEqual(["a", "b", "c", "e", "d"]);
-    expect(lifted.map((r) => r.score)).toEqual([3, 2.333333, 2, 1.5, 0]);
+    expect(lifted.map((r) => r.score)).toEqual([3, 2.333333, 2, 1.5, 1]);
   });
 
-  it("does not make a match: a record without a query word stays at 0 in the best group", async () => {
-    const lifted = await withGroupContext(rows, groups, membersOf);
-    expect(lifted.find((r) => r.id === "d")!.score).toBe(0);
+  it("a record outside every matching group keeps its own score", async () => {
+    const outside = [...rows, row("f", 0)];
+    const lifted = await withGroupContext(outside, groups, membersOf);
+    expect(lifted.at(-1)).toMatchObject({ id: "f", score: 0 });
   });
 
   it("changes nothing when no group or no record matches", async () => {

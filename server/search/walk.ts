@@ -21,10 +21,11 @@
  *   branch of fewer than `limit` records. `"none"` returns what the walk found.
  *
  * Deeper than the first page (`limit` > SHARP_HITS: an agent or the eval filling a context), the
- * hits after the first SHARP_HITS are ordered with the pyramid's own context: each matching record
- * of the lowest level also counts its group's score (the summary one level up it was folded into;
- * see withGroupContext), so the budget goes to matches beside the turns about the question before
- * equal matches in unrelated parts of the history. The first page is unchanged (its scores are the
+ * hits after the first SHARP_HITS are the lowest level ranked with the pyramid's own context: each
+ * record also counts its group's score (the summary one level up it was folded into; see
+ * withGroupContext) — a graded vote of every group in place of the walk's in-branch-or-not prior —
+ * so the budget goes to the matches and the turns beside them in the parts of the history about
+ * the question before equal matches elsewhere. The first page is unchanged (its scores are the
  * match's; later hits carry the lifted score, so scores need not fall monotonically there).
  */
 import type { Db } from "../core/db";
@@ -138,13 +139,13 @@ function keep(rows: Row[], query: string, beam: number, breadth: (typeof WALK_BR
 }
 
 /**
- * The level above the lowest votes for its records (the pyramid's own context): a matching record's
- * flat score gets CONTEXT_WEIGHT × its group's score (the summary it was folded into, BM25 among
- * that level's records), scaled so the best group lifts by CONTEXT_WEIGHT × the lowest level's
- * best. A match in a group about the question (beside the turns that match it best) comes before
- * an equal match in a group about something else. The same weight as hybrid search's `context`
- * (a candidate whose source record also matches gets half the source's score). Records that match
- * no query word stay at 0: a group's vote orders matches, it does not make one.
+ * The level above the lowest votes for its records (the pyramid's own context): a record's flat
+ * score gets CONTEXT_WEIGHT × its group's score (the summary it was folded into, BM25 among that
+ * level's records), scaled so the best group lifts by CONTEXT_WEIGHT × the lowest level's best.
+ * A match in a group about the question comes before an equal match in a group about something
+ * else, and the group's other records (the turns around the match: the answer to a question
+ * asked in the turn before) follow its matches rather than never. The same weight as hybrid
+ * search's `context` (a candidate whose source record also matches gets half the source's score).
  */
 export const CONTEXT_WEIGHT = FUSION_DEFAULTS.context;
 /** The first page of hits is the match ranking alone; the group context orders the hits after it. */
@@ -167,7 +168,7 @@ export async function withGroupContext(
   }
   const scale = (CONTEXT_WEIGHT * best) / groupBest;
   return rows
-    .map((r) => ({ ...r, score: r.score > 0 ? Math.round((r.score + scale * (lift.get(r.id) ?? 0)) * 1e6) / 1e6 : 0 }))
+    .map((r) => ({ ...r, score: Math.round((r.score + scale * (lift.get(r.id) ?? 0)) * 1e6) / 1e6 }))
     .sort((a, b) => b.score - a.score || byTimeDesc(a, b));
 }
 
@@ -242,19 +243,22 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
     const flatBest = flat[0]?.score ?? 0;
     const walkBest = Math.max(0, ...current.map((r) => flatScore.get(r.id) ?? 0));
     const confidence = flatBest > 0 ? Math.round((walkBest / flatBest) * 1e4) / 1e4 : 1;
-    const walked = current;
-    const order = (rows: Array<Row & { score: number }>) => (confidence < FALLBACK_CONFIDENCE ? rows.slice(0, limit) : mergeWithFlat(walked, rows, limit));
-    current = order(flat);
     if (confidence < FALLBACK_CONFIDENCE) {
+      current = flat.slice(0, limit);
       fallback = { step: lowest, confidence, reason: `the walk's best ${lowest} record scored ${Math.round(confidence * 100)}% of the best in the scope: ranked ${lowest} flat` };
+    } else {
+      current = mergeWithFlat(current, flat, limit);
     }
     if (limit > SHARP_HITS) {
-      // Past the first page, the records of the groups about the question come first (withGroupContext).
+      // Past the first page: the lowest level with its groups' votes (withGroupContext), flat.
       const groups = ranked(visible(await stepRowsInScope(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step: path.at(-2)!, scope })), query);
-      const lifted = order(await withGroupContext(flat, groups, (ids) => children(ids, lowest)));
+      const lifted = (await withGroupContext(flat, groups, (ids) => children(ids, lowest))).slice(0, limit);
       const top = current.slice(0, SHARP_HITS);
       const taken = new Set(top.map((r) => r.id));
-      current = [...top, ...lifted.filter((r) => !taken.has(r.id))].slice(0, limit);
+      // A record the walk reached keeps the parent it was reached from.
+      const reached = new Map(current.map((r) => [r.id, r]));
+      const rest = lifted.filter((r) => !taken.has(r.id)).map((r) => ({ ...r, parentId: reached.get(r.id)?.parentId ?? null }));
+      current = [...top, ...rest].slice(0, limit);
     }
   }
   const hits = current.map(node);
