@@ -19,6 +19,14 @@
  *   so the branch's good matches stay first and a strong match in another branch (the other part
  *   of a multi-part question) comes before the branch's weak records; the flat ranking also fills a
  *   branch of fewer than `limit` records. `"none"` returns what the walk found.
+ *
+ * Deeper than the first page (`limit` > SHARP_HITS: an agent or the eval filling a context), the
+ * hits after the first SHARP_HITS are the lowest level ranked with the pyramid's own context: each
+ * record also counts its group's score (the summary one level up it was folded into; see
+ * withGroupContext) — a graded vote of every group in place of the walk's in-branch-or-not prior —
+ * so the budget goes to the matches and the turns beside them in the parts of the history about
+ * the question before equal matches elsewhere. The first page is unchanged (its scores are the
+ * match's; later hits carry the lifted score, so scores need not fall monotonically there).
  */
 import type { Db } from "../core/db";
 import { badRequest } from "../core/errors";
@@ -27,6 +35,7 @@ import { Bm25Index } from "../text/bm25";
 import { directSourceRows, parentRowsOfStep, stepRowsInScope, type WalkRow } from "../store/provenance-reads";
 import { byTieKey } from "../store/record-sql";
 import { normalizeScope, parseJson, resolveBranch } from "./context";
+import { FUSION_DEFAULTS } from "./search";
 
 export const DEFAULT_WALK_BEAM = 3;
 export const MAX_WALK_BEAM = 20;
@@ -129,6 +138,40 @@ function keep(rows: Row[], query: string, beam: number, breadth: (typeof WALK_BR
   return all.slice(0, Math.min(MAX_WALK_BEAM, Math.max(beam, close)));
 }
 
+/**
+ * The level above the lowest votes for its records (the pyramid's own context): a record's flat
+ * score gets CONTEXT_WEIGHT × its group's score (the summary it was folded into, BM25 among that
+ * level's records), scaled so the best group lifts by CONTEXT_WEIGHT × the lowest level's best.
+ * A match in a group about the question comes before an equal match in a group about something
+ * else, and the group's other records (the turns around the match: the answer to a question
+ * asked in the turn before) follow its matches rather than never. The same weight as hybrid
+ * search's `context` (a candidate whose source record also matches gets half the source's score).
+ */
+export const CONTEXT_WEIGHT = FUSION_DEFAULTS.context;
+/** The first page of hits is the match ranking alone; the group context orders the hits after it. */
+export const SHARP_HITS = DEFAULT_WALK_LIMIT;
+
+export async function withGroupContext(
+  rows: Array<Row & { score: number }>,
+  groups: Array<Row & { score: number }>,
+  membersOf: (groupIds: string[]) => Promise<Row[]>,
+): Promise<Array<Row & { score: number }>> {
+  const best = rows[0]?.score ?? 0;
+  const groupBest = groups[0]?.score ?? 0;
+  if (!(best > 0 && groupBest > 0)) return rows;
+  const matching = groups.filter((g) => g.score > 0);
+  const groupScore = new Map(matching.map((g) => [g.id, g.score]));
+  const lift = new Map<string, number>();
+  for (const m of await membersOf(matching.map((g) => g.id))) {
+    const g = groupScore.get(m.parentId ?? "") ?? 0;
+    lift.set(m.id, Math.max(lift.get(m.id) ?? 0, g));
+  }
+  const scale = (CONTEXT_WEIGHT * best) / groupBest;
+  return rows
+    .map((r) => ({ ...r, score: Math.round((r.score + scale * (lift.get(r.id) ?? 0)) * 1e6) / 1e6 }))
+    .sort((a, b) => b.score - a.score || byTimeDesc(a, b));
+}
+
 /** A record of another branch than the walk's counts at this share of its score (the walk's branch is a prior, not a filter). */
 export const OTHER_BRANCH_WEIGHT = 0.5;
 
@@ -205,6 +248,17 @@ export async function walk(db: Db, input: WalkInput): Promise<WalkResult> {
       fallback = { step: lowest, confidence, reason: `the walk's best ${lowest} record scored ${Math.round(confidence * 100)}% of the best in the scope: ranked ${lowest} flat` };
     } else {
       current = mergeWithFlat(current, flat, limit);
+    }
+    if (limit > SHARP_HITS) {
+      // Past the first page: the lowest level with its groups' votes (withGroupContext), flat.
+      const groups = ranked(visible(await stepRowsInScope(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, step: path.at(-2)!, scope })), query);
+      const lifted = (await withGroupContext(flat, groups, (ids) => children(ids, lowest))).slice(0, limit);
+      const top = current.slice(0, SHARP_HITS);
+      const taken = new Set(top.map((r) => r.id));
+      // A record the walk reached keeps the parent it was reached from.
+      const reached = new Map(current.map((r) => [r.id, r]));
+      const rest = lifted.filter((r) => !taken.has(r.id)).map((r) => ({ ...r, parentId: reached.get(r.id)?.parentId ?? null }));
+      current = [...top, ...rest].slice(0, limit);
     }
   }
   const hits = current.map(node);

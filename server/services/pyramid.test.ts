@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
 import { PYRAMID_STEP } from "../pipeline/templates/pyramid";
 import { templateSpec } from "../pipeline/templates";
-import { walk } from "../search/walk";
+import { SHARP_HITS, walk } from "../search/walk";
 import { createTestDb } from "../store/test-db";
 import { appendSourceRecords, createPipeline } from "./pipelines";
 import { runPipeline } from "./runs";
@@ -137,6 +137,18 @@ describe("pyramid template", () => {
     expect(kept.fallback).toBeUndefined();
     expect(kept.hits[0]!.content).toContain("pottery class");
     expect(kept.hits.slice(0, 2).map((h) => h.content).join("\n")).toContain("lighthouse cabin");
+  });
+
+  it("a deep walk keeps the first page as the match ranking and orders the rest with the group context", async () => {
+    // A question whose group context would reorder its first page (Emma's turns sit in two tier-1 groups).
+    const query = "Emma school piano tooth sick party";
+    const base = { workspaceId, pipelineId, from: "synthesis", scope: SCOPE, query };
+    const page = await walk(db, { ...base, limit: SHARP_HITS });
+    const deep = await walk(db, { ...base, limit: 25 });
+    expect(deep.hits.slice(0, SHARP_HITS).map((h) => h.id)).toEqual(page.hits.map((h) => h.id));
+    // Past the first page, every other record once (the group context reorders, it drops nothing).
+    expect(deep.hits).toHaveLength(TURNS.length);
+    expect(new Set(deep.hits.map((h) => h.id)).size).toBe(TURNS.length);
   });
 
   it("refuses a walk that cannot run, saying why", async () => {
