@@ -77,16 +77,17 @@ function commandName(args) {
 }
 
 /**
- * WebAssembly (PGlite's Postgres, Prisma's query compiler) runs first as V8's baseline code
- * (Liftoff), and V8 recompiles the functions that run often with its optimizing compiler
- * (TurboFan) on other threads. A command that answers and exits pays for that recompilation and
- * is gone before it pays back: without it `status` uses ~40% less CPU (3.0 → 1.7 s measured at
- * load ~20, `run` on the hello world 4.8 → 2.5 s). Commands that may work for minutes still
- * optimize, only what runs 100× more than V8's default budget.
+ * V8 flags for this command (SYNTHEX_V8_FLAGS replaces them). WebAssembly (PGlite's Postgres,
+ * Prisma's query compiler) and JavaScript run first as baseline code, and V8 recompiles what runs
+ * often with its optimizing compilers on other threads. A command that answers and exits pays for
+ * that and is gone before it pays back: with `--liftoff-only --no-opt`, `status` used ~1.5 s of
+ * CPU instead of ~3.0 s (`search` ~1.7 instead of ~3.2). Commands that may work for minutes keep
+ * optimizing, only what runs 100× V8's default budget (`run` on the hello world: 4.8 → 2.8 s CPU).
  */
-function wasmTiering(args) {
+function v8Flags(args) {
+  if (process.env.SYNTHEX_V8_FLAGS !== undefined) return process.env.SYNTHEX_V8_FLAGS;
   const working = ["run", "eval", "import", "init", "watch", "replay", "apply"];
-  return working.includes(commandName(args)) ? "--wasm-tiering-budget=180000000" : "--liftoff-only";
+  return working.includes(commandName(args)) ? "--wasm-tiering-budget=180000000" : "--liftoff-only --no-opt";
 }
 
 async function compiled() {
@@ -105,7 +106,7 @@ if (process.argv[2] === "--prebuild") {
 }
 
 const dir = await compiled();
-setFlagsFromString(wasmTiering(process.argv.slice(2)));
+setFlagsFromString(v8Flags(process.argv.slice(2)));
 if (!dir) {
   const require = createRequire(import.meta.url);
   const tsx = require.resolve("tsx/cli", { paths: [root] });
