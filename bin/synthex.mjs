@@ -106,7 +106,8 @@ if (process.argv[2] === "--prebuild") {
 }
 
 const dir = await compiled();
-setFlagsFromString(v8Flags(process.argv.slice(2)));
+const v8 = v8Flags(process.argv.slice(2));
+setFlagsFromString(v8);
 if (!dir) {
   const require = createRequire(import.meta.url);
   const tsx = require.resolve("tsx/cli", { paths: [root] });
@@ -121,7 +122,7 @@ const mark = (label) => {
   const cpu = process.cpuUsage();
   if (process.env.SYNTHEX_TIMING) process.stderr.write(`[timing] ${performance.now().toFixed(0).padStart(6)} ms  cpu ${((cpu.user + cpu.system) / 1000).toFixed(0).padStart(5)} ms  ${label}\n`);
 };
-mark("compiled CLI found");
+mark(`compiled CLI found (V8 flags: ${v8 || "none"})`);
 const { buildCli } = await import(pathToFileURL(path.join(dir, "main.js")).href);
 mark("CLI entry loaded");
 await buildCli().parseAsync(process.argv);
