@@ -86,7 +86,7 @@ function commandName(args) {
  */
 function v8Flags(args) {
   if (process.env.SYNTHEX_V8_FLAGS !== undefined) return process.env.SYNTHEX_V8_FLAGS;
-  const working = ["run", "eval", "import", "init", "watch", "replay", "apply"];
+  const working = ["run", "eval", "import", "init", "watch", "replay", "apply", "gc", "purge"];
   return working.includes(commandName(args)) ? "--wasm-tiering-budget=180000000" : "--liftoff-only --no-opt";
 }
 
