@@ -2,10 +2,9 @@
  * `synthex`: the command line. Works on the embedded database by default (in a local workspace the
  * web app shows too), or against a running server with --url and an API key.
  *
- * Past 500 lines: this file is the command table (commander definitions and their wiring); each
- * command's work lives in server/cli/*.ts or a service. Command groups register themselves from
- * their own modules (keys, branch, memories, eval, log and shadow); the next to move out are watch,
- * import and purge.
+ * This file is the command table (commander definitions and their wiring); each command's work
+ * lives in server/cli/*.ts or a service. Command groups register themselves from their own modules
+ * (import, watch, run/runs, purge, keys, branch, memories, eval, log and shadow), in help order.
  */
 import { Command, Option } from "commander";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -19,7 +18,11 @@ import type { LineageResult } from "../search/provenance";
 import { describePath } from "../search/evidence-path";
 import { SEARCH_MODES, type SearchMode } from "../search/modes";
 import { connectLocal, connectRemote, type Connection } from "./api";
-import { bar, num, ProgressLine, table, usd } from "./output";
+import { num, print, table, usd } from "./output";
+import { fileImports, registerImportCommand, resolvePipeline as resolveSelectedPipeline } from "./import";
+import { registerWatchCommand } from "./watch";
+import { registerPurgeCommand } from "./purge";
+import { registerRunCommands } from "./runs";
 import { registerBranchCommands } from "./branch";
 import { registerMemoryCommands } from "./memories";
 import { registerEvalCommands } from "./eval";
@@ -77,10 +80,6 @@ function pipelineName(opts: GlobalOptions): string {
   return name;
 }
 
-function print(opts: GlobalOptions, value: unknown, human: () => string) {
-  console.log(opts.json ? JSON.stringify(value, null, 2) : human());
-}
-
 /**
  * Opens the connection, runs the command, always closes, and turns errors into a message + exit
  * code. `check` runs before connecting, so a missing pipeline or file fails at once.
@@ -114,55 +113,10 @@ function action<A extends unknown[]>(
   };
 }
 
-async function resolvePipeline(conn: Connection, opts: GlobalOptions) {
-  const name = pipelineName(opts);
-  return conn.api.pipeline.get.query({ workspaceId: conn.workspaceId, pipelineId: name, branch: opts.branch });
-}
-
-function requireFile(file: string) {
-  if (!existsSync(file)) throw new CliError(`File not found: ${file}`, 2);
-}
+const resolvePipeline = (conn: Connection, opts: GlobalOptions) => resolveSelectedPipeline(conn, opts, { pipelineName });
 
 /** For commands on the selected pipeline: fail before connecting when none is selected. */
 const needsPipeline = (opts: GlobalOptions) => void pipelineName(opts);
-
-async function importInto(conn: Connection, pipelineId: string, source: string, file: string, format?: ImportFormat) {
-  requireFile(file);
-  if (conn.mode === "remote") {
-    const body = new FormData();
-    body.set("file", new Blob([readFileSync(file)]), path.basename(file));
-    if (format) body.set("format", format);
-    const res = await fetch(`${conn.url}/api/v1/pipelines/${pipelineId}/sources/${source}/upload`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${conn.apiKey}` },
-      body,
-    });
-    if (!res.ok) {
-      const text = await res.text();
-      let message = text;
-      try {
-        message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
-      } catch {
-        // not JSON: the text as it came
-      }
-      throw new CliError(`Upload failed (${res.status}): ${message}`);
-    }
-    return (await res.json()) as { received: number; added: number; skipped: number; warnings: unknown[]; format: string };
-  }
-  const { importFile } = await import("../services/imports");
-  return importFile(conn.db!, { workspaceId: conn.workspaceId, pipelineId, source, path: file, format, actor: conn.actor });
-}
-
-function reportImport(opts: GlobalOptions, file: string, result: Awaited<ReturnType<typeof importInto>>) {
-  print(opts, result, () => {
-    const lines = [`Imported ${file} (${result.format}): ${num(result.received)} read, ${num(result.added)} new, ${num(result.skipped)} skipped.`];
-    for (const w of (result.warnings as Array<{ conversation?: string; reason: string }>).slice(0, 10)) {
-      lines.push(`  warning${w.conversation ? ` [${w.conversation}]` : ""}: ${w.reason}`);
-    }
-    if (result.warnings.length > 10) lines.push(`  … ${result.warnings.length - 10} more warnings`);
-    return lines.join("\n");
-  });
-}
 
 export function buildCli() {
   const program = new Command("synthex")
@@ -173,6 +127,11 @@ export function buildCli() {
     .option("--url <url>", "a running Synthex server (default: the embedded database)")
     .option("--api-key <key>", "API key for --url (or SYNTHEX_API_KEY)")
     .showHelpAfterError();
+  const fail = (message: string, exitCode = 1): never => {
+    throw new CliError(message, exitCode);
+  };
+  const deps = { action, fail, pipelineName };
+  const { requireFile, importInto, reportImport } = fileImports(fail);
 
   program
     .command("init <name>")
@@ -216,65 +175,8 @@ export function buildCli() {
       }),
     );
 
-  program
-    .command("import <file>")
-    .description("import a file into a source of the pipeline")
-    .option("--source <name>", "source name (default: the first source)")
-    .addOption(new Option("--format <format>", "override format detection").choices(IMPORT_FORMATS))
-    .action(
-      action(async (conn, opts, file: string) => {
-        const o = opts as GlobalOptions & { source?: string; format?: ImportFormat };
-        const { pipeline, version } = await resolvePipeline(conn, opts);
-        const source = o.source ?? version.spec.sources[0]?.name;
-        if (!source) throw new CliError("This pipeline has no source.");
-        reportImport(opts, file, await importInto(conn, pipeline.id, source, file, o.format));
-      }, ([file], opts) => { needsPipeline(opts); requireFile(file); }),
-    );
-
-  program
-    .command("watch <dir>")
-    .description("import every note, document, image or audio file that appears or changes in a folder (once per content); Ctrl-C stops")
-    .option("--source <name>", "source name (default: the first source)")
-    .option("--stable-ms <ms>", "wait until a file's size is still this long before reading it", "2000")
-    .option("--poll", "poll the folder (network drives)")
-    .action(
-      action(async (conn, opts, dir: string) => {
-        const o = opts as GlobalOptions & { source?: string; stableMs: string; poll?: boolean };
-        const { pipeline, version } = await resolvePipeline(conn, opts);
-        const source = o.source ?? version.spec.sources[0]?.name;
-        if (!source) throw new CliError("This pipeline has no source.");
-        const { watchFolder } = await import("../services/watch-folder");
-        const say = (line: string) => (opts.json ? undefined : console.log(line));
-        const watcher = watchFolder(dir, {
-          stableMs: Number(o.stableMs) || 2000,
-          usePolling: o.poll,
-          importOne: async (file) => {
-            const res = await importInto(conn, pipeline.id, source, file);
-            // On this machine's database (local executor) the import only announces itself to Inngest:
-            // the incremental run is requested here, and runs in this process while it watches.
-            if (conn.mode !== "remote" && res.added > 0) {
-              const { requestIncrementalRun } = await import("../services/ingest");
-              await requestIncrementalRun(conn.db!, { workspaceId: conn.workspaceId, pipelineId: pipeline.id }, "watch: a file was imported", `${path.basename(file)} was imported into ${source}`);
-            }
-            return res;
-          },
-          onEvent: (e) => {
-            if (opts.json) return console.log(JSON.stringify(e));
-            if (e.kind === "imported") say(`imported ${e.file}: ${num(e.received)} read, ${num(e.added)} new${e.added ? " (incremental run requested)" : ""}`);
-            else if (e.kind === "unchanged") say(`${e.file}: same content as ${e.sameAs}, already imported`);
-            else if (e.kind === "failed") console.error(`synthex: ${e.file}: ${e.message}`);
-            else if (e.kind === "deleted") say(`${e.file} was deleted from the folder; its records stay in memory (forget them in the explorer)`);
-          },
-        });
-        await watcher.ready;
-        say(`Watching ${dir} → ${pipeline.name}/${source}. Ctrl-C to stop.`);
-        await new Promise<void>((resolve) => {
-          process.once("SIGINT", resolve);
-          process.once("SIGTERM", resolve);
-        });
-        await watcher.close();
-      }, ([dir], opts) => { needsPipeline(opts); requireFile(dir); }),
-    );
+  registerImportCommand(program, deps);
+  registerWatchCommand(program, deps);
 
   program
     .command("status")
@@ -326,101 +228,7 @@ export function buildCli() {
       }, (_args, opts) => needsPipeline(opts)),
     );
 
-  program
-    .command("run [step]")
-    .description("run the pipeline (only missing work); a step name runs it and what it needs")
-    .option("--from <step>", "run this step and everything downstream")
-    .option("--full", "recompute even where results exist")
-    .option("--replay", "reuse stored model responses (no spend)")
-    .action(
-      action(async (conn, opts, step?: string) => {
-        const o = opts as GlobalOptions & { from?: string; full?: boolean; replay?: boolean };
-        const { pipeline, branch, version } = await resolvePipeline(conn, opts);
-        const run = await conn.api.run.start.mutate({
-          workspaceId: conn.workspaceId,
-          pipelineId: pipeline.id,
-          branch: branch.name,
-          options: { steps: step ? [step] : undefined, from: o.from, full: o.full, replay: o.replay },
-        });
-        const progress = new ProgressLine();
-        const shown = new Set<string>();
-        let current = run;
-        for (;;) {
-          const detail = await conn.api.run.get.query({ workspaceId: conn.workspaceId, runId: run.id });
-          current = detail;
-          const steps = detail.stats.steps;
-          if (!opts.json) {
-            for (const s of steps) {
-              if (shown.has(s.step)) continue;
-              if (s.status === "pending") continue;
-              const line = `${s.step.padEnd(16)} ${bar(s.input, Math.max(s.input, s.input + 0))} ${num(s.output)} new, ${num(s.skipped)} unchanged${s.errors ? `, ${s.errors} failed` : ""}${s.reason ? ` (${s.status}: ${s.reason})` : ""}`;
-              if (s.status !== "running") {
-                progress.done(line);
-                shown.add(s.step);
-              } else progress.update(line);
-            }
-          }
-          if (!["queued", "running"].includes(detail.status)) break;
-          await new Promise((r) => setTimeout(r, 300));
-        }
-        const steps = current.stats.steps;
-        const created = steps.reduce((a, s) => a + s.output, 0);
-        const tokens = steps.reduce((a, s) => a + s.tokensIn + s.tokensOut, 0);
-        const cost = steps.reduce((a, s) => a + s.costUsd, 0);
-        const usesOffline = version.spec.steps.some((s) => "model" in s && String(s.model ?? "").startsWith("offline/"));
-        // One clock: the run record's own start and finish (not this process's wait), and its steps' stats.
-        const ran = current.startedAt && current.finishedAt ? new Date(current.finishedAt).getTime() - new Date(current.startedAt).getTime() : null;
-        const perStep = table(
-          steps.map((s) => ({
-            step: s.step,
-            status: s.status === "pending" ? "queued" : s.status,
-            items: num(s.items ?? 0),
-            made: num(s.output),
-            time: `${(s.durationMs / 1000).toFixed(1)} s`,
-            tokens: num(s.tokensIn + s.tokensOut),
-            cost: usd(s.costUsd),
-          })),
-        );
-        const { OFFLINE_MODEL_LABEL } = await import("../llm/offline-model");
-        print(opts, current, () =>
-          [
-            perStep,
-            `Run ${current.id}: ${current.status}. ${num(created)} records created, ${num(tokens)} tokens, ${usd(cost)}, ${ran === null ? "?" : (ran / 1000).toFixed(1)} s (run record).`,
-            current.error ? `Error: ${current.error}` : "",
-            usesOffline ? `Note: ${OFFLINE_MODEL_LABEL}` : "",
-            "Next: synthex search \"…\"",
-          ]
-            .filter(Boolean)
-            .join("\n"),
-        );
-        if (current.status === "failed" || current.status === "cancelled") process.exitCode = 1;
-      }, (_args, opts) => needsPipeline(opts)),
-    );
-
-  program
-    .command("runs [id]")
-    .description("recent runs, or one run's details")
-    .action(
-      action(async (conn, opts, id?: string) => {
-        if (id) {
-          const run = await conn.api.run.get.query({ workspaceId: conn.workspaceId, runId: id });
-          const steps = run.stats.steps;
-          print(opts, run, () =>
-            [
-              `Run ${run.id} on ${run.branchName}: ${run.status}${run.error ? ` — ${run.error}` : ""}`,
-              table(steps.map((s) => ({ step: s.step, input: s.input, output: s.output, skipped: s.skipped, errors: s.errors, tokens: s.tokensIn + s.tokensOut, cost: usd(s.costUsd), ms: s.durationMs }))),
-              ...run.failures.map((f) => `failed ${f.step} [${f.inputKey}] after ${f.attempts} attempt(s): ${f.error}`),
-            ].join("\n"),
-          );
-          return;
-        }
-        const { pipeline } = await resolvePipeline(conn, opts);
-        const runs = await conn.api.run.list.query({ workspaceId: conn.workspaceId, pipelineId: pipeline.id });
-        print(opts, runs, () =>
-          table(runs.map((r) => ({ id: r.id, status: r.status, started: r.startedAt?.toISOString() ?? "", finished: r.finishedAt?.toISOString() ?? "" }))),
-        );
-      }, ([id], opts) => { if (!id) needsPipeline(opts); }),
-    );
+  registerRunCommands(program, deps);
 
   program
     .command("search <query>")
@@ -541,33 +349,7 @@ export function buildCli() {
       }, (_args, opts) => needsPipeline(opts)),
     );
 
-  program
-    .command("purge [id]")
-    .description("delete a record (or --scope: every record of a scope) and everything derived from it, on every branch; --dry-run lists it")
-    .option("--scope <prefix>", "purge a scope of the selected pipeline instead of one record")
-    .option("--dry-run", "list what would be deleted, delete nothing")
-    .action(
-      action(async (conn, opts, id?: string) => {
-        const o = opts as GlobalOptions & { scope?: string; dryRun?: boolean };
-        const dryRun = Boolean(o.dryRun);
-        const result = o.scope
-          ? await conn.api.record.purgeScope.mutate({ workspaceId: conn.workspaceId, pipelineId: (await resolvePipeline(conn, opts)).pipeline.id, scope: o.scope, dryRun })
-          : await conn.api.record.purge.mutate({ workspaceId: conn.workspaceId, id: id!, dryRun });
-        print(opts, result, () => {
-          const steps = Object.entries(result.byStep).map(([step, n]) => `${step} ${num(n)}`).join(", ");
-          const pointers = Object.entries(result.pointers).map(([branch, n]) => `${branch} ${num(n)}`).join(", ");
-          return [
-            `${dryRun ? "Dry run: would delete" : "Deleted"} ${num(result.records.length)} record(s)${steps ? ` (${steps})` : ""}.`,
-            `  branch pointers: ${pointers || "none"} · embeddings ${num(result.embeddings)} · search postings ${num(result.postings)} · edges ${num(result.edges)} · live sessions ${num(result.ingestSessions)} (${num(result.ingestMessages)} messages)`,
-            `  copies of the text: eval cases ${num(result.copies.evalCases)} · run failures ${num(result.copies.runFailures)} (redacted) · webhook deliveries ${num(result.copies.webhookDeliveries)} (deleted) · question-set questions ${num(result.copies.questions)} · kept Idempotency-Key answers ${num(result.copies.idempotencyResponses)} (replaced by 410)`,
-            dryRun ? `Purge with: synthex purge ${o.scope ? `--scope ${o.scope}` : id}` : `Audit entry ${result.auditId}. The next run rebuilds what depended on it from what is left.`,
-          ].join("\n");
-        });
-      }, ([id], opts) => {
-        if (!id === !opts.scope) throw new CliError("Name a record id or --scope <prefix> (one of them).", 2);
-        if (opts.scope) needsPipeline(opts);
-      }),
-    );
+  registerPurgeCommand(program, deps);
 
   program
     .command("get <id>")
@@ -630,34 +412,11 @@ export function buildCli() {
       }, (_args, opts) => needsPipeline(opts)),
     );
 
-  const fail = (message: string, exitCode = 1): never => {
-    throw new CliError(message, exitCode);
-  };
-  registerKeyCommands(program, { action, fail, pipelineName });
-  registerBranchCommands(program, {
-    action,
-    fail,
-    pipelineName,
-    selectBranch: (branch) => writeConfig({ ...readConfig(), branch }),
-  });
-
-  registerMemoryCommands(program, {
-    action,
-    fail,
-    pipelineName,
-  });
-
-  registerEvalCommands(program, {
-    action,
-    fail,
-    pipelineName: (opts) => opts.pipeline ?? readConfig().pipeline,
-  });
-
-  registerLogCommands(program, {
-    action,
-    fail,
-    pipelineName,
-  });
+  registerKeyCommands(program, deps);
+  registerBranchCommands(program, { ...deps, selectBranch: (branch) => writeConfig({ ...readConfig(), branch }) });
+  registerMemoryCommands(program, deps);
+  registerEvalCommands(program, { ...deps, pipelineName: (opts) => opts.pipeline ?? readConfig().pipeline });
+  registerLogCommands(program, deps);
 
   return program;
 }

@@ -33,3 +33,6 @@ export class ProgressLine {
     this.last = "";
   }
 }
+
+/** A command's answer: JSON with --json, else the human text. */
+export const print = (opts: { json?: boolean }, value: unknown, human: () => string) => console.log(opts.json ? JSON.stringify(value, null, 2) : human());
