@@ -29,7 +29,8 @@
  * with `<branch>` (made from main if missing) shadowing main (shadow), interleaved so the machine's
  * other load falls on all alike; the latencies of a variant are pooled over its rounds. Lines:
  *   OVERHEAD <target> <surface> clients=<n> p95_base=<ms> p95_log=<ms> (+x%) p95_shadow=<ms> (+y%) … load=<1 min>
- * and the shadow's counters (answered, dropped: the queue was full) as the server stored them.
+ * and the shadow's counters (answered, dropped: the queue was full) as the server stored them, and
+ * how many query log entries were written of the calls the log rounds served (log_written=<n>/<calls>).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -400,8 +401,8 @@ type Variant = "base" | "log" | "shadow";
 
 /**
  * What the query log and shadow traffic add to the live response (issue 37): each variant in turn,
- * `rounds` times, per client level and read surface; the server picks a change up within its 5 s
- * settings caches, so each switch waits 6 s before measuring.
+ * `rounds` times, per client level and read surface; the server picks a change up within its 1 s
+ * settings caches, so each switch waits 6 s before measuring (and the log's last batch is written).
  */
 async function overheadComparison(o: {
   db: Awaited<ReturnType<typeof import("../server/store/runtime-env").openMigratedDb>>;
@@ -431,6 +432,7 @@ async function overheadComparison(o: {
       const pooled: Record<Variant, number[]> = { base: [], log: [], shadow: [] };
       const errors: Record<Variant, number> = { base: 0, log: 0, shadow: 0 };
       const loads: number[] = [];
+      const loggedBefore = await o.db.queryLogEntry.count({ where: { pipelineId: o.pipelineId } });
       const before = shadowBranch ? await o.db.shadowTraffic.aggregate({ where: { pipelineId: o.pipelineId, branch: shadowBranch }, _sum: { answered: true, dropped: true, failed: true } }) : null;
       for (let r = 0; r < rounds; r++) {
         for (const v of r % 2 ? [...variants].reverse() : variants) {
@@ -446,11 +448,12 @@ async function overheadComparison(o: {
       const p95 = (v: Variant) => percentile([...pooled[v]].sort((a, b) => a - b), 95);
       const p50 = (v: Variant) => percentile([...pooled[v]].sort((a, b) => a - b), 50);
       const vs = (v: Variant) => `p95_${v}=${p95(v).toFixed(1)} (${p95(v) >= p95("base") ? "+" : ""}${((p95(v) / p95("base") - 1) * 100).toFixed(1)}%) p50_${v}=${p50(v).toFixed(1)} n_${v}=${pooled[v].length} errors_${v}=${errors[v]}`;
-      let counters = "";
+      // Every successful call of the log rounds is logged (written in batches after the response).
+      let counters = withLog ? ` log_written=${(await o.db.queryLogEntry.count({ where: { pipelineId: o.pipelineId } })) - loggedBefore}/${pooled.log.length}` : "";
       if (before) {
         const after = await o.db.shadowTraffic.aggregate({ where: { pipelineId: o.pipelineId, branch: shadowBranch! }, _sum: { answered: true, dropped: true, failed: true } });
         const d = (k: "answered" | "dropped" | "failed") => (after._sum[k] ?? 0) - (before._sum[k] ?? 0);
-        counters = ` shadow_answered=${d("answered")} shadow_dropped=${d("dropped")} shadow_failed=${d("failed")}`;
+        counters += ` shadow_answered=${d("answered")} shadow_dropped=${d("dropped")} shadow_failed=${d("failed")}`;
       }
       const mean = loads.reduce((s, x) => s + x, 0) / loads.length;
       console.log(`OVERHEAD ${o.target} ${surface} clients=${clients} p95_base=${p95("base").toFixed(1)} p50_base=${p50("base").toFixed(1)} n_base=${pooled.base.length} ${variants.slice(1).map(vs).join(" ")}${counters} load=${mean.toFixed(1)}`);
