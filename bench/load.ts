@@ -402,7 +402,7 @@ type Variant = "base" | "log" | "shadow";
 /**
  * What the query log and shadow traffic add to the live response (issue 37): each variant in turn,
  * `rounds` times, per client level and read surface; the server picks a change up within its 1 s
- * settings caches, so each switch waits 6 s before measuring (and the log's last batch is written).
+ * settings caches, so each switch waits 2.5 s before measuring (the log's last batch is written by then).
  */
 async function overheadComparison(o: {
   db: Awaited<ReturnType<typeof import("../server/store/runtime-env").openMigratedDb>>;
@@ -423,7 +423,7 @@ async function overheadComparison(o: {
     const open = shadowBranch ? await o.db.shadowTraffic.findFirst({ where: { pipelineId: o.pipelineId, branch: shadowBranch, stoppedAt: null } }) : null;
     if (v === "shadow" && !open) await startShadow(o.db, { ...ref, branch: shadowBranch!, actor: "bench", minutes: 24 * 60 });
     if (v !== "shadow" && open) await stopShadow(o.db, { ...ref, branch: shadowBranch! });
-    await new Promise((r) => setTimeout(r, 6000));
+    await new Promise((r) => setTimeout(r, 2500));
   };
   const readSurfaces = surfaces.filter((s): s is ReadSurface => s === "search" || s === "ask" || s === "mcp");
   console.log(`[bench:load] ${o.target}: overhead of ${variants.slice(1).join(" and ")} — ${rounds} interleaved rounds of ${durationS} s per variant, surfaces ${readSurfaces.join(", ")}`);
