@@ -28,7 +28,9 @@
  * rounds (default 3) each run the surface with nothing on (base), with the query log on (log) and
  * with `<branch>` (made from main if missing) shadowing main (shadow), interleaved so the machine's
  * other load falls on all alike; the latencies of a variant are pooled over its rounds. Lines:
- *   OVERHEAD <target> <surface> clients=<n> p95_base=<ms> p95_log=<ms> (+x%) p95_shadow=<ms> (+y%) … load=<1 min>
+ *   OVERHEAD <target> <surface> clients=<n> p95_base=<ms> p95_log=<ms> (+x%; paired median +x'%) p95_shadow=<ms> (+y%; …) … load=<1 min>
+ * (+x% compares the p95s of the latencies pooled over the rounds; the paired median is the median
+ * over rounds of each round's p95 against the base p95 of the same round)
  * and the shadow's counters (answered, dropped: the queue was full) as the server stored them, and
  * how many query log entries were written of the calls the log rounds served (log_written=<n>/<calls>).
  */
@@ -430,6 +432,8 @@ async function overheadComparison(o: {
   for (const clients of levels) {
     for (const surface of readSurfaces) {
       const pooled: Record<Variant, number[]> = { base: [], log: [], shadow: [] };
+      // Each round's p95 per variant: the paired ratio (variant / base of the same round) follows the machine's load less than pooled p95s.
+      const perRound: Array<Partial<Record<Variant, number>>> = [];
       const errors: Record<Variant, number> = { base: 0, log: 0, shadow: 0 };
       const loads: number[] = [];
       const loggedBefore = await o.db.queryLogEntry.count({ where: { pipelineId: o.pipelineId } });
@@ -440,6 +444,7 @@ async function overheadComparison(o: {
           const row = await phase(o.target, surface, surface === "mcp" ? "MCP" : "REST", clients, o.probe, o.rest[surface]);
           printRow({ ...row, surface: `${surface} [${v}]` as Surface });
           pooled[v].push(...row.latencies);
+          (perRound[r] ??= {})[v] = row.p95;
           errors[v] += row.errors;
           loads.push(row.load);
         }
@@ -447,7 +452,12 @@ async function overheadComparison(o: {
       await apply("base");
       const p95 = (v: Variant) => percentile([...pooled[v]].sort((a, b) => a - b), 95);
       const p50 = (v: Variant) => percentile([...pooled[v]].sort((a, b) => a - b), 50);
-      const vs = (v: Variant) => `p95_${v}=${p95(v).toFixed(1)} (${p95(v) >= p95("base") ? "+" : ""}${((p95(v) / p95("base") - 1) * 100).toFixed(1)}%) p50_${v}=${p50(v).toFixed(1)} n_${v}=${pooled[v].length} errors_${v}=${errors[v]}`;
+      const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
+      const paired = (v: Variant) => {
+        const ratios = perRound.map((p) => p[v]! / p.base! - 1).sort((a, b) => a - b);
+        return ratios.length % 2 ? ratios[(ratios.length - 1) / 2]! : (ratios[ratios.length / 2 - 1]! + ratios[ratios.length / 2]!) / 2;
+      };
+      const vs = (v: Variant) => `p95_${v}=${p95(v).toFixed(1)} (${pct(p95(v) / p95("base") - 1)}; paired median ${pct(paired(v))}) p50_${v}=${p50(v).toFixed(1)} n_${v}=${pooled[v].length} errors_${v}=${errors[v]}`;
       // Every successful call of the log rounds is logged (written in batches after the response).
       let counters = withLog ? ` log_written=${(await o.db.queryLogEntry.count({ where: { pipelineId: o.pipelineId } })) - loggedBefore}/${pooled.log.length}` : "";
       if (before) {
