@@ -6,6 +6,9 @@ export async function registerNode() {
   // Before Next handles a request: per-address limits need the socket peer, which route handlers never see.
   const { installPeerStamp } = await import("./server/http/client-address");
   installPeerStamp();
+  // Shadow traffic answers its copies only while no request is in flight (issue 37).
+  const { countLiveHttpRequests } = await import("./server/services/live-requests");
+  countLiveHttpRequests();
   const { startAppServer } = await import("./server/services/app-server");
   try {
     startAppServer();

@@ -70,6 +70,7 @@ export const databaseTests = [
   "server/services/purge-copies.test.ts",
   "server/services/purge.test.ts",
   "server/services/pyramid.test.ts",
+  "server/services/query-log-writer.test.ts",
   "server/services/run-recovery.test.ts",
   "server/services/run-view.test.ts",
   "server/services/source-inbox.test.ts",

@@ -28,8 +28,11 @@
  * rounds (default 3) each run the surface with nothing on (base), with the query log on (log) and
  * with `<branch>` (made from main if missing) shadowing main (shadow), interleaved so the machine's
  * other load falls on all alike; the latencies of a variant are pooled over its rounds. Lines:
- *   OVERHEAD <target> <surface> clients=<n> p95_base=<ms> p95_log=<ms> (+x%) p95_shadow=<ms> (+y%) … load=<1 min>
- * and the shadow's counters (answered, dropped: the queue was full) as the server stored them.
+ *   OVERHEAD <target> <surface> clients=<n> p95_base=<ms> p95_log=<ms> (+x%; paired median +x'%) p95_shadow=<ms> (+y%; …) … load=<1 min>
+ * (+x% compares the p95s of the latencies pooled over the rounds; the paired median is the median
+ * over rounds of each round's p95 against the base p95 of the same round)
+ * and the shadow's counters (answered, dropped: the queue was full) as the server stored them, and
+ * how many query log entries were written of the calls the log rounds served (log_written=<n>/<calls>).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -400,8 +403,8 @@ type Variant = "base" | "log" | "shadow";
 
 /**
  * What the query log and shadow traffic add to the live response (issue 37): each variant in turn,
- * `rounds` times, per client level and read surface; the server picks a change up within its 5 s
- * settings caches, so each switch waits 6 s before measuring.
+ * `rounds` times, per client level and read surface; the server picks a change up within its 1 s
+ * settings caches, so each switch waits 2.5 s before measuring (the log's last batch is written by then).
  */
 async function overheadComparison(o: {
   db: Awaited<ReturnType<typeof import("../server/store/runtime-env").openMigratedDb>>;
@@ -422,15 +425,18 @@ async function overheadComparison(o: {
     const open = shadowBranch ? await o.db.shadowTraffic.findFirst({ where: { pipelineId: o.pipelineId, branch: shadowBranch, stoppedAt: null } }) : null;
     if (v === "shadow" && !open) await startShadow(o.db, { ...ref, branch: shadowBranch!, actor: "bench", minutes: 24 * 60 });
     if (v !== "shadow" && open) await stopShadow(o.db, { ...ref, branch: shadowBranch! });
-    await new Promise((r) => setTimeout(r, 6000));
+    await new Promise((r) => setTimeout(r, 2500));
   };
   const readSurfaces = surfaces.filter((s): s is ReadSurface => s === "search" || s === "ask" || s === "mcp");
   console.log(`[bench:load] ${o.target}: overhead of ${variants.slice(1).join(" and ")} — ${rounds} interleaved rounds of ${durationS} s per variant, surfaces ${readSurfaces.join(", ")}`);
   for (const clients of levels) {
     for (const surface of readSurfaces) {
       const pooled: Record<Variant, number[]> = { base: [], log: [], shadow: [] };
+      // Each round's p95 per variant: the paired ratio (variant / base of the same round) follows the machine's load less than pooled p95s.
+      const perRound: Array<Partial<Record<Variant, number>>> = [];
       const errors: Record<Variant, number> = { base: 0, log: 0, shadow: 0 };
       const loads: number[] = [];
+      const loggedBefore = await o.db.queryLogEntry.count({ where: { pipelineId: o.pipelineId } });
       const before = shadowBranch ? await o.db.shadowTraffic.aggregate({ where: { pipelineId: o.pipelineId, branch: shadowBranch }, _sum: { answered: true, dropped: true, failed: true } }) : null;
       for (let r = 0; r < rounds; r++) {
         for (const v of r % 2 ? [...variants].reverse() : variants) {
@@ -438,6 +444,7 @@ async function overheadComparison(o: {
           const row = await phase(o.target, surface, surface === "mcp" ? "MCP" : "REST", clients, o.probe, o.rest[surface]);
           printRow({ ...row, surface: `${surface} [${v}]` as Surface });
           pooled[v].push(...row.latencies);
+          (perRound[r] ??= {})[v] = row.p95;
           errors[v] += row.errors;
           loads.push(row.load);
         }
@@ -445,12 +452,18 @@ async function overheadComparison(o: {
       await apply("base");
       const p95 = (v: Variant) => percentile([...pooled[v]].sort((a, b) => a - b), 95);
       const p50 = (v: Variant) => percentile([...pooled[v]].sort((a, b) => a - b), 50);
-      const vs = (v: Variant) => `p95_${v}=${p95(v).toFixed(1)} (${p95(v) >= p95("base") ? "+" : ""}${((p95(v) / p95("base") - 1) * 100).toFixed(1)}%) p50_${v}=${p50(v).toFixed(1)} n_${v}=${pooled[v].length} errors_${v}=${errors[v]}`;
-      let counters = "";
+      const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
+      const paired = (v: Variant) => {
+        const ratios = perRound.map((p) => p[v]! / p.base! - 1).sort((a, b) => a - b);
+        return ratios.length % 2 ? ratios[(ratios.length - 1) / 2]! : (ratios[ratios.length / 2 - 1]! + ratios[ratios.length / 2]!) / 2;
+      };
+      const vs = (v: Variant) => `p95_${v}=${p95(v).toFixed(1)} (${pct(p95(v) / p95("base") - 1)}; paired median ${pct(paired(v))}) p50_${v}=${p50(v).toFixed(1)} n_${v}=${pooled[v].length} errors_${v}=${errors[v]}`;
+      // Every successful call of the log rounds is logged (written in batches after the response).
+      let counters = withLog ? ` log_written=${(await o.db.queryLogEntry.count({ where: { pipelineId: o.pipelineId } })) - loggedBefore}/${pooled.log.length}` : "";
       if (before) {
         const after = await o.db.shadowTraffic.aggregate({ where: { pipelineId: o.pipelineId, branch: shadowBranch! }, _sum: { answered: true, dropped: true, failed: true } });
         const d = (k: "answered" | "dropped" | "failed") => (after._sum[k] ?? 0) - (before._sum[k] ?? 0);
-        counters = ` shadow_answered=${d("answered")} shadow_dropped=${d("dropped")} shadow_failed=${d("failed")}`;
+        counters += ` shadow_answered=${d("answered")} shadow_dropped=${d("dropped")} shadow_failed=${d("failed")}`;
       }
       const mean = loads.reduce((s, x) => s + x, 0) / loads.length;
       console.log(`OVERHEAD ${o.target} ${surface} clients=${clients} p95_base=${p95("base").toFixed(1)} p50_base=${p50("base").toFixed(1)} n_base=${pooled.base.length} ${variants.slice(1).map(vs).join(" ")}${counters} load=${mean.toFixed(1)}`);

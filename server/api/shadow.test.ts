@@ -5,7 +5,7 @@
  * with exactly the queries sent on main (none served on another branch), main's side is what was
  * served, the identical branch scores overlap 1 / RBO 1 / a zero interval and the other less.
  * Stopping stops the copies. A burst larger than the (small) queue drops copies and counts them,
- * every response still answered. Bad input is refused naming the field; roles below the declared
+ * every response still answered. A copy waits while a live request is in flight. Bad input is refused naming the field; roles below the declared
  * permissions are refused; a scope purge deletes the shadow results of that scope.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -23,7 +23,8 @@ import { createBranch } from "../services/branches";
 import { addNote } from "../services/notes";
 import { createPipeline, saveVersion } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
-import { settleShadow } from "../services/shadow";
+import { beginLiveRequest } from "../services/live-requests";
+import { settleShadow, shadowStats } from "../services/shadow";
 import { signUp } from "../services/users";
 import { createTestDb } from "../store/test-db";
 import { handleRest } from "./rest";
@@ -173,6 +174,18 @@ describe("shadow traffic", () => {
     expect(answered + dropped).toBe(40);
     expect(dropped).toBeGreaterThan(0);
   }, 120_000);
+
+  it("answers a copy only when no live request is in flight", async () => {
+    const before = shadowStats();
+    const stillServing = beginLiveRequest();
+    expect((await send(QUERIES[1]!)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 500));
+    // Taken and waiting while another live request runs.
+    expect(shadowStats()).toMatchObject({ taken: before.taken + 1, answered: before.answered, queued: 1 });
+    stillServing();
+    await settleShadow();
+    expect(shadowStats()).toMatchObject({ answered: before.answered + 1, queued: 0 });
+  });
 
   it("refuses bad input naming the field, and roles below the declared permission", async () => {
     const start = (body: Json, key = keys.admin) => rest("POST", `/pipelines/${pipelineId}/shadow`, key, body);

@@ -4,6 +4,7 @@ import { z, ZodError } from "zod";
 import { can, isReadPermission, type Permission, type Role } from "../auth/permissions";
 import { assertPipelineAllowed, authenticateApiKey, isRestricted, type KeyRestrictions } from "../services/api-keys";
 import { recordAudit } from "../services/audit";
+import { beginLiveRequest } from "../services/live-requests";
 import { consumeApiRate } from "../http/api-rate-limit";
 import type { Db } from "../core/db";
 import { DomainError } from "../core/errors";
@@ -145,9 +146,19 @@ const apiRateLimit = t.middleware(async ({ ctx, next }) => {
   return next();
 });
 
+/** Counts the call as a live request while it runs: shadow traffic waits until none is in flight (services/live-requests.ts). */
+const liveRequest = t.middleware(async ({ next }) => {
+  const end = beginLiveRequest();
+  try {
+    return await next();
+  } finally {
+    end();
+  }
+});
+
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.meta({ access: "public" }).use(apiRateLimit).use(domainErrors);
+export const publicProcedure = t.procedure.meta({ access: "public" }).use(liveRequest).use(apiRateLimit).use(domainErrors);
 
 export const authedProcedure = publicProcedure.meta({ access: "authed" }).use(({ ctx, next }) => {
   if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in or send an API key." });

@@ -1,6 +1,6 @@
 /**
  * Work this process started and did not wait for (a local run and its post-run indexing,
- * webhook deliveries). A short-lived process (the CLI) awaits `settleBackgroundWork` before it
+ * webhook deliveries, the query log's buffered entries). A short-lived process (the CLI) awaits `settleBackgroundWork` before it
  * closes the database, so nothing is cut off half-way ("Cannot use a pool after calling end").
  */
 const pending = new Set<Promise<unknown>>();
@@ -14,7 +14,16 @@ export function trackBackground<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-/** Wait until every tracked promise (including ones started meanwhile) has settled. */
+/** Buffers written on a timer (the query log's batched writer): settling writes them at once. */
+const flushers = new Set<() => Promise<void>>();
+export function flushOnSettle(flush: () => Promise<void>): void {
+  flushers.add(flush);
+}
+
+/** Wait until every tracked promise (including ones started meanwhile) has settled and every buffer is written. */
 export async function settleBackgroundWork(): Promise<void> {
-  while (pending.size > 0) await Promise.allSettled([...pending]);
+  do {
+    while (pending.size > 0) await Promise.allSettled([...pending]);
+    await Promise.allSettled([...flushers].map((flush) => flush()));
+  } while (pending.size > 0);
 }

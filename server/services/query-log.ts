@@ -1,8 +1,9 @@
 /**
  * The query log (issue 37), opt-in per pipeline: every served search, ask, brief and walk — over
  * REST, MCP, tRPC and the compatibility APIs, which all reach the same procedures — is written
- * AFTER the response is on its way (`recordServedQuery` returns at once; the write runs on a later
- * tick, tracked so short-lived processes wait for it). An entry keeps who asked, scope, mode and
+ * AFTER the response is on its way: `recordServedQuery` returns at once, the entry is built on a
+ * later tick and buffered, and the buffer is written in one multi-row INSERT every 250 ms
+ * (services/batch-writer.ts; bounded, drops counted; settling and a normal stop write it at once). An entry keeps who asked, scope, mode and
  * parameters, the query, the served record ids with ranks and scores, ask's citations and
  * confidence, latency, and the branch and version that answered — never record content. Retention
  * and a size cap prune it; a purge deletes the entries naming what it purges (server/services/purge.ts).
@@ -14,7 +15,7 @@ import type { AnswerPacket } from "./ask";
 import { badRequest } from "../core/errors";
 import {
   DEFAULT_QUERY_LOG,
-  insertQueryLogEntry,
+  insertQueryLogEntries,
   listQueryLogEntries,
   pruneQueryLog,
   queryLogWhere,
@@ -25,25 +26,26 @@ import {
   type QueryLogSettings,
 } from "../store/query-log";
 import { actorLabel } from "./audit";
-import { trackBackground } from "./background";
+import { requestCacheMs, TtlCache } from "../core/ttl-cache";
+import { flushOnSettle, trackBackground } from "./background";
+import { BatchWriter } from "./batch-writer";
 
 export { DEFAULT_QUERY_LOG, type QueryLogSettings };
 export const QUERY_KINDS = ["search", "ask", "brief", "walk"] as const;
 export type QueryKind = (typeof QUERY_KINDS)[number];
 
-/** Settings are read per served call: cached briefly so a pipeline with the log off pays one map lookup. */
-const CONFIG_TTL_MS = 5000;
-const configCache = new Map<string, { at: number; settings: QueryLogSettings }>();
+/**
+ * Settings are read per served call: cached per pipeline with the request path's bound
+ * (SYNTHEX_AUTH_CACHE_MS, at most 1 s; a change made here is seen at once), so a pipeline with the
+ * log off pays a map lookup and a change reaches every app server within the bound.
+ */
+const configCache = new TtlCache<QueryLogSettings>(requestCacheMs());
 /** Prune a pipeline's log at most this often. */
 const PRUNE_EVERY_MS = 60_000;
 const lastPrune = new Map<string, number>();
 
-async function cachedConfig(db: Db, pipelineId: string): Promise<QueryLogSettings> {
-  const hit = configCache.get(pipelineId);
-  if (hit && Date.now() - hit.at < CONFIG_TTL_MS) return hit.settings;
-  const settings = await readQueryLogConfig(db, pipelineId);
-  configCache.set(pipelineId, { at: Date.now(), settings });
-  return settings;
+function cachedConfig(db: Db, pipelineId: string): Promise<QueryLogSettings> {
+  return configCache.get(pipelineId, () => readQueryLogConfig(db, pipelineId));
 }
 
 export async function getQueryLogConfig(db: Db, pipelineId: string): Promise<QueryLogSettings> {
@@ -57,7 +59,7 @@ export async function setQueryLogConfig(db: Db, workspaceId: string, pipelineId:
   if (!Number.isInteger(next.retentionDays) || next.retentionDays < 1 || next.retentionDays > 3650) throw badRequest("retentionDays: a whole number of days from 1 to 3650.");
   if (!Number.isInteger(next.maxEntries) || next.maxEntries < 100 || next.maxEntries > 10_000_000) throw badRequest("maxEntries: a whole number from 100 to 10,000,000.");
   const saved = await writeQueryLogConfig(db, workspaceId, pipelineId, next);
-  configCache.set(pipelineId, { at: Date.now(), settings: saved });
+  configCache.delete(pipelineId);
   await pruneQueryLog(db, pipelineId, saved);
   return saved;
 }
@@ -87,33 +89,96 @@ export function servedHits(kind: QueryKind, output: unknown): { hits: QueryLogRo
 
 export type ServedQuery = Omit<QueryLogRow, "params"> & { params: Record<string, unknown> };
 
-/** Pending writes (tests and benches wait for them with `settleQueryLog`). */
+/** Entries being built (the step before the buffer; `settleQueryLog` waits for them). */
 const pending = new Set<Promise<unknown>>();
 
+type Buffered = ServedQuery & { createdAt: Date };
+
 /**
- * Log a served call when the pipeline's log is on. Returns at once: the settings read, the insert
- * and any pruning run after the caller has answered. A failed write is reported, never thrown.
+ * The writer's bounds: an entry is written within SYNTHEX_QUERY_LOG_FLUSH_MS (default 250 ms) or
+ * once 200 are waiting; at most SYNTHEX_QUERY_LOG_BUFFER (default 10,000) wait, past that an entry
+ * is dropped and counted (`queryLogStats`).
+ */
+function writerOptions(env: NodeJS.ProcessEnv = process.env) {
+  const int = (name: string, fallback: number, min: number, max: number) => {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max} (got "${raw}").`);
+    return n;
+  };
+  return { flushMs: int("SYNTHEX_QUERY_LOG_FLUSH_MS", 250, 1, 60_000), maxBatch: 200, maxBuffered: int("SYNTHEX_QUERY_LOG_BUFFER", 10_000, 1, 1_000_000) };
+}
+
+/** One writer per database (a process has one; tests open several). */
+const writers = new Map<Db, BatchWriter<Buffered>>();
+let stopping = false;
+
+function writerFor(db: Db): BatchWriter<Buffered> {
+  let w = writers.get(db);
+  if (!w) {
+    w = new BatchWriter<Buffered>("query-log", (batch) => writeBatch(db, batch), writerOptions());
+    if (stopping) void w.stopping();
+    writers.set(db, w);
+  }
+  return w;
+}
+
+/** One INSERT for the batch, then each pipeline's pruning when it is due. */
+async function writeBatch(db: Db, batch: Buffered[]) {
+  await insertQueryLogEntries(db, batch);
+  const now = Date.now();
+  for (const pipelineId of new Set(batch.map((e) => e.pipelineId))) {
+    if (now - (lastPrune.get(pipelineId) ?? 0) <= PRUNE_EVERY_MS) continue;
+    lastPrune.set(pipelineId, now);
+    await pruneQueryLog(db, pipelineId, await cachedConfig(db, pipelineId));
+  }
+}
+
+/**
+ * Log a served call when the pipeline's log is on. Returns at once: the settings read and building
+ * the entry run on a later tick, the write with the next batch. A failed write is reported, never thrown.
  */
 export function recordServedQuery(db: Db, entry: () => ServedQuery): void {
+  const servedAt = new Date();
   const work = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
     const e = entry();
     const settings = await cachedConfig(db, e.pipelineId);
     if (!settings.enabled) return;
-    await insertQueryLogEntry(db, { ...e, query: e.query.slice(0, 4000) });
-    const now = Date.now();
-    if (now - (lastPrune.get(e.pipelineId) ?? 0) > PRUNE_EVERY_MS) {
-      lastPrune.set(e.pipelineId, now);
-      await pruneQueryLog(db, e.pipelineId, settings);
-    }
+    writerFor(db).add({ ...e, query: e.query.slice(0, 4000), createdAt: servedAt });
   });
   const tracked = trackBackground(work).catch((err: unknown) => console.warn(`[synthex query-log] not written: ${(err as Error).message}`));
   pending.add(tracked);
   void tracked.finally(() => pending.delete(tracked));
 }
 
-/** Wait until every query-log write started so far has finished. */
-export async function settleQueryLog(): Promise<void> {
+/** Write every buffered entry now, on every database of this process. */
+export async function flushQueryLog(): Promise<void> {
   while (pending.size) await Promise.allSettled([...pending]);
+  await Promise.all([...writers.values()].map((w) => w.flush()));
+}
+flushOnSettle(flushQueryLog);
+
+/** A normal stop (the app server's SIGTERM / SIGINT): write what is buffered, and each later entry as it comes. */
+export async function flushQueryLogOnStop(): Promise<void> {
+  stopping = true;
+  await Promise.all([...writers.values()].map((w) => w.stopping()));
+  await flushQueryLog();
+}
+
+/** Wait until every query-log entry recorded so far is written (tests, benches, the CLI). */
+export const settleQueryLog = flushQueryLog;
+
+/** This process's writer counters, summed over its databases: written, dropped (buffer full), failed, buffered now. */
+export function queryLogStats() {
+  const total = { written: 0, dropped: 0, failed: 0, buffered: 0 };
+  for (const w of writers.values()) {
+    total.written += w.stats.written;
+    total.dropped += w.stats.dropped;
+    total.failed += w.stats.failed;
+    total.buffered += w.buffered;
+  }
+  return total;
 }
 
 /** A logged query as the log's readers see it: the stored row without its tenancy columns. */

@@ -3,9 +3,10 @@
  * walks served on main, for a period. The copy is taken after the real answer is built
  * (`shadowServed` returns at once and does its work on a later tick) and answered by one background
  * worker from a bounded queue: when the queue is full the copy is dropped and counted, never
- * waited for, so the real response is neither slowed nor changed. The worker runs at most a share
- * of the time (`SYNTHEX_SHADOW_DUTY`, default 0.5: after a copy that took t ms it rests t ms), so a
- * burst of live traffic does not meet a busy shadow. Each answer is stored beside what main served
+ * waited for, so the real response is neither slowed nor changed. The worker answers a copy only
+ * when no live request is in flight in this process (services/live-requests.ts) and yields between
+ * copies, so live requests do not queue behind shadow work for the database or the CPU; under
+ * steady load copies wait, and past the queue or 30 s of waiting are dropped and counted. Each answer is stored beside what main served
  * (ids and latency); eval/shadow-report.ts turns them into replay's report.
  *
  * An ask's copy runs the branch's evidence retrieval with the offline answer (no model spend).
@@ -29,8 +30,10 @@ import {
 } from "../store/shadow";
 import { effectiveScope, type KeyRestrictions } from "./api-keys";
 import { ask } from "./ask";
+import { requestCacheMs, TtlCache } from "../core/ttl-cache";
 import { settleBackgroundWork, trackBackground } from "./background";
 import { brief } from "./brief";
+import { liveRequestsInFlight, whenNoLiveRequest } from "./live-requests";
 import { servedHits, type QueryKind } from "./query-log";
 import { maySeeRecord, visibleOnly } from "./record-visibility";
 
@@ -46,9 +49,6 @@ export const SHADOW_MAX_RESULTS = 10_000;
 export const SHADOW_MAX_OPEN = 3;
 export const SHADOW_DEFAULT_MINUTES = 24 * 60;
 export const SHADOW_MAX_MINUTES = 30 * 24 * 60;
-const DUTY = Math.min(1, Math.max(0.05, Number(process.env.SYNTHEX_SHADOW_DUTY) || 0.5));
-/** Active shadows are read per served call on main: cached briefly (a start or stop here updates it at once). */
-const ACTIVE_TTL_MS = 5000;
 
 // ---------------------------------------------------------------------------------------------
 // Setting a shadow
@@ -76,7 +76,11 @@ function periodOf(p: ShadowPeriod, now = new Date()): { startsAt: Date; endsAt: 
   return { startsAt, endsAt };
 }
 
-const activeCache = new Map<string, { at: number; shadows: ShadowRow[] }>();
+/**
+ * Active shadows are read per served call on main: cached per pipeline with the request path's bound
+ * (SYNTHEX_AUTH_CACHE_MS, at most 1 s; a start or stop made here is seen at once).
+ */
+const activeCache = new TtlCache<ShadowRow[]>(requestCacheMs());
 const forget = (pipelineId: string) => activeCache.delete(pipelineId);
 
 /**
@@ -158,12 +162,8 @@ export function shadowStats() {
   return { ...stats, queued: queue.length };
 }
 
-async function active(db: Db, pipelineId: string): Promise<ShadowRow[]> {
-  const hit = activeCache.get(pipelineId);
-  if (hit && Date.now() - hit.at < ACTIVE_TTL_MS) return hit.shadows;
-  const shadows = await activeShadows(db, pipelineId);
-  activeCache.set(pipelineId, { at: Date.now(), shadows });
-  return shadows;
+function active(db: Db, pipelineId: string): Promise<ShadowRow[]> {
+  return activeCache.get(pipelineId, () => activeShadows(db, pipelineId));
 }
 
 const depthOf = (kind: QueryKind, input: Record<string, unknown>, served: number) =>
@@ -171,15 +171,13 @@ const depthOf = (kind: QueryKind, input: Record<string, unknown>, served: number
 
 /**
  * Hand a served call to the branches shadowing main. Returns at once; nothing here can throw into
- * or wait in the caller. With no shadow on (the cached answer) it costs a map lookup.
+ * or wait in the caller. With no shadow on (the cached answer) it costs a map lookup on a later tick.
  */
 export function shadowServed(db: Db, call: ServedCall): void {
   if (call.branch !== "main") return;
   lastDb = db;
   // Shadows active when the call was served (the copy may be taken a while later).
   const servedAt = Date.now();
-  const hit = activeCache.get(call.pipelineId);
-  if (hit && Date.now() - hit.at < ACTIVE_TTL_MS && hit.shadows.length === 0) return;
   const work = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
     const shadows = (await active(db, call.pipelineId)).filter((s) => s.workspaceId === call.workspaceId && s.startsAt.getTime() <= servedAt && s.endsAt.getTime() > servedAt);
     if (!shadows.length) return;
@@ -237,19 +235,22 @@ function kick(db: Db) {
   });
 }
 
-const rest = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function drain(db: Db) {
-  for (let copy = queue.shift(); copy; copy = queue.shift()) {
+  for (;;) {
+    // Only when no live request is in flight, still none a turn later (one arriving now is counted first).
+    do {
+      await whenNoLiveRequest();
+      await yieldTurn();
+    } while (liveRequestsInFlight() > 0);
+    if (!queue.length) break;
+    const copy = queue.shift()!;
     if (Date.now() - copy.queuedAt > MAX_WAIT_MS) {
       drop(db, copy.shadow.id);
       continue;
     }
-    const started = performance.now();
     await answer(db, copy).catch((err: unknown) => console.warn(`[synthex shadow] result not kept: ${(err as Error).message}`));
-    const took = performance.now() - started;
-    // Rest so the shadow uses at most DUTY of the time; live requests meet an idle worker.
-    await rest(Math.min(2000, (took * (1 - DUTY)) / DUTY));
   }
   await flushDrops(db);
 }

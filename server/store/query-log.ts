@@ -41,13 +41,21 @@ export interface QueryLogRow {
   latencyMs: number;
 }
 
+const entryData = (row: QueryLogRow) => ({
+  ...row,
+  params: row.params as Prisma.InputJsonValue,
+  hits: row.hits as unknown as Prisma.InputJsonValue,
+  recordIds: [...new Set([...row.hits.map((h) => h.id), ...row.cited])],
+});
+
 export async function insertQueryLogEntry(db: DbTx, row: QueryLogRow): Promise<string> {
-  const recordIds = [...new Set([...row.hits.map((h) => h.id), ...row.cited])];
-  const created = await db.queryLogEntry.create({
-    data: { ...row, params: row.params as Prisma.InputJsonValue, hits: row.hits as unknown as Prisma.InputJsonValue, recordIds },
-    select: { id: true },
-  });
-  return created.id;
+  return (await db.queryLogEntry.create({ data: entryData(row), select: { id: true } })).id;
+}
+
+/** Several entries, each with the time it was served, in one multi-row INSERT (the query log's batched writer); returns how many were written. */
+export async function insertQueryLogEntries(db: DbTx, rows: Array<QueryLogRow & { createdAt: Date }>): Promise<number> {
+  if (!rows.length) return 0;
+  return (await db.queryLogEntry.createMany({ data: rows.map((r) => ({ ...entryData(r), createdAt: r.createdAt })) })).count;
 }
 
 /** Deletes entries past the retention and the oldest past the size cap; returns how many went. */
