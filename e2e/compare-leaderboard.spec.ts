@@ -51,6 +51,7 @@ test("the leaderboard at 1024, 1280 and 1440 px: the API's numbers, nothing clip
   const failed = await waitForEval(page, workspaceId, doomed.id);
   expect(failed.status).toBe("failed");
   expect(failed.error).toBeTruthy();
+  expect(failed.error, "one full stop at the end of the reason").not.toMatch(/\.\.$/);
 
   for (const width of [1024, 1280, 1440]) {
     await page.setViewportSize({ width, height: 900 });

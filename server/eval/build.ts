@@ -51,7 +51,7 @@ export async function buildEval(db: Db, run: EvalRunRow, model: ModelProvider | 
     return { buildRunId: null, sourcesAdded: 0, reusedRunId: reused };
   }
   const built = await runPipeline(db, { workspaceId: run.workspaceId, pipelineId: run.evalPipelineId, branch: run.branch, triggeredBy: `eval:${run.id}` }, { model, afterRun: false });
-  if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error}` : ""}.`);
+  if (built.status !== "completed") throw new Error(`The pipeline run of the eval copy ${built.status}${built.error ? `: ${built.error.replace(/[.\s]+$/, "")}` : ""}.`);
   await index();
   progress({ phase: "build", done: spec.steps.length, total: spec.steps.length }, true);
   return { buildRunId: built.id, sourcesAdded: appended.added };
