@@ -29,6 +29,7 @@
  */
 import net from "node:net";
 import type { PGlite } from "@electric-sql/pglite";
+import { LoopClock } from "./loop-clock";
 import { SCRAM_MECHANISM, ScramExchange, scramVerifier, type ScramVerifier } from "./wire-auth";
 
 const PROTOCOL_3 = 196608;
@@ -115,29 +116,6 @@ function startupParams(msg: Buffer): Map<string, string> {
   const out = new Map<string, string>();
   for (let i = 0; i + 1 < parts.length && parts[i]; i += 2) out.set(parts[i]!, parts[i + 1]!);
   return out;
-}
-
-/**
- * Milliseconds during which the event loop was free to read clients, advanced by the watchdog's
- * ticks, each by at most its nominal interval. A tick that comes late was held up by synchronous
- * work in this process (a long query for another client, a CPU loop of a build or an eval that
- * shares it, a machine at load 20): for that long no client could be heard, so that time is
- * nobody's idleness. Measured on wall time, an owner whose event loop was blocked for a minute
- * disconnected a client whose next statement had been waiting in its socket all along ("idle in a
- * transaction for over 60000 ms", twice in a parallel `synthex eval --template all` under load).
- */
-class LoopClock {
-  private free = 0;
-  private last = Date.now();
-  constructor(private readonly interval: number) {}
-  tick() {
-    const now = Date.now();
-    this.free += Math.min(now - this.last, this.interval);
-    this.last = now;
-  }
-  now() {
-    return this.free + Math.min(Date.now() - this.last, this.interval);
-  }
 }
 
 /** FIFO ownership of the single PGlite session. */
