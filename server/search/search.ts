@@ -6,9 +6,13 @@
  * Leaf search (`exact`) finds a literal phrase in source records. Every query is branch-aware
  * (only records the branch points to) and workspace-filtered.
  *
- * Just past 500 lines, knowingly: this is the fusion of the candidate lists (full text, semantic, graph) with the
- * boosts that act on them (recency, dates, altitude dedupe); each list's SQL is in server/store and
- * date parsing in dates.ts / relative-dates.ts, so what stays here is the ranking itself.
+ * `graph`: hybrid plus a third list — the source records reached from the question's entities over
+ * one or two hops of beliefs (graph-retrieval.ts) — fused by RRF, with a recency weight; needs an
+ * entities and a relations step.
+ *
+ * What stays here is the ranking: the fusion of the candidate lists with the boosts that act on
+ * them (recency, dates, altitude dedupe). Each list's SQL is in server/store, date parsing in
+ * dates.ts / relative-dates.ts, snippets and highlights in snippets.ts.
  */
 import { getEmbedder } from "../llm/workspace-embedder";
 import { toVectorLiteral } from "../store/embedding-store";
@@ -33,12 +37,8 @@ import { dateMentions } from "./relative-dates";
 import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
 import { altitudes, indexedSteps, narrowsRecords, parseJson, requireSteps, resolveBranch, sourceSteps, type BranchContext, type RecordFilters } from "./context";
 import { graphRetrieve, type EvidencePath, type QuestionEntity } from "./graph-retrieval";
+import { HL_START, HL_STOP, parseHighlights, phraseSnippet } from "./snippets";
 
-/**
- * `graph`: hybrid plus a third list — the source records reached from the question's entities
- * over one or two hops of beliefs (search/graph-retrieval.ts) — fused by RRF, with a recency
- * weight; needs an entities and a relations step.
- */
 import { SEARCH_MODES, type SearchMode } from "./modes";
 export { SEARCH_MODES, type SearchMode };
 
@@ -121,8 +121,6 @@ export interface Fusion {
 }
 /** Below this many candidate records, semantic search computes exact distances over the filtered set. */
 const EXACT_KNN_THRESHOLD = 20_000;
-const HL_START = "\u0002";
-const HL_STOP = "\u0003";
 
 export interface SearchInput extends RecordFilters {
   workspaceId: string;
@@ -310,39 +308,6 @@ function recencyFactor(time: string | null, recency: SearchInput["recency"], now
   if (Number.isNaN(t)) return 1 - weight;
   const ageDays = Math.max(0, (now - t) / 86_400_000);
   return 1 - weight + weight * Math.pow(0.5, ageDays / recency.halfLifeDays);
-}
-
-function parseHighlights(raw: string): { snippet: string; highlights: Array<[number, number]> } {
-  let snippet = "";
-  const highlights: Array<[number, number]> = [];
-  let start = -1;
-  for (const ch of raw) {
-    if (ch === HL_START) start = snippet.length;
-    else if (ch === HL_STOP) {
-      if (start >= 0 && snippet.length > start) highlights.push([start, snippet.length]);
-      start = -1;
-    } else snippet += ch;
-  }
-  return { snippet: snippet.replace(/\s+/g, " ").trim() === snippet.trim() ? snippet : snippet, highlights };
-}
-
-function phraseSnippet(content: string, phrase: string): { snippet: string; highlights: Array<[number, number]> } {
-  const lower = content.toLowerCase();
-  const p = phrase.toLowerCase();
-  const at = lower.indexOf(p);
-  if (at < 0) return { snippet: content.slice(0, 240), highlights: [] };
-  const from = Math.max(0, at - 100);
-  const to = Math.min(content.length, at + p.length + 100);
-  const snippet = `${from > 0 ? "…" : ""}${content.slice(from, to)}${to < content.length ? "…" : ""}`;
-  const offset = (from > 0 ? 1 : 0) + at - from;
-  const highlights: Array<[number, number]> = [];
-  let i = offset;
-  const lowSnippet = snippet.toLowerCase();
-  while (i >= 0 && i < snippet.length) {
-    highlights.push([i, i + p.length]);
-    i = lowSnippet.indexOf(p, i + p.length);
-  }
-  return { snippet, highlights };
 }
 
 export async function search(db: Db, input: SearchInput): Promise<SearchResult> {
