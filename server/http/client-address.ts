@@ -16,10 +16,10 @@
  * what the client wrote itself sits to the left of it).
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import http from "node:http";
-import https from "node:https";
+import type http from "node:http";
 import net from "node:net";
 import { addRange } from "./outbound";
+import { onEveryHttpRequest } from "./request-hook";
 
 const PEER_HEADER = "x-synthex-peer";
 /** Every request that carries no valid stamp. */
@@ -28,7 +28,7 @@ export const UNKNOWN_ADDRESS = "unknown";
 type HeaderBag = Headers | Record<string, unknown> | undefined;
 
 // On globalThis: Next bundles instrumentation and route handlers apart (two copies of this module, one process).
-const shared = globalThis as typeof globalThis & { __synthexPeerToken?: string; __synthexPeerStamp?: boolean };
+const shared = globalThis as typeof globalThis & { __synthexPeerToken?: string };
 const peerToken = () => (shared.__synthexPeerToken ??= randomBytes(18).toString("base64url"));
 
 /** Writes the peer stamp into a Node request's headers (replacing whatever the client sent under that name). */
@@ -38,18 +38,7 @@ export function stampPeer(headers: http.IncomingHttpHeaders, address: string | u
 
 /** Makes every HTTP(S) server of this process stamp each request with its peer address (once per process). */
 export function installPeerStamp(): void {
-  if (shared.__synthexPeerStamp) return;
-  shared.__synthexPeerStamp = true;
-  for (const Server of [http.Server, https.Server]) {
-    const emit = Server.prototype.emit;
-    Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
-      if (event === "request") {
-        const req = args[0] as http.IncomingMessage;
-        stampPeer(req.headers, req.socket?.remoteAddress);
-      }
-      return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
-    } as typeof emit;
-  }
+  onEveryHttpRequest("peer-stamp", (req) => stampPeer(req.headers, req.socket?.remoteAddress));
 }
 
 function header(headers: HeaderBag, name: string): string | undefined {

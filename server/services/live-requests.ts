@@ -10,13 +10,11 @@
  * Per process (on PostgreSQL each app server has its own count); the state lives on globalThis
  * because Next bundles instrumentation and route handlers apart (two copies of this module, one process).
  */
-import http from "node:http";
-import https from "node:https";
+import { onEveryHttpRequest } from "../http/request-hook";
 
 interface LiveState {
   inFlight: number;
   waiters: Array<() => void>;
-  httpCounted?: boolean;
 }
 const shared = globalThis as typeof globalThis & { __synthexLiveRequests?: LiveState };
 const state = (shared.__synthexLiveRequests ??= { inFlight: 0, waiters: [] });
@@ -49,17 +47,6 @@ export async function whenNoLiveRequest(): Promise<void> {
 
 /** Count every request the HTTP servers of this process receive until its response is closed (once per process). */
 export function countLiveHttpRequests(): void {
-  if (state.httpCounted) return;
-  state.httpCounted = true;
-  for (const Server of [http.Server, https.Server]) {
-    const emit = Server.prototype.emit;
-    Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
-      if (event === "request") {
-        const res = args[1] as http.ServerResponse;
-        // 'close' follows both a finished response and an aborted connection.
-        res.once("close", beginLiveRequest());
-      }
-      return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
-    } as typeof emit;
-  }
+  // 'close' follows both a finished response and an aborted connection.
+  onEveryHttpRequest("live-requests", (_req, res) => res.once("close", beginLiveRequest()));
 }
