@@ -138,12 +138,12 @@ describe("the posting index, kept incrementally", () => {
 });
 
 describe("frequent terms read down to their best postings", () => {
-  async function rank(query: string[], lim: number | null, n = 5) {
-    const ctx = await resolveBranch(db, workspaceId, pipelineId);
+  async function rank(query: string[], lim: number | null, n = 5, truncated = "garden", pipeline = pipelineId) {
+    const ctx = await resolveBranch(db, workspaceId, pipeline);
     const stats = (await loadTermStats(db, ctx.branchId, ["clean"], query)).get("clean")!;
     const weights: TermWeight[] = query
       .filter((t) => stats.df.has(t))
-      .map((t) => ({ step: "clean", lexeme: t, idf: idf(stats.docs, stats.df.get(t)!), avg: stats.avg, selects: true, lim: t === "garden" ? lim : null }));
+      .map((t) => ({ step: "clean", lexeme: t, idf: idf(stats.docs, stats.df.get(t)!), avg: stats.avg, selects: true, lim: t === truncated ? lim : null }));
     const params = new Params();
     return postingScores(db, {
       branchId: ctx.branchId,
@@ -171,6 +171,42 @@ describe("frequent terms read down to their best postings", () => {
     expect(truncated[0]!.id).toBe(both!.id);
     const tomatoOnly = await rank(["tomato"], null, 10);
     expect(truncated[0]!.score).toBeGreaterThan(tomatoOnly.find((h) => h.id === both!.id)!.score);
+  });
+
+  it("still looks a truncated term up in a record that holds it at exactly the impact where the read stopped", async () => {
+    // A record a term's read did not reach cannot hold the term when even one occurrence would
+    // weigh more than the last posting read: such records are not looked up. Here plant notes of
+    // one shape (three words) tie: 3 with plant twice, 20 with it once, and 3 zucchini notes with it
+    // once too. A read of plant that stops inside the tie, just before a zucchini note by record
+    // id, did not reach that note, and it holds plant all the same.
+    const notes = [
+      ...Array.from({ length: 3 }, (_, i) => ({ externalId: `p2-${i}`, content: `plant plant stem${i} leaf${i}` })),
+      ...Array.from({ length: 20 }, (_, i) => ({ externalId: `p1-${i}`, content: `plant stem${i + 3} leaf${i + 3}` })),
+      ...Array.from({ length: 3 }, (_, i) => ({ externalId: `z-${i}`, content: `zucchini zucchini plant vine${i}` })),
+    ];
+    const spec = new Pipeline("plants").source("notes", { format: "jsonl" }).transform("clean", { from: "notes", operator: { kind: "identity" } }).output("search", { from: "clean", surface: "search" });
+    const { pipeline } = await createPipeline(db, workspaceId, { name: "plants", spec: spec.toSpec() });
+    await appendSourceRecords(db, pipeline.id, "notes", notes);
+    expect((await runPipeline(db, { workspaceId, pipelineId: pipeline.id })).status).toBe("completed");
+    await indexPipeline(db, pipeline.id);
+    const ctx = await resolveBranch(db, workspaceId, pipeline.id);
+    const list = await db.$queryRawUnsafe<Array<{ content: string; impact: number }>>(
+      `SELECT r.content, p.impact FROM "SearchPosting" p JOIN "Record" r ON r.id = p."recordId"
+       WHERE p."branchId" = $1 AND p.step = 'clean' AND p.term = 'plant' ORDER BY p.impact DESC, p."recordId"`,
+      ctx.branchId,
+    );
+    const last = list.findLastIndex((p) => p.content.startsWith("zucchini"));
+    // Behind the three notes with plant twice and the two other zucchini notes: the read stops inside the tie.
+    expect(last).toBeGreaterThanOrEqual(5);
+    expect(list[last - 1]!.impact).toBe(list[last]!.impact);
+    const exact = await rank(["zucchini", "plant"], null, 3, "plant", pipeline.id);
+    const truncated = await rank(["zucchini", "plant"], last, 3, "plant", pipeline.id);
+    // The three zucchini notes, each with plant's weight (equal scores: compared by id, as a sum
+    // rounded in two parts may differ from one rounded whole in the last digit).
+    const scores = new Map(truncated.map((h) => [h.id, h.score]));
+    expect([...scores.keys()].sort()).toEqual(exact.map((h) => h.id).sort());
+    for (const h of exact) expect(scores.get(h.id)).toBeCloseTo(h.score, 9);
+    for (const h of exact) expect(h.score).toBeCloseTo(exact[0]!.score, 9);
   });
 
   it("reads a frequent term alone only down to its best records, best first", async () => {
