@@ -1,5 +1,6 @@
 /** Built-in operators: steps that run with no model at all (chunking, regex entities, PII, JSON pick, extractive summary). */
 import type { Operator } from "../pipeline/spec";
+import { compactDates } from "../text/compact-dates";
 import { extractiveSummary, splitSentences } from "../text/text-rank";
 import { extractNarrative, narrativeText } from "./narrative";
 import { classifyTopic } from "./topics";
@@ -83,9 +84,14 @@ export function applyTransformOperator(op: Operator, content: string): { content
  * 1-based turn numbers it covers (provenance down to the turn). A text without turns is one window.
  * `centered`: every `stride`-th turn is the centre of a window (so the first and last windows are
  * shorter); otherwise windows start at every `stride`-th turn and the last one ends the conversation.
+ * `compactDate`: the header's dates are written in fewer words ("1:56 pm on 8 May, 2023" →
+ * "8 May 2023 13:56"): the header is repeated in every window, so with one-turn windows its date
+ * was about a sixth of each record.
  */
-function turnWindows(content: string, size: number, stride: number, centered: boolean): SplitPart[] {
-  const { header, turns } = conversationTurns(content);
+function turnWindows(content: string, size: number, stride: number, centered: boolean, compactDate: boolean): SplitPart[] {
+  const parts = conversationTurns(content);
+  const { turns } = parts;
+  const header = compactDate ? compactDates(parts.header) : parts.header;
   if (turns.length === 0) return content.trim() ? [{ content: content.trim(), metadata: { turns: [] } }] : [];
   const out: SplitPart[] = [];
   const window = (start: number, end: number) => {
@@ -115,7 +121,7 @@ export interface SplitPart {
 export function applySplitOperator(op: Operator, content: string): Array<string | SplitPart> {
   switch (op.kind) {
     case "turns":
-      return turnWindows(content, op.size ?? 3, op.stride ?? 1, op.centered ?? false);
+      return turnWindows(content, op.size ?? 3, op.stride ?? 1, op.centered ?? false, op.date === "compact");
     case "chunk":
       return chunk(content, op.size ?? 1200, op.overlap ?? 0);
     case "sentences": {

@@ -126,6 +126,8 @@ const turnsOperator = z.strictObject({
   stride: int("stride (turns between window starts)", 1, 1000).default(DEFAULT_TURNS_STRIDE),
   /** Every stride-th turn is the centre of a window (edge windows are shorter), instead of its start. */
   centered: z.boolean().optional(),
+  /** "compact": the date in the header each window repeats is written in fewer words (text/compact-dates.ts). */
+  date: z.enum(["as-written", "compact"]).optional(),
 });
 const regexEntitiesOperator = z.strictObject({ kind: z.literal("regex-entities") });
 

@@ -76,6 +76,18 @@ describe("pyramid template", () => {
     expect(await db.recordEdge.count({ where: { childId: tier2!.id } })).toBe(3);
   });
 
+  it("a tier summarises consecutive observations: turns 1–10, 11–20, 21–25 (one session's turns share its time)", async () => {
+    const tier1 = await db.record.findMany({ where: { pipelineId, step: "tier-1" }, select: { id: true } });
+    const turnsOf = async (tierId: string) => {
+      const edges = await db.recordEdge.findMany({ where: { childId: tierId }, select: { parentId: true } });
+      const members = await db.record.findMany({ where: { id: { in: edges.map((e) => e.parentId) } }, select: { metadata: true } });
+      return members.map((m) => (m.metadata as { custom: { turns: number[] } }).custom.turns[0]!).sort((a, b) => a - b);
+    };
+    const groups = (await Promise.all(tier1.map((t) => turnsOf(t.id)))).sort((a, b) => a[0]! - b[0]!);
+    const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    expect(groups).toEqual([range(1, 10), range(11, 20), range(21, 25)]);
+  });
+
   it("classifies every observation into a mental model by topic, one model per topic", async () => {
     const topics = await db.record.findMany({ where: { pipelineId, step: "topics" }, select: { content: true, metadata: true } });
     expect(topics).toHaveLength(25);
@@ -121,21 +133,21 @@ describe("pyramid template", () => {
     // A beam of one does lose branches here: without the fallback some questions miss.
     expect(lost).toBeGreaterThan(0);
     // Breadth from the question walks wider than the beam when several branches match as well.
-    const wide = await walk(db, { workspaceId, pipelineId, from: "synthesis", scope: SCOPE, query: "Emma Lisbon painting", beam: 1, fallback: "none" });
+    const wide = await walk(db, { workspaceId, pipelineId, from: "synthesis", scope: SCOPE, query: "Emma painting", beam: 1, fallback: "none" });
     expect(wide.levels[2]!.nodes.length).toBeGreaterThan(1);
   });
 
   it("keeps both branches of a two-part question: a confident walk ranks other branches too, below its own", async () => {
-    // The pottery class (the flat best) and the lighthouse key sit in different tier-1 groups.
-    const query = "Which pottery class did she sign up for at the community college, and where is the lighthouse key?";
+    // Emma's piano lessons (the flat best, turn 10) and the lighthouse key (turn 21) sit in different tier-1 groups.
+    const query = "Who teaches Emma her piano lessons at school, and where is the lighthouse key?";
     const narrow = { workspaceId, pipelineId, from: "synthesis", scope: SCOPE, limit: 4, beam: 1, breadth: "fixed" as const };
     const walkOnly = await walk(db, { ...narrow, query, fallback: "none" });
-    expect(walkOnly.hits[0]!.content).toContain("pottery class");
+    expect(walkOnly.hits[0]!.content).toContain("piano lessons");
     // The walk alone keeps one branch: its other records fill the limit, the second part is lost.
     expect(walkOnly.hits.some((h) => h.content.includes("lighthouse cabin"))).toBe(false);
     const kept = await walk(db, { ...narrow, query });
     expect(kept.fallback).toBeUndefined();
-    expect(kept.hits[0]!.content).toContain("pottery class");
+    expect(kept.hits[0]!.content).toContain("piano lessons");
     expect(kept.hits.slice(0, 2).map((h) => h.content).join("\n")).toContain("lighthouse cabin");
   });
 

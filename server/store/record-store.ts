@@ -38,6 +38,13 @@ const metaPath = (path: string) => `{${path.split(".").map((p) => p.replace(/[{}
 
 const PERIOD_FORMATS = { day: "YYYY-MM-DD", week: 'IYYY-"W"IW', month: "YYYY-MM", year: "YYYY" } as const;
 
+/**
+ * Within equal times, a split's records in the order they were cut (`metadata.step.index`): the
+ * turns of one conversation all carry its time, so without it a tier of 10 observations took ten
+ * turns of the session in content-hash order instead of ten consecutive ones. NULL (no index) last.
+ */
+const SPLIT_INDEX = `CASE WHEN r.metadata #>> '{step,index}' ~ '^[0-9]{1,9}$' THEN (r.metadata #>> '{step,index}')::int END`;
+
 /** SQL expression for the group key of record `r` (params: $1 branch, $2 step, then $3). */
 function groupKeyExpr(groupBy: GroupBy, orderKey: string): { expr: string; param: string | number; windowed: boolean } {
   if ("period" in groupBy) {
@@ -53,7 +60,7 @@ function groupKeyExpr(groupBy: GroupBy, orderKey: string): { expr: string; param
   }
   // Count windows (Pyramid tiers): the n-th block of `every` records in order, per scope.
   return {
-    expr: `lpad((((row_number() OVER (PARTITION BY r.scope ORDER BY r.metadata #>> '${metaPath(orderKey)}', ${tieKey()})) - 1) / $3)::text, 8, '0')`,
+    expr: `lpad((((row_number() OVER (PARTITION BY r.scope ORDER BY r.metadata #>> '${metaPath(orderKey)}', ${SPLIT_INDEX}, ${tieKey()})) - 1) / $3)::text, 8, '0')`,
     param: groupBy.every,
     windowed: true,
   };
@@ -183,11 +190,11 @@ export class PostgresRecordStore implements RecordStore {
     const g = groupKeyExpr(groupBy, orderKey);
     const rows = await this.rows(
       `SELECT * FROM (
-         SELECT ${RECORD_COLUMNS}, ${g.expr} AS gk, r.metadata #>> $5::text[] AS ok, ${tieKey()} AS tie
+         SELECT ${RECORD_COLUMNS}, ${g.expr} AS gk, r.metadata #>> $5::text[] AS ok, ${SPLIT_INDEX} AS idx, ${tieKey()} AS tie
          FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
          WHERE p."branchId" = $1 AND p.step = $2 ${g.windowed ? "" : "AND r.scope = $4"}) m
        WHERE m.scope = $4 AND m.gk = $6
-       ORDER BY m.ok NULLS FIRST, m.tie`,
+       ORDER BY m.ok NULLS FIRST, m.idx, m.tie`,
       s.branchId,
       upstream,
       g.param,
@@ -212,7 +219,7 @@ export class PostgresRecordStore implements RecordStore {
     const rows = await this.rows(
       `SELECT r.id, r."contentFingerprint" FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
        WHERE p."branchId" = $1 AND p.step = $2 AND r.scope = $3
-       ORDER BY r.metadata #>> $4::text[] NULLS FIRST, ${tieKey()}`,
+       ORDER BY r.metadata #>> $4::text[] NULLS FIRST, ${SPLIT_INDEX}, ${tieKey()}`,
       branchId,
       step,
       scope,

@@ -2,7 +2,8 @@
  * Pyramid (seed 003): observations compressed into tiers of ten, organised around mental models.
  *
  * - observations (split): short statements. With a model, the facts prompt (one per line);
- *   offline, one observation per conversation turn (the speaker and the session's date kept).
+ *   offline, one observation per conversation turn (the speaker and the session's date kept,
+ *   the date written compactly: "8 May 2023 13:56" — every observation repeats it).
  * - topics → mental-models: every observation gets a topic in `metadata.custom.topic` (offline:
  *   the deterministic `topic` operator; with a model: structured output `{ topic, observation }`),
  *   then one mental model per topic (aggregate by `custom.topic`).
@@ -76,7 +77,7 @@ export function pyramidSpec(format: SourceFormat = "chatgpt-export", options: Te
   const llm = modelOptions(options);
   const observationStep = options.model
     ? { from: "chats", prompt: observations, ...llm }
-    : { from: "chats", operator: { kind: "turns" as const, size: 1, stride: 1 } };
+    : { from: "chats", operator: { kind: "turns" as const, size: 1, stride: 1, date: "compact" as const } };
   const topicStep = options.model
     ? { from: "observations", prompt: classify, output: { type: "object", required: ["topic", "observation"], properties: { topic: { type: "string" }, observation: { type: "string" } } }, ...llm }
     : { from: "observations", operator: { kind: "topic" as const } };
