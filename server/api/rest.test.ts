@@ -162,8 +162,11 @@ describe("REST /api/v1", () => {
   }, 120_000);
 
   it("searches over GET with query-string options and returns JSON with ISO dates", async () => {
-    const { status, json } = await call("GET", `/pipelines/${pipelineId}/search?query=lighthouse%20key&mode=fts&limit=3&exact=false`, keys.a);
+    const { status, json, headers } = await call("GET", `/pipelines/${pipelineId}/search?query=lighthouse%20key&mode=fts&limit=3&exact=false`, keys.a);
     expect(status).toBe(200);
+    // Private and small: cached nowhere, and sent as it is (Next's gzip honours no-transform).
+    expect(headers.get("cache-control")).toBe("no-store, no-transform");
+    expect(headers.get("content-type")).toBe("application/json");
     const hits = json.hits as Array<{ content: string; createdAt: string; score: { fts: number } }>;
     expect(hits.length).toBeGreaterThan(0);
     expect(hits.length).toBeLessThanOrEqual(3);

@@ -170,21 +170,27 @@ async function nearestInScopeHalf(db: Db, args: ExactKnn, pool: number): Promise
   return ranked.slice(0, args.n);
 }
 
-/** Nearest neighbours through the model's HNSW index, filters applied as the index streams (iterative scan). */
+/**
+ * Nearest neighbours through the model's HNSW index, filters applied as the index streams (iterative scan).
+ *
+ * One statement: the scan's settings are made by `set_config(…, is_local => true)` in an uncorrelated
+ * subquery of a condition that reads no row. PostgreSQL plans such a condition as an InitPlan behind a
+ * one-time filter above the scan, so the settings are in place before the index returns its first row,
+ * and they end with the statement's transaction like SET LOCAL (instead of BEGIN, two SET LOCALs, the
+ * read and COMMIT: five round trips per search).
+ */
 export async function nearestHnsw(db: Db, args: Knn): Promise<Neighbour[]> {
   const params = new Params();
   const v = params.add(args.vector, `vector(${args.dims})`);
   const where = recordConditions(params, args, args.filters);
+  const efSearch = Math.max(40, Math.min(1000, args.n * 2));
+  const settings = `(SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) || set_config('hnsw.ef_search', '${efSearch}', true)) IS NOT NULL`;
   const sql = `SELECT r.id, r.step, ${TIME_EXPR} AS t, ${tieKey()} AS key, (e.vector::vector(${args.dims}) <=> ${v})::float8 AS dist
      FROM "Embedding" e JOIN "Record" r ON r.id = e."recordId"
-     WHERE e.model = ${sqlString(args.model)} AND ${where.join(" AND ")}
+     WHERE ${settings} AND e.model = ${sqlString(args.model)} AND ${where.join(" AND ")}
      ORDER BY e.vector::vector(${args.dims}) <=> ${v} LIMIT ${params.add(args.n, "int")}`;
-  const [, , result] = await db.$transaction([
-    db.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`),
-    db.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, args.n * 2))}`),
-    db.$queryRawUnsafe<NeighbourRow[]>(trace("semantic-hnsw", sql, params.values), ...params.values),
-  ]);
-  return (result as NeighbourRow[]).map(neighbour).sort((a, b) => a.dist - b.dist || byTieKey(a, b));
+  const rows = await db.$queryRawUnsafe<NeighbourRow[]>(trace("semantic-hnsw", sql, params.values), ...params.values);
+  return rows.map(neighbour).sort((a, b) => a.dist - b.dist || byTieKey(a, b));
 }
 
 /** Records containing `phrase` literally (case-insensitive), newest first. */

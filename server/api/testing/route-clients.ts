@@ -13,7 +13,7 @@ type Method = "GET" | "POST" | "DELETE";
 
 /** `call(method, url, key?, body?)` → status and JSON body; a string body is sent as is (for malformed-JSON tests). */
 export function restCaller(route: { GET: Handler; POST: Handler; DELETE?: Handler }) {
-  return async function call(method: Method, url: string, key?: string, body?: unknown): Promise<{ status: number; json: Json }> {
+  return async function call(method: Method, url: string, key?: string, body?: unknown): Promise<{ status: number; json: Json; headers: Headers }> {
     const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
     if (body !== undefined) headers["content-type"] = "application/json";
     const req = new Request(`http://localhost/api/v1${url}`, {
@@ -24,7 +24,7 @@ export function restCaller(route: { GET: Handler; POST: Handler; DELETE?: Handle
     const handler = method === "GET" ? route.GET : method === "POST" ? route.POST : route.DELETE;
     if (!handler) throw new Error(`the route has no ${method} handler`);
     const res = await handler(req);
-    return { status: res.status, json: (await res.json()) as Json };
+    return { status: res.status, json: (await res.json()) as Json, headers: res.headers };
   };
 }
 
