@@ -265,6 +265,36 @@ test("6a · a step added from the palette lands in view; zoom-to-fit stays reada
   }
 });
 
+test("6c · the turn windows' options in the inspector: a compact session date and centred windows, in the exported TOML", async ({ page }) => {
+  test.setTimeout(180_000);
+  const slug = await signUp(page, "turnsopts");
+  const overview = await newPipeline(page, slug, "turnsopts");
+  await page.goto(`${overview}/canvas`);
+  await page.getByTestId("canvas-node-windows").click();
+  const panel = page.getByTestId("node-panel");
+  await expect(panel.getByTestId("op-date")).toHaveValue("as-written");
+  await expect(panel.getByTestId("op-centered")).not.toBeChecked();
+  await panel.getByTestId("op-date").selectOption("compact");
+  await panel.getByTestId("op-centered").check();
+  await expect(page.getByTestId("unsaved-badge")).toBeVisible();
+  await expect(page.getByTestId("problems-panel")).toContainText("No problems");
+  await shots(page, "6c-turns-options");
+
+  const downloading = page.waitForEvent("download");
+  await page.getByTestId("export-toml").click();
+  const toml = await (await (await downloading).createReadStream()).toArray().then((chunks) => Buffer.concat(chunks).toString("utf8"));
+  const windows = toml.slice(toml.indexOf('name = "windows"'));
+  expect(windows).toMatch(/date = "compact"/);
+  expect(windows).toMatch(/centered = true/);
+
+  // Back to the default: the key leaves the spec rather than being written as its default.
+  await panel.getByTestId("op-date").selectOption("as-written");
+  const again = page.waitForEvent("download");
+  await page.getByTestId("export-toml").click();
+  const toml2 = await (await (await again).createReadStream()).toArray().then((chunks) => Buffer.concat(chunks).toString("utf8"));
+  expect(toml2).not.toContain('date = "');
+});
+
 test("6b · overview graph nodes never overlap; opening a lineage group keeps the record in view", async ({ page }) => {
   test.setTimeout(300_000);
   const slug = await signUp(page, "graphs");

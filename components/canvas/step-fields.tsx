@@ -224,6 +224,39 @@ const OPERATOR_PARAMS: Record<string, { key: string; label: string; numeric: boo
   ],
 };
 
+/** `{ ...operator, key: value }`, or without `key` when `value` is undefined (the operator's default). */
+function withParam(operator: Record<string, unknown>, key: string, value: unknown): Record<string, unknown> {
+  const next = { ...operator };
+  if (value === undefined) delete next[key];
+  else next[key] = value;
+  return next;
+}
+
+/** The turns operator's switches: where a window sits on its turn, and how the session date is written. */
+function TurnsOptions({ operator, readOnly, onChange, problemAt }: { operator: Record<string, unknown>; readOnly: boolean; onChange: (op: Record<string, unknown>) => void; problemAt: (...p: (string | number)[]) => string | undefined }) {
+  return (
+    <>
+      <Field label="Session date" htmlFor="op-date" problem={problemAt("operator", "date")} hint="Compact: “1:56 pm on 8 May, 2023” is written “8 May 2023 13:56” in each window's header.">
+        <NativeSelect
+          id="op-date"
+          testId="op-date"
+          value={str(operator.date) || "as-written"}
+          disabled={readOnly}
+          options={[
+            { value: "as-written", label: "as written" },
+            { value: "compact", label: "compact" },
+          ]}
+          onChange={(v) => onChange(withParam(operator, "date", v === "as-written" ? undefined : v))}
+        />
+      </Field>
+      <label className="flex items-center gap-2 self-end pb-2 text-xs">
+        <input type="checkbox" data-testid="op-centered" checked={operator.centered === true} disabled={readOnly} onChange={(e) => onChange(withParam(operator, "centered", e.target.checked ? true : undefined))} />
+        Centre each window on its turn
+      </label>
+    </>
+  );
+}
+
 export function OperatorFields({ operator, readOnly, onChange, problemAt }: { operator: Record<string, unknown>; readOnly: boolean; onChange: (op: Record<string, unknown>) => void; problemAt: (...p: (string | number)[]) => string | undefined }) {
   const params = OPERATOR_PARAMS[str(operator.kind)] ?? [];
   if (!params.length) return null;
@@ -237,16 +270,11 @@ export function OperatorFields({ operator, readOnly, onChange, problemAt }: { op
             placeholder={p.placeholder}
             value={p.numeric ? numText(operator[p.key]) : str(operator[p.key])}
             disabled={readOnly}
-            onChange={(e) => {
-              const v = p.numeric ? toNum(e.target.value) : e.target.value;
-              const next = { ...operator };
-              if (v === undefined) delete next[p.key];
-              else next[p.key] = v;
-              onChange(next);
-            }}
+            onChange={(e) => onChange(withParam(operator, p.key, p.numeric ? toNum(e.target.value) : e.target.value))}
           />
         </Field>
       ))}
+      {operator.kind === "turns" ? <TurnsOptions operator={operator} readOnly={readOnly} onChange={onChange} problemAt={problemAt} /> : null}
     </div>
   );
 }
