@@ -8,16 +8,16 @@
  */
 import path from "node:path";
 import { BenchmarkFileError, type Dataset, type LoadResult, type LoadSkip, type Question, type Sample, type Session } from "./types";
+import { MONTH_NAMES } from "../text/months";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
 
 /** "1:56 pm on 8 May, 2023" → ISO (UTC: the benchmark gives no timezone); null when it does not parse. */
 export function parseLocomoDate(label: string): string | null {
   const m = /^\s*(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$/i.exec(label);
   if (!m) return null;
-  const month = MONTHS.indexOf(m[5]!.toLowerCase());
+  const month = MONTH_NAMES.findIndex((name) => name.toLowerCase() === m[5]!.toLowerCase());
   if (month < 0) return null;
   let hour = Number(m[1]) % 12;
   if (m[3]!.toLowerCase() === "pm") hour += 12;

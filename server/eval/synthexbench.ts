@@ -11,6 +11,7 @@
  * One sample per simulated user (scope `synthexbench:user-<n>`); sizes from tiny (tests) to large (bench).
  */
 import type { Dataset, LoadResult, Question, Sample, Session } from "./types";
+import { MONTH_NAMES } from "../text/months";
 
 export const SYNTHEXBENCH_SIZES = {
   tiny: { users: 1, months: 3, perMonth: 4 },
@@ -59,7 +60,6 @@ const TRENDS = [
   ["birdwatching", "I saw a kingfisher on my birdwatching walk.", "Birdwatching sounds peaceful."],
   ["chess", "I played three online chess games tonight.", "Chess is a great way to unwind."],
 ] as const;
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
 /** Generates the benchmark; the same seed and size always give the same dataset. */
 export function generateSynthexBench(options: { seed?: number; size?: SynthexBenchSize | string } = {}): LoadResult {
@@ -113,7 +113,7 @@ export function generateSynthexBench(options: { seed?: number; size?: SynthexBen
       sessions.push({
         id: sid,
         time,
-        dateLabel: `${day} ${MONTHS[month % 12]} ${year}`,
+        dateLabel: `${day} ${MONTH_NAMES[month % 12]} ${year}`,
         turns: lines.map(([speaker, text], t) => ({ id: `C${sid}:${t + 1}`, speaker, text })),
       });
     }

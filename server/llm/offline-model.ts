@@ -21,6 +21,7 @@ import {
 import { countTokens } from "../text/tokens";
 import { asksForVerbatimRewrite } from "../text/prompt-intent";
 import { conversationFacts } from "./conversation-facts";
+import { MONTH_NAMES } from "../text/months";
 
 export const OFFLINE_MODEL_ID = "offline/extractive";
 export const OFFLINE_MODEL_LABEL =
@@ -77,7 +78,6 @@ function budget(request: ModelRequest, fallback: number): number {
 // Tasks
 // ---------------------------------------------------------------------------------------------
 
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
 /** Does the prompt (with the inputs' own text taken out) ask for a transcript? */
@@ -92,7 +92,7 @@ export function dateInWords(iso: unknown): string | null {
   if (typeof iso !== "string") return null;
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return null;
-  return `${WEEKDAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  return `${WEEKDAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { MONTH_PATTERN as MONTH_RE, monthIndex } from "../text/months";
 import { resolveRelativeDates, type ResolvedDate } from "./relative-dates";
 
 /**
@@ -5,8 +6,6 @@ import { resolveRelativeDates, type ResolvedDate } from "./relative-dates";
  * mean, so search can filter or boost records from that range (`SearchInput.dates`). Only explicit
  * calendar references count; relative ones ("last week") need an anchor the query does not have.
  */
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
-const MONTH_RE = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
 
 export interface DateRange {
   /** Inclusive ISO bounds. */
@@ -14,10 +13,6 @@ export interface DateRange {
   to: string;
   /** The text that named it. */
   text: string;
-}
-
-function monthIndex(name: string): number {
-  return MONTHS.findIndex((m) => m.startsWith(name.toLowerCase().slice(0, 3)));
 }
 
 const iso = (d: Date) => d.toISOString();

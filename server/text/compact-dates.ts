@@ -7,9 +7,9 @@
  * date that does not exist (31 February), a 12-hour time past 12, a time with seconds or a zone.
  * Used where a date is repeated many times (the conversation's header above every turn window).
  */
+import { MONTH_NAMES, MONTH_PATTERN, monthIndex } from "./months";
 
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-const MONTH = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?";
+const MONTH = `${MONTH_PATTERN}\\.?`;
 const ORDINAL = "(?:st|nd|rd|th)?";
 /** Day month year | month day, year | year-month-day (or with slashes). Groups: 1-3, 4-6, 7-10 (8: the separator). */
 const DAY = new RegExp(
@@ -42,8 +42,6 @@ function exists(year: number, month: number, day: number): boolean {
   return d.getUTCFullYear() === year && d.getUTCMonth() === month && d.getUTCDate() === day;
 }
 
-const monthOf = (name: string) => MONTHS.findIndex((m) => m.toLowerCase().startsWith(name.toLowerCase().slice(0, 3)));
-
 /** The day of one DAY match, in the source's style; null when that day does not exist. */
 function dayOf(g: string[]): string | null {
   if (g[7]) {
@@ -51,8 +49,8 @@ function dayOf(g: string[]): string | null {
     return exists(year, month, day) ? `${year}-${pad(month + 1)}-${pad(day)}` : null;
   }
   const [day, name, year] = g[1] ? [Number(g[1]), g[2]!, Number(g[3])] : [Number(g[5]), g[4]!, Number(g[6])];
-  const month = monthOf(name);
-  return month >= 0 && exists(year, month, day) ? `${day} ${MONTHS[month]} ${year}` : null;
+  const month = monthIndex(name);
+  return month >= 0 && exists(year, month, day) ? `${day} ${MONTH_NAMES[month]} ${year}` : null;
 }
 
 /** `text` with every date (and the time of day beside it) written compactly; the rest unchanged. */
