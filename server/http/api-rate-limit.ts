@@ -7,7 +7,10 @@
  */
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
-const limiters = new Map<string, RateLimiterMemory>();
+// On globalThis: one budget per process, whichever copy of this module counts (Next bundles its
+// routes apart from instrumentation, and npm start's direct /api/v1 path loads its own: scripts/app-server.ts).
+const shared = globalThis as typeof globalThis & { __synthexApiRateLimiters?: Map<string, RateLimiterMemory> };
+const limiters = (shared.__synthexApiRateLimiters ??= new Map<string, RateLimiterMemory>());
 
 function perMinute(setting: string, fallback: number): number {
   const raw = process.env[setting]?.trim();

@@ -1,0 +1,185 @@
+/**
+ * `npm start`'s app server (scripts/app-server.ts) on PostgreSQL: API-key requests to /api/v1 are
+ * answered by the direct path (no Next router), and every one of them is answered exactly as the
+ * same request through Next's route (`SYNTHEX_DIRECT_API=off`, the `next start` behaviour): the
+ * same status, body and security headers for a good call, an unknown key, a Host that is not the
+ * app's, a body over the limit, a read-only key that writes, an unknown endpoint and a key past its
+ * rate limit. Two real servers started by scripts/start.ts over one test database, real sockets.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../server/http/testing/free-port";
+import { createApiKey } from "../server/services/api-keys";
+import { signUp } from "../server/services/users";
+import { createTestDb, testDatabaseUrl, type TestDb } from "../server/store/test-db";
+
+const adminUrl = testDatabaseUrl();
+const ROOT = path.resolve(import.meta.dirname, "..");
+const RATE_PER_KEY = 4;
+const MAX_BODY = 2048;
+const SECURITY = ["x-frame-options", "content-security-policy", "x-content-type-options", "referrer-policy"];
+
+let t: TestDb;
+const dir = mkdtempSync(path.join(tmpdir(), "synthex-app-server-"));
+const servers: Array<{ child: ChildProcess; port: number; log: string[] }> = [];
+const keys = { admin: "", readOnly: "", rateA: "", rateB: "" };
+
+async function startServer(direct: boolean) {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    DATABASE_URL: t.url!,
+    NEXTAUTH_SECRET: "app-server-test-secret-0123456789abcdef",
+    NEXTAUTH_URL: `http://localhost:${port}`,
+    SYNTHEX_WORKERS: "1",
+    SYNTHEX_DIRECT_API: direct ? "on" : "off",
+    SYNTHEX_API_RATE_PER_KEY: String(RATE_PER_KEY),
+    SYNTHEX_MAX_BODY_BYTES: String(MAX_BODY),
+    SYNTHEX_DATA_DIR: path.join(dir, direct ? "direct" : "next"),
+    SYNTHEX_INBOX_WATCH: "off",
+  };
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/start.ts")], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const log: string[] = [];
+  child.stdout!.on("data", (d: Buffer) => log.push(d.toString()));
+  child.stderr!.on("data", (d: Buffer) => log.push(d.toString()));
+  servers.push({ child, port, log });
+  const end = Date.now() + 600_000;
+  for (;;) {
+    const up = await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`).then((r) => r.status === 200, () => false);
+    if (up) return port;
+    if (Date.now() > end || child.exitCode !== null) throw new Error(`the server did not start:\n${log.join("")}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+/** One request over a plain socket (node:http, so Host and Content-Length go out as written). */
+function send(port: number, method: string, url: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method, path: url, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON: compared as text
+        }
+        resolve({ status: res.statusCode!, headers: res.headers, body: parsed });
+      });
+    });
+    // A server may refuse a large body before reading it and close the connection.
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+let direct = 0;
+let viaNext = 0;
+
+beforeAll(async () => {
+  if (!adminUrl) return;
+  t = await createTestDb();
+  const { user, workspace } = await signUp(t.db, { email: "direct@example.com", password: "direct-password-123" });
+  const owner = { userId: user.id, role: "owner" as const };
+  keys.admin = (await createApiKey(t.db, workspace.id, owner, { name: "admin", role: "admin" })).secret;
+  keys.readOnly = (await createApiKey(t.db, workspace.id, owner, { name: "read-only", role: "admin", readOnly: true })).secret;
+  keys.rateA = (await createApiKey(t.db, workspace.id, owner, { name: "rate-a", role: "admin" })).secret;
+  keys.rateB = (await createApiKey(t.db, workspace.id, owner, { name: "rate-b", role: "admin" })).secret;
+  [direct, viaNext] = await Promise.all([startServer(true), startServer(false)]);
+}, 900_000);
+
+afterAll(async () => {
+  for (const s of servers) if (s.child.pid && s.child.exitCode === null) process.kill(-s.child.pid, "SIGTERM");
+  await t?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The same request to both servers: the direct path answers one, Next's route the other, alike. */
+async function both(method: string, url: string, headers: Record<string, string>, body?: string) {
+  const a = await send(direct, method, url, headers, body);
+  const b = await send(viaNext, method, url, headers, body);
+  expect(a.headers["x-synthex-direct"], "answered by the direct path").toBe("1");
+  expect(b.headers["x-synthex-direct"], "answered by Next").toBeUndefined();
+  expect({ status: a.status, body: a.body }).toEqual({ status: b.status, body: b.body });
+  for (const name of [...SECURITY, "content-type", "cache-control", "retry-after", "allow"]) expect(a.headers[name], name).toEqual(b.headers[name]);
+  return a;
+}
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+describe.skipIf(!adminUrl)("npm start: /api/v1 without Next's router, refused and answered as through Next", () => {
+  it("answers a good call", async () => {
+    const a = await both("GET", "/api/v1/audit?limit=5", bearer(keys.admin));
+    expect(a.status).toBe(200);
+    for (const name of SECURITY) expect(a.headers[name], name).toBeTruthy();
+  });
+
+  it("refuses an unknown key (401)", async () => {
+    expect((await both("GET", "/api/v1/audit", bearer("sx_not-a-key"))).status).toBe(401);
+  });
+
+  it("refuses a Host that is not the app's (400), before anything else", async () => {
+    const a = await both("GET", "/api/v1/audit", { ...bearer(keys.admin), host: "rebind.example.com" });
+    expect(a.status).toBe(400);
+    expect(a.body).toMatchObject({ error: { code: "HOST_NOT_ALLOWED" } });
+  });
+
+  it("refuses a body over SYNTHEX_MAX_BODY_BYTES (413), declared or streamed", async () => {
+    const body = JSON.stringify({ messages: [{ role: "user", content: "x".repeat(MAX_BODY) }] });
+    const url = "/api/v1/pipelines/p/sources/chat/sessions/s/messages";
+    const declared = await both("POST", url, { ...bearer(keys.admin), "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }, body);
+    expect(declared.status).toBe(413);
+    expect(declared.body).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE", limitBytes: MAX_BODY } });
+    const chunked = await both("POST", url, { ...bearer(keys.admin), "content-type": "application/json", "transfer-encoding": "chunked" }, body);
+    expect(chunked.status).toBe(413);
+  });
+
+  it("refuses a write with a read-only key (403) and names an unknown endpoint (404)", async () => {
+    const write = await both("POST", "/api/v1/pipelines/p/log/config", { ...bearer(keys.readOnly), "content-type": "application/json" }, JSON.stringify({ enabled: true }));
+    expect(write.status).toBe(403);
+    expect((await both("GET", "/api/v1/no/such/endpoint", bearer(keys.admin))).status).toBe(404);
+  });
+
+  it("counts a key's rate limit (429 with Retry-After past SYNTHEX_API_RATE_PER_KEY)", async () => {
+    // One key per server: each app server has its own budget (server/http/api-rate-limit.ts).
+    const statuses = async (port: number, key: string) => {
+      const out: Answer[] = [];
+      for (let i = 0; i <= RATE_PER_KEY; i++) out.push(await send(port, "GET", "/api/v1/audit?limit=1", bearer(key)));
+      return out;
+    };
+    const [a, b] = [await statuses(direct, keys.rateA), await statuses(viaNext, keys.rateB)];
+    expect(a.map((r) => r.status)).toEqual([...Array(RATE_PER_KEY).fill(200), 429]);
+    expect(a.map((r) => r.status)).toEqual(b.map((r) => r.status));
+    expect(a.at(-1)!.headers["x-synthex-direct"]).toBe("1");
+    expect(a.at(-1)!.headers["retry-after"]).toBeTruthy();
+    expect((a.at(-1)!.body as { error: { code: string } }).error.code).toBe((b.at(-1)!.body as { error: { code: string } }).error.code);
+    // The budget is the process's, shared with the surfaces Next still serves: tRPC is refused too.
+    const trpc = await send(direct, "GET", `/api/trpc/audit.list?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`, bearer(keys.rateA));
+    expect(trpc.status).toBe(429);
+  });
+
+  it("leaves to Next what is Next's: requests without a key, openapi.json, a trailing slash", async () => {
+    for (const [url, headers] of [
+      ["/api/v1/audit", {}],
+      ["/api/v1/openapi.json", bearer(keys.admin)],
+      ["/api/v1/audit/", bearer(keys.admin)],
+    ] as const) {
+      const a = await send(direct, "GET", url, headers);
+      expect(a.headers["x-synthex-direct"], url).toBeUndefined();
+      expect(a.status, url).toBe((await send(viaNext, "GET", url, headers)).status);
+    }
+  });
+});
