@@ -103,7 +103,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const s of servers) if (s.child.pid && s.child.exitCode === null) process.kill(-s.child.pid, "SIGTERM");
-  await t?.drop();
+  await t?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
