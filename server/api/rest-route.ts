@@ -10,7 +10,6 @@ import { appRouter } from "./root";
 import { handleRest } from "./rest";
 import { appRestEndpoints } from "./rest-app";
 import { createContext } from "./trpc";
-import { getSessionUser } from "../auth/session";
 import { apiBodyLimit, apiTooLargeResponse, withBodyLimit } from "../http/body-limit";
 import { withCrossSiteGuard } from "../http/csrf";
 import { getDb } from "../store/db";
@@ -24,7 +23,10 @@ async function handler(req: Request): Promise<Response> {
     path,
     createContext: async () => {
       const authorization = req.headers.get("authorization");
-      return createContext({ db: await getDb(), session: authorization ? null : await getSessionUser(), authorization });
+      // Loaded on the first cookie-signed request only: next-auth needs Next's request context (and
+      // bundler), which the app server's direct path (API keys only) neither has nor loads.
+      const session = authorization ? null : await (await import("../auth/session")).getSessionUser();
+      return createContext({ db: await getDb(), session, authorization });
     },
   });
 }

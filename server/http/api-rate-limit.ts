@@ -5,7 +5,7 @@
  * deployment with several app servers divides the budget by their number (or fronts them with a
  * shared limiter).
  */
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterMemory, type RateLimiterRes } from "rate-limiter-flexible";
 
 // On globalThis: one budget per process, whichever copy of this module counts (Next bundles its
 // routes apart from instrumentation, and npm start's direct /api/v1 path loads its own: scripts/app-server.ts).
@@ -29,6 +29,8 @@ function limiter(kind: string, points: number): RateLimiterMemory {
   return l;
 }
 
+const isLimiterRes = (value: unknown): value is RateLimiterRes => typeof (value as RateLimiterRes | null)?.msBeforeNext === "number";
+
 /** A call beyond an API key's or its workspace's budget. */
 export class ApiRateLimitedError extends Error {
   constructor(
@@ -50,7 +52,8 @@ export async function consumeApiRate(actor: { apiKeyId: string; workspaceId: str
     try {
       await l.consume(key, calls);
     } catch (res) {
-      if (!(res instanceof RateLimiterRes)) throw res;
+      // By shape: the limiter may come from another copy of rate-limiter-flexible (Next's bundle).
+      if (!isLimiterRes(res)) throw res;
       const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
       return new ApiRateLimitedError(`Rate limit of ${l.points} requests per minute for ${what} reached: retry in ${seconds} s.`, seconds);
     }
