@@ -15,7 +15,7 @@
  * slash). The peer-address stamp and the live-request count are Node-level hooks on every HTTP
  * server of the process (server/http/request-hook.ts), so they see both paths.
  *
- * SYNTHEX_DIRECT_API=off sends every request through Next (as `next start` does).
+ * SYNTHEX_DIRECT_API=off: scripts/start.ts runs plain `next start` instead (every request through Next).
  */
 import { createServer } from "node:http";
 import { getRequestListener } from "@hono/node-server";
@@ -65,7 +65,6 @@ export async function answerDirectly(req: Request): Promise<Response> {
 async function main() {
   const port = Number(process.env.PORT ?? 3000);
   const hostname = process.env.HOST?.trim() || "127.0.0.1";
-  const direct = process.env.SYNTHEX_DIRECT_API?.trim().toLowerCase() !== "off";
   // Before the first request, whatever Next's instrumentation does (installing twice adds nothing).
   installPeerStamp();
   countLiveHttpRequests();
@@ -75,7 +74,7 @@ async function main() {
   // overrideGlobalObjects: false keeps Node's own Request and Response for Next in this process.
   const directListener = getRequestListener(answerDirectly, { overrideGlobalObjects: false, hostname });
   const server = createServer((req, res) => {
-    if (direct && servedDirectly(req.method, req.url, req.headers.authorization)) void directListener(req, res);
+    if (servedDirectly(req.method, req.url, req.headers.authorization)) void directListener(req, res);
     else void nextHandler(req, res);
   });
   server.listen(port, hostname);

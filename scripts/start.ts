@@ -42,11 +42,16 @@ function workerCount(env: NodeJS.ProcessEnv, cores: number): number {
 const appServer = path.resolve(import.meta.dirname, "app-server.ts");
 const tsxArgv = process.execArgv.some((a) => a.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"];
 const serverEnv = (): NodeJS.ProcessEnv => ({ ...process.env, NODE_ENV: "production", PORT: port, HOST: host });
+/** SYNTHEX_DIRECT_API=off: plain `next start`, every request through Next's router (as before the app server). */
+const production =
+  process.env.SYNTHEX_DIRECT_API?.trim().toLowerCase() === "off"
+    ? { exec: path.resolve(nextBin), args: ["start", "-p", port, "-H", host], execArgv: process.execArgv }
+    : { exec: appServer, args: [], execArgv: tsxArgv };
 
 /** Several app servers on one port (cluster: the primary hands out connections). */
 function startWorkers(n: number, onAllExited: (code: number) => void): () => void {
   let stopping = false;
-  cluster.setupPrimary({ exec: appServer, execArgv: tsxArgv });
+  cluster.setupPrimary(production);
   const fork = () => cluster.fork(serverEnv());
   const workers = new Set<Worker>();
   const add = () => {
@@ -96,7 +101,7 @@ async function main() {
   } else {
     const child: ChildProcess = dev
       ? spawn(process.execPath, [nextBin, "dev", "-p", port, "-H", host], { stdio: "inherit", env: process.env })
-      : spawn(process.execPath, [...tsxArgv, appServer], { stdio: "inherit", env: serverEnv() });
+      : spawn(process.execPath, [...production.execArgv, production.exec, ...production.args], { stdio: "inherit", env: serverEnv() });
     stop = () => child.kill("SIGTERM");
     child.on("exit", (code) => void exit(code ?? 0));
   }
