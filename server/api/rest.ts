@@ -198,7 +198,7 @@ export const UNCOMPRESSED_BELOW_BYTES = 64 * 1024;
  */
 function answerResponse(data: unknown, status: number): Response {
   const body = JSON.stringify(data);
-  const cacheControl = body.length < UNCOMPRESSED_BELOW_BYTES ? "no-store, no-transform" : "no-store";
+  const cacheControl = Buffer.byteLength(body) < UNCOMPRESSED_BELOW_BYTES ? "no-store, no-transform" : "no-store";
   return new Response(body, { status, headers: { "content-type": "application/json", "cache-control": cacheControl } });
 }
 

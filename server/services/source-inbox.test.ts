@@ -64,46 +64,55 @@ describe("startInboxWatchers", () => {
     await writeFile(path.join(dir, "before.md"), "# Before\nwritten before the inbox was set");
     const imports = async () => (await db.sourceImport.findMany({ where: { pipelineId: pipeline.id }, orderBy: { createdAt: "asc" } })).map((i) => i.fileName);
     const watchers = startInboxWatchers(() => db, { stableMs: 400, resyncMs: 60_000 });
+    // Nothing should happen: give the watcher time to notice, then let it finish what it started.
     const settle = async () => {
       await sleep(1200);
       await watchers.idle();
     };
+    // Something should happen: wait until it has (a loaded machine delays the watcher's events
+    // past any fixed sleep), then for the import's own work to end; the assertion says what differs.
+    const importsBecome = async (expected: string[]) => {
+      const deadline = Date.now() + 30_000;
+      while (JSON.stringify(await imports()) !== JSON.stringify(expected) && Date.now() < deadline) await sleep(200);
+      await watchers.idle();
+      expect(await imports()).toEqual(expected);
+    };
     try {
       const set = await setInbox(db, { workspaceId, pipelineId: pipeline.id, source: "chats", path: dir });
       expect(set).toMatchObject({ changed: true, previous: null });
-      await settle();
-      expect(await imports()).toEqual(["before.md"]);
+      await importsBecome(["before.md"]);
       // The import left an audit entry by the system and requested the incremental run (it added records).
       expect(await db.auditEvent.count({ where: { workspaceId, action: "source.import", actor: "system" } })).toBe(1);
       expect(await db.run.count({ where: { pipelineId: pipeline.id, triggeredBy: "ingest" } })).toBe(1);
 
       await writeFile(path.join(dir, "plan.md"), "# Plan\nrepaint the fence in May");
-      await settle();
-      expect(await imports()).toEqual(["before.md", "plan.md"]);
+      await importsBecome(["before.md", "plan.md"]);
 
       await rename(path.join(dir, "plan.md"), path.join(dir, "plan-2025.md"));
       await settle();
       expect(await imports()).toEqual(["before.md", "plan.md"]);
 
       await writeFile(path.join(dir, "plan-2025.md"), "# Plan\nrepaint the fence in June");
-      await settle();
-      expect(await imports()).toEqual(["before.md", "plan.md", "plan-2025.md"]);
+      await importsBecome(["before.md", "plan.md", "plan-2025.md"]);
 
       const pdf = Buffer.from(await textPdf(["Minutes", "The committee chose the orange logo."]));
       const half = Math.floor(pdf.length / 2);
       await writeFile(path.join(dir, "minutes.pdf"), pdf.subarray(0, half));
       await sleep(150);
       await appendFile(path.join(dir, "minutes.pdf"), pdf.subarray(half));
-      await settle();
-      expect(await imports()).toEqual(["before.md", "plan.md", "plan-2025.md", "minutes.pdf"]);
+      await importsBecome(["before.md", "plan.md", "plan-2025.md", "minutes.pdf"]);
       expect(await db.sourceImport.count({ where: { pipelineId: pipeline.id, status: { not: "completed" } } })).toBe(0);
       expect(await db.record.count({ where: { pipelineId: pipeline.id, step: "chats", content: { contains: "orange logo" } } })).toBe(1);
 
+      // The imports' incremental runs end first: they add derived records on their own time.
+      await settleBackgroundWork();
       const before = await db.record.count({ where: { pipelineId: pipeline.id } });
       await unlink(path.join(dir, "minutes.pdf"));
       await settle();
       expect(await db.record.count({ where: { pipelineId: pipeline.id } })).toBe(before);
-      const row = (await listInboxes(db, workspaceId)).find((r) => r.pipelineId === pipeline.id)!;
+      const inboxRow = async () => (await listInboxes(db, workspaceId)).find((r) => r.pipelineId === pipeline.id)!;
+      for (const deadline = Date.now() + 30_000; !(await inboxRow()).lastEvent?.startsWith("minutes.pdf was deleted") && Date.now() < deadline; ) await sleep(200);
+      const row = await inboxRow();
       expect(row).toMatchObject({ source: "chats", path: await validateInboxPath(dir) });
       expect(row.lastEvent).toBe("minutes.pdf was deleted from the folder; its records stay in memory (forget them in the explorer)");
 
