@@ -6,11 +6,10 @@
  * shared limiter).
  */
 import { RateLimiterMemory, type RateLimiterRes } from "rate-limiter-flexible";
+import { processState } from "../core/process-state";
 
-// On globalThis: one budget per process, whichever copy of this module counts (Next bundles its
-// routes apart from instrumentation, and npm start's direct /api/v1 path loads its own: scripts/app-server.ts).
-const shared = globalThis as typeof globalThis & { __synthexApiRateLimiters?: Map<string, RateLimiterMemory> };
-const limiters = (shared.__synthexApiRateLimiters ??= new Map<string, RateLimiterMemory>());
+// One budget per process, whichever copy of this module counts (server/core/process-state.ts).
+const limiters = processState("api-rate-limit.limiters", () => new Map<string, RateLimiterMemory>());
 
 function perMinute(setting: string, fallback: number): number {
   const raw = process.env[setting]?.trim();
