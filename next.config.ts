@@ -14,6 +14,9 @@ const nextConfig: NextConfig = {
     "mammoth",
   ],
   typedRoutes: false,
+  // No X-Powered-By: it names the framework to every caller, and npm start's direct /api/v1 path
+  // (scripts/app-server.ts) answers with the same headers as Next.
+  poweredByHeader: false,
   // On every page and API response (server/http/security-headers.ts). See server/http/csrf.ts for cross-site writes.
   async headers() {
     return [{ source: "/:path*", headers: [...SECURITY_HEADERS] }];

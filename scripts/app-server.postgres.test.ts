@@ -4,16 +4,22 @@
  * same request through Next's route (`SYNTHEX_DIRECT_API=off`, the `next start` behaviour): the
  * same status, body and security headers for a good call, an unknown key, a Host that is not the
  * app's, a body over the limit, a read-only key that writes, an unknown endpoint and a key past its
- * rate limit. Two real servers started by scripts/start.ts over one test database, real sockets.
+ * rate limit; a malformed Host is left to Next. Which path answered leaves no trace on an answer:
+ * the test counts the requests it expects on the direct path and compares that with the count the
+ * app server logs when it stops. A key revoked through Next's routes (tRPC) is refused by the
+ * direct path on the very next request (the request caches are the process's, not a module copy's).
+ * Two real servers started by scripts/start.ts over one test database, real sockets.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../server/http/testing/free-port";
 import { createApiKey } from "../server/services/api-keys";
+import { recordAudit } from "../server/services/audit";
 import { signUp } from "../server/services/users";
 import { createTestDb, testDatabaseUrl, type TestDb } from "../server/store/test-db";
 
@@ -26,7 +32,9 @@ const SECURITY = ["x-frame-options", "content-security-policy", "x-content-type-
 let t: TestDb;
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-app-server-"));
 const servers: Array<{ child: ChildProcess; port: number; log: string[] }> = [];
-const keys = { admin: "", readOnly: "", rateA: "", rateB: "" };
+const keys = { admin: "", readOnly: "", rateA: "", rateB: "", victim: "", victimId: "" };
+/** Requests this test sent that the direct path should answer (the app server logs its own count on stop). */
+let expectedDirect = 0;
 
 async function startServer(direct: boolean) {
   const port = await freePort();
@@ -70,7 +78,8 @@ function send(port: number, method: string, url: string, headers: Record<string,
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
-        const text = Buffer.concat(chunks).toString();
+        const raw = Buffer.concat(chunks);
+        const text = (res.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw).toString();
         let parsed: unknown = text;
         try {
           parsed = JSON.parse(text);
@@ -98,6 +107,10 @@ beforeAll(async () => {
   keys.readOnly = (await createApiKey(t.db, workspace.id, owner, { name: "read-only", role: "admin", readOnly: true })).secret;
   keys.rateA = (await createApiKey(t.db, workspace.id, owner, { name: "rate-a", role: "admin" })).secret;
   keys.rateB = (await createApiKey(t.db, workspace.id, owner, { name: "rate-b", role: "admin" })).secret;
+  const victim = await createApiKey(t.db, workspace.id, owner, { name: "victim", role: "admin" });
+  [keys.victim, keys.victimId] = [victim.secret, victim.id];
+  // A page of the audit log past the 64 KiB under which answers go uncompressed (server/api/rest.ts).
+  for (let i = 0; i < 200; i++) await recordAudit(t.db, { workspaceId: workspace.id, actor: `user:${user.id}`, action: "bulk.entry", target: `${i} ${"x".repeat(450)}` });
   [direct, viaNext] = await Promise.all([startServer(true), startServer(false)]);
 }, 900_000);
 
@@ -107,16 +120,30 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The same request to both servers: the direct path answers one, Next's route the other, alike. */
-async function both(method: string, url: string, headers: Record<string, string>, body?: string) {
-  const a = await send(direct, method, url, headers, body);
+/** Headers that say how the bytes travel, not what the answer is (Node and Next frame a body their own way). */
+const FRAMING = new Set(["date", "connection", "keep-alive", "transfer-encoding", "content-length"]);
+const answerHeaders = (r: Answer) => Object.fromEntries(Object.entries(r.headers).filter(([name]) => !FRAMING.has(name)));
+
+/** A request to the direct server that its direct path should answer (counted, see `expectedDirect`). */
+function sendDirect(method: string, url: string, headers: Record<string, string>, body?: string) {
+  expectedDirect++;
+  return send(direct, method, url, headers, body);
+}
+
+/**
+ * The same request to both servers: on one the direct path answers (or Next, `path: "next"`), on
+ * the other Next's route, alike: status, body and every header but the framing ones.
+ */
+async function both(method: string, url: string, headers: Record<string, string>, body?: string, path: "direct" | "next" = "direct") {
+  const a = path === "direct" ? await sendDirect(method, url, headers, body) : await send(direct, method, url, headers, body);
   const b = await send(viaNext, method, url, headers, body);
-  expect(a.headers["x-synthex-direct"], "answered by the direct path").toBe("1");
-  expect(b.headers["x-synthex-direct"], "answered by Next").toBeUndefined();
   // The servers differ only in their port (NEXTAUTH_URL is named in the Host refusal).
-  const same = (r: Answer, port: number) => ({ status: r.status, body: JSON.parse(JSON.stringify(r.body).replaceAll(`localhost:${port}`, "localhost:PORT")) as unknown });
+  const same = (r: Answer, port: number) => ({
+    status: r.status,
+    body: JSON.parse(JSON.stringify(r.body).replaceAll(`localhost:${port}`, "localhost:PORT")) as unknown,
+    headers: answerHeaders(r),
+  });
   expect(same(a, direct)).toEqual(same(b, viaNext));
-  for (const name of [...SECURITY, "content-type", "cache-control", "retry-after", "allow"]) expect(a.headers[name], name).toEqual(b.headers[name]);
   return a;
 }
 
@@ -163,14 +190,30 @@ describe.skipIf(!adminUrl)("npm start: /api/v1 without Next's router, refused an
       return out;
     };
     const [a, b] = [await statuses(direct, keys.rateA), await statuses(viaNext, keys.rateB)];
+    expectedDirect += a.length;
     expect(a.map((r) => r.status)).toEqual([...Array(RATE_PER_KEY).fill(200), 429]);
     expect(a.map((r) => r.status)).toEqual(b.map((r) => r.status));
-    expect(a.at(-1)!.headers["x-synthex-direct"]).toBe("1");
     expect(a.at(-1)!.headers["retry-after"]).toBeTruthy();
+    expect(answerHeaders(a.at(-1)!)).toEqual(answerHeaders(b.at(-1)!));
     expect((a.at(-1)!.body as { error: { code: string } }).error.code).toBe((b.at(-1)!.body as { error: { code: string } }).error.code);
     // The budget is the process's, shared with the surfaces Next still serves: tRPC is refused too.
     const trpc = await send(direct, "GET", `/api/trpc/audit.list?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`, bearer(keys.rateA));
     expect(trpc.status, JSON.stringify(trpc.body)).toBe(429);
+  });
+
+  it("compresses a large answer as Next does, for a client that accepts gzip only", async () => {
+    const url = "/api/v1/audit?limit=200&action=bulk.";
+    const plain = await both("GET", url, bearer(keys.admin));
+    expect(Buffer.byteLength(JSON.stringify(plain.body))).toBeGreaterThan(64 * 1024);
+    expect(plain.headers["cache-control"]).toBe("no-store");
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    const gzipped = await both("GET", url, { ...bearer(keys.admin), "accept-encoding": "gzip" });
+    expect(gzipped.headers["content-encoding"]).toBe("gzip");
+    expect(gzipped.body).toEqual(plain.body);
+    // A small answer is marked no-transform and goes as it is.
+    const small = await both("GET", "/api/v1/audit?limit=1", { ...bearer(keys.admin), "accept-encoding": "gzip" });
+    expect(small.headers["cache-control"]).toBe("no-store, no-transform");
+    expect(small.headers["content-encoding"]).toBeUndefined();
   });
 
   it("leaves to Next what is Next's: requests without a key, openapi.json, a trailing slash", async () => {
@@ -180,8 +223,38 @@ describe.skipIf(!adminUrl)("npm start: /api/v1 without Next's router, refused an
       ["/api/v1/audit/", bearer(keys.admin)],
     ] as const) {
       const a = await send(direct, "GET", url, headers);
-      expect(a.headers["x-synthex-direct"], url).toBeUndefined();
       expect(a.status, url).toBe((await send(viaNext, "GET", url, headers)).status);
     }
+  });
+
+  it("answers a malformed Host as Next does (Next answers it)", async () => {
+    for (const host of ["exa mple.com", "localhost:99999", "[::1", "localhost:3000@evil.example", "evil.example/x", ""]) {
+      const a = await both("GET", "/api/v1/audit?limit=1", { ...bearer(keys.admin), host }, undefined, "next");
+      expect(a.status, `Host "${host}"`).toBeGreaterThanOrEqual(400);
+    }
+  });
+
+  it("refuses a key revoked through Next's routes on the direct path's very next request", async () => {
+    // Warm: the direct path has the key in its cache (kept up to 1 s, SYNTHEX_AUTH_CACHE_MS).
+    expect((await sendDirect("GET", "/api/v1/audit?limit=1", bearer(keys.victim))).status).toBe(200);
+    const warmAt = performance.now();
+    // Revoked in the same process through tRPC, which Next serves (its own copy of the services).
+    const revoke = await send(direct, "POST", "/api/trpc/apiKey.revoke", { ...bearer(keys.admin), "content-type": "application/json" }, JSON.stringify({ json: { keyId: keys.victimId } }));
+    expect(revoke.status, JSON.stringify(revoke.body)).toBe(200);
+    const after = await sendDirect("GET", "/api/v1/audit?limit=1", bearer(keys.victim));
+    const elapsed = performance.now() - warmAt;
+    expect(after.status, `the revoked key still served ${Math.round(elapsed)} ms after its cache entry was loaded`).toBe(401);
+  });
+
+  // Last: stops the direct server.
+  it("answered on the direct path exactly the requests meant for it (its count, logged on stop)", async () => {
+    const server = servers.find((s) => s.port === direct)!;
+    const exited = new Promise((resolve) => server.child.once("exit", resolve));
+    process.kill(server.child.pid!, "SIGTERM");
+    await exited;
+    const line = /(\d+) \/api\/v1 requests answered directly, (\d+) requests through Next/.exec(server.log.join(""));
+    expect(line, server.log.join("")).not.toBeNull();
+    expect(Number(line![1])).toBe(expectedDirect);
+    expect(Number(line![2])).toBeGreaterThan(0);
   });
 });

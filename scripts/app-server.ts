@@ -7,7 +7,7 @@
  * the Next route `app/api/v1/[...path]/route.ts` calls (server/api/rest-route.ts: Host and
  * cross-site guard, body limit, key, permissions, rate limits, idempotency, the query log), through
  * @hono/node-server's Node↔Fetch adapter, with the headers next.config.ts adds to every response
- * (server/http/security-headers.ts) and Next's compression of large answers. That skips Next's
+ * (server/http/security-headers.ts) and Next's compression middleware. That skips Next's
  * routing, its web-stream and AsyncLocalStorage layers: about half of a REST search's app CPU.
  * Everything else goes to Next unchanged: pages, tRPC, MCP, next-auth, the upload route (streams
  * multipart bodies), openapi.json, session-signed API calls (next-auth reads the cookies through
@@ -15,9 +15,15 @@
  * slash). The peer-address stamp and the live-request count are Node-level hooks on every HTTP
  * server of the process (server/http/request-hook.ts), so they see both paths.
  *
+ * A request whose Host is not a plain `name[:port]` goes to Next too, so a malformed one gets
+ * Next's answer. The path leaves no trace on an answer (both give the same headers); on a normal
+ * stop the process logs how many requests each path answered:
+ * `[synthex] app server <pid> stopping: <n> /api/v1 requests answered directly, <m> requests through Next`.
+ *
  * SYNTHEX_DIRECT_API=off: scripts/start.ts runs plain `next start` instead (every request through Next).
  */
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
 import { getRequestListener } from "@hono/node-server";
 import next from "next";
 import { restRouteHandler } from "../server/api/rest-route";
@@ -26,39 +32,44 @@ import { SECURITY_HEADERS } from "../server/http/security-headers";
 import { countLiveHttpRequests } from "../server/services/live-requests";
 import { flushQueryLogOnStop } from "../server/services/query-log";
 
-/** The response header that says the direct path answered (what the tests and benches look for). */
-export const DIRECT_HEADER = "x-synthex-direct";
-/** Next compresses answers from 1 KiB up unless they say no-transform (server/api/rest.ts decides which). */
-const COMPRESS_FROM_BYTES = 1024;
+type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+const requireHere = createRequire(import.meta.url);
+/**
+ * The compression Next's own server applies to every answer (next/dist/server/lib/router-server.js:
+ * the `compression` middleware it ships, and its release of the gzip stream when a client goes away),
+ * so a direct answer is compressed exactly when and as Next's would be (server/api/rest.ts marks the
+ * small ones no-transform).
+ */
+const nextCompression = requireHere("next/dist/compiled/compression") as () => NodeMiddleware;
+const { releaseCompressionStream } = requireHere("next/dist/server/lib/release-compression-stream") as { releaseCompressionStream: (res: ServerResponse) => void };
 const DIRECT_METHODS = new Set(["GET", "POST", "DELETE"]);
 /** Served by routes of their own (app/api/v1/openapi.json, app/api/v1/pipelines/…/upload). */
 const NEXT_ROUTES = [/^\/api\/v1\/openapi\.json$/, /^\/api\/v1\/pipelines\/[^/]+\/sources\/[^/]+\/upload$/];
 
+/** A host name or IPv4 address with an optional port, as a URL keeps it (no IPv6 literal, nothing odd). */
+const PLAIN_HOST = /^[a-z0-9._-]+(?::\d{1,5})?$/i;
+function plainHost(host: string | undefined): boolean {
+  if (!host || !PLAIN_HOST.test(host)) return false;
+  try {
+    const url = new URL(`http://${host}/`);
+    return url.hostname === host.replace(/:\d+$/, "").toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 /** Whether the direct path answers this request (see the file comment); everything else is Next's. */
-export function servedDirectly(method: string | undefined, url: string | undefined, authorization: string | undefined): boolean {
-  if (!authorization || !method || !DIRECT_METHODS.has(method) || !url?.startsWith("/api/v1/")) return false;
+export function servedDirectly(req: { method?: string; url?: string; headers: { authorization?: string; host?: string } }): boolean {
+  const { method, url } = req;
+  if (!req.headers.authorization || !method || !DIRECT_METHODS.has(method) || !url?.startsWith("/api/v1/") || !plainHost(req.headers.host)) return false;
   const pathname = url.split("?", 1)[0]!;
   return !pathname.endsWith("/") && !pathname.includes("//") && !NEXT_ROUTES.some((r) => r.test(pathname));
 }
 
-/** gzip, as Next's `compression` would: a client that accepts it, a body of 1 KiB or more, no `no-transform`. */
-async function compressed(res: Response, acceptEncoding: string | null): Promise<Response> {
-  if (!res.body || !/\bgzip\b/i.test(acceptEncoding ?? "") || /no-transform/i.test(res.headers.get("cache-control") ?? "") || res.headers.has("content-encoding")) return res;
-  // REST answers are whole strings already (server/api/rest.ts): reading one back costs no wait.
-  const body = new Uint8Array(await res.arrayBuffer());
-  const headers = new Headers(res.headers);
-  if (body.byteLength < COMPRESS_FROM_BYTES) return new Response(body, { status: res.status, statusText: res.statusText, headers });
-  headers.set("content-encoding", "gzip");
-  headers.append("vary", "Accept-Encoding");
-  headers.delete("content-length");
-  return new Response(new Response(body).body!.pipeThrough(new CompressionStream("gzip")), { status: res.status, statusText: res.statusText, headers });
-}
-
 /** The direct path: the route's own handler, then what Next adds to its answer. */
 export async function answerDirectly(req: Request): Promise<Response> {
-  const res = await compressed(await restRouteHandler(req), req.headers.get("accept-encoding"));
+  const res = await restRouteHandler(req);
   for (const { key, value } of SECURITY_HEADERS) res.headers.set(key, value);
-  res.headers.set(DIRECT_HEADER, "1");
   return res;
 }
 
@@ -73,19 +84,35 @@ async function main() {
   await app.prepare();
   // overrideGlobalObjects: false keeps Node's own Request and Response for Next in this process.
   const directListener = getRequestListener(answerDirectly, { overrideGlobalObjects: false, hostname });
+  const compress = nextCompression();
+  const answered = { direct: 0, next: 0 };
   const server = createServer((req, res) => {
-    if (servedDirectly(req.method, req.url, req.headers.authorization)) void directListener(req, res);
-    else void nextHandler(req, res);
+    if (servedDirectly(req)) {
+      answered.direct++;
+      compress(req, res, () => {});
+      res.once("close", () => {
+        if (!res.writableFinished) releaseCompressionStream(res);
+      });
+      void directListener(req, res);
+    } else {
+      answered.next++;
+      void nextHandler(req, res);
+    }
   });
   server.listen(port, hostname);
   // Next's own server (`next start`) exits on these; a custom server has to, after writing the query log's buffer.
+  let stopping = false;
   const stop = (code: number) => {
+    // Once: a terminal's Ctrl-C reaches this process and scripts/start.ts, which passes a SIGTERM on.
+    if (stopping) return;
+    stopping = true;
+    console.log(`[synthex] app server ${process.pid} stopping: ${answered.direct} /api/v1 requests answered directly, ${answered.next} requests through Next`);
     server.close();
     const timeout = new Promise((resolve) => setTimeout(resolve, 3000).unref());
     void Promise.race([flushQueryLogOnStop(), timeout]).finally(() => process.exit(code));
   };
-  process.once("SIGTERM", () => stop(143));
-  process.once("SIGINT", () => stop(130));
+  process.on("SIGTERM", () => stop(143));
+  process.on("SIGINT", () => stop(130));
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
