@@ -32,7 +32,9 @@ const SECURITY = ["x-frame-options", "content-security-policy", "x-content-type-
 let t: TestDb;
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-app-server-"));
 const servers: Array<{ child: ChildProcess; port: number; log: string[] }> = [];
-const keys = { admin: "", readOnly: "", rateA: "", rateB: "", victim: "", victimId: "" };
+const keys = { admin: "", readOnly: "", rateA: "", rateB: "", victim: "", victimId: "", revoker: "", hosts: [] as string[] };
+/** Odd Host headers (each sent with a key of its own: the rate limit is 4 requests a minute). */
+const MALFORMED_HOSTS = ["exa mple.com", "localhost:99999", "[::1", "localhost:3000@evil.example", "evil.example/x", "evil.example\\x"];
 /** Requests this test sent that the direct path should answer (the app server logs its own count on stop). */
 let expectedDirect = 0;
 
@@ -109,6 +111,8 @@ beforeAll(async () => {
   keys.rateB = (await createApiKey(t.db, workspace.id, owner, { name: "rate-b", role: "admin" })).secret;
   const victim = await createApiKey(t.db, workspace.id, owner, { name: "victim", role: "admin" });
   [keys.victim, keys.victimId] = [victim.secret, victim.id];
+  keys.revoker = (await createApiKey(t.db, workspace.id, owner, { name: "revoker", role: "admin" })).secret;
+  for (const host of MALFORMED_HOSTS) keys.hosts.push((await createApiKey(t.db, workspace.id, owner, { name: `host ${host}`, role: "admin" })).secret);
   // A page of the audit log past the 64 KiB under which answers go uncompressed (server/api/rest.ts).
   for (let i = 0; i < 200; i++) await recordAudit(t.db, { workspaceId: workspace.id, actor: `user:${user.id}`, action: "bulk.entry", target: `${i} ${"x".repeat(450)}` });
   [direct, viaNext] = await Promise.all([startServer(true), startServer(false)]);
@@ -228,10 +232,7 @@ describe.skipIf(!adminUrl)("npm start: /api/v1 without Next's router, refused an
   });
 
   it("answers a malformed Host as Next does (Next answers it)", async () => {
-    for (const host of ["exa mple.com", "localhost:99999", "[::1", "localhost:3000@evil.example", "evil.example/x", ""]) {
-      const a = await both("GET", "/api/v1/audit?limit=1", { ...bearer(keys.admin), host }, undefined, "next");
-      expect(a.status, `Host "${host}"`).toBeGreaterThanOrEqual(400);
-    }
+    for (const [i, host] of MALFORMED_HOSTS.entries()) await both("GET", "/api/v1/audit?limit=1", { ...bearer(keys.hosts[i]!), host }, undefined, "next");
   });
 
   it("refuses a key revoked through Next's routes on the direct path's very next request", async () => {
@@ -239,7 +240,7 @@ describe.skipIf(!adminUrl)("npm start: /api/v1 without Next's router, refused an
     expect((await sendDirect("GET", "/api/v1/audit?limit=1", bearer(keys.victim))).status).toBe(200);
     const warmAt = performance.now();
     // Revoked in the same process through tRPC, which Next serves (its own copy of the services).
-    const revoke = await send(direct, "POST", "/api/trpc/apiKey.revoke", { ...bearer(keys.admin), "content-type": "application/json" }, JSON.stringify({ json: { keyId: keys.victimId } }));
+    const revoke = await send(direct, "POST", "/api/trpc/apiKey.revoke", { ...bearer(keys.revoker), "content-type": "application/json" }, JSON.stringify({ json: { keyId: keys.victimId } }));
     expect(revoke.status, JSON.stringify(revoke.body)).toBe(200);
     const after = await sendDirect("GET", "/api/v1/audit?limit=1", bearer(keys.victim));
     const elapsed = performance.now() - warmAt;

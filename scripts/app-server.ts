@@ -42,6 +42,11 @@ const requireHere = createRequire(import.meta.url);
  */
 const nextCompression = requireHere("next/dist/compiled/compression") as () => NodeMiddleware;
 const { releaseCompressionStream } = requireHere("next/dist/server/lib/release-compression-stream") as { releaseCompressionStream: (res: ServerResponse) => void };
+/** The Vary Next's server sets on every app route's answer before it runs (base-server.js, `setVaryHeader`). */
+const APP_ROUTE_VARY = (() => {
+  const h = requireHere("next/dist/client/components/app-router-headers") as Record<string, string>;
+  return [h.RSC_HEADER, h.NEXT_ROUTER_STATE_TREE_HEADER, h.NEXT_ROUTER_PREFETCH_HEADER, h.NEXT_ROUTER_SEGMENT_PREFETCH_HEADER].join(", ");
+})();
 const DIRECT_METHODS = new Set(["GET", "POST", "DELETE"]);
 /** Served by routes of their own (app/api/v1/openapi.json, app/api/v1/pipelines/…/upload). */
 const NEXT_ROUTES = [/^\/api\/v1\/openapi\.json$/, /^\/api\/v1\/pipelines\/[^/]+\/sources\/[^/]+\/upload$/];
@@ -89,6 +94,7 @@ async function main() {
   const server = createServer((req, res) => {
     if (servedDirectly(req)) {
       answered.direct++;
+      res.setHeader("vary", APP_ROUTE_VARY);
       compress(req, res, () => {});
       res.once("close", () => {
         if (!res.writableFinished) releaseCompressionStream(res);
