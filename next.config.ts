@@ -1,4 +1,5 @@
 import type { NextConfig } from "next";
+import { SECURITY_HEADERS } from "./server/http/security-headers";
 
 const nextConfig: NextConfig = {
   // PGlite ships WASM and data files that must be loaded from node_modules at runtime.
@@ -13,20 +14,12 @@ const nextConfig: NextConfig = {
     "mammoth",
   ],
   typedRoutes: false,
-  // On every page and API response: no framing by other sites (clickjacking), no MIME sniffing,
-  // no full URLs in Referer to other origins. See server/http/csrf.ts for cross-site writes.
+  // No X-Powered-By: it names the framework to every caller, and npm start's direct /api/v1 path
+  // (scripts/app-server.ts) answers with the same headers as Next.
+  poweredByHeader: false,
+  // On every page and API response (server/http/security-headers.ts). See server/http/csrf.ts for cross-site writes.
   async headers() {
-    return [
-      {
-        source: "/:path*",
-        headers: [
-          { key: "X-Frame-Options", value: "DENY" },
-          { key: "Content-Security-Policy", value: "frame-ancestors 'none'" },
-          { key: "X-Content-Type-Options", value: "nosniff" },
-          { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
-        ],
-      },
-    ];
+    return [{ source: "/:path*", headers: [...SECURITY_HEADERS] }];
   },
   // The Docker image (SYNTHEX_STANDALONE=1) runs `node server.js` from a self-contained
   // `.next/standalone`; `npm start` keeps `next start`, which warns on a standalone build.

@@ -1,9 +1,10 @@
 /**
  * `npm start` / `npm run dev`: everything a fresh machine needs to serve Synthex.
  * Owns the embedded database (unless DATABASE_URL is set), applies migrations,
- * builds once if there is no build, then runs Next with DATABASE_URL pointing at the owner.
+ * builds once if there is no build, then runs the app server (scripts/app-server.ts: Next, plus the
+ * agent API straight from the HTTP listener; `--dev`: `next dev`) with DATABASE_URL pointing at the owner.
  *
- * Workers: on PostgreSQL, SYNTHEX_WORKERS Next servers (default: one per core) share the port
+ * Workers: on PostgreSQL, SYNTHEX_WORKERS app servers (default: one per core) share the port
  * through Node's cluster module, so a request uses whichever core is free; a worker that dies is
  * started again. On the embedded database the default is one: PGlite is a single-threaded
  * database inside this process (the owner), so more app processes only queue on it.
@@ -34,11 +35,24 @@ function workerCount(env: NodeJS.ProcessEnv, cores: number): number {
   return n;
 }
 
-/** Several `next start` processes on one port (cluster: the primary hands out connections). */
+/**
+ * The production app server: scripts/app-server.ts (Next as a custom server, answering API-key
+ * requests to /api/v1 without Next's router), run through tsx like this script.
+ */
+const appServer = path.resolve(import.meta.dirname, "app-server.ts");
+const tsxArgv = process.execArgv.some((a) => a.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"];
+const serverEnv = (): NodeJS.ProcessEnv => ({ ...process.env, NODE_ENV: "production", PORT: port, HOST: host });
+/** SYNTHEX_DIRECT_API=off: plain `next start`, every request through Next's router (as before the app server). */
+const production =
+  process.env.SYNTHEX_DIRECT_API?.trim().toLowerCase() === "off"
+    ? { exec: path.resolve(nextBin), args: ["start", "-p", port, "-H", host], execArgv: process.execArgv }
+    : { exec: appServer, args: [], execArgv: tsxArgv };
+
+/** Several app servers on one port (cluster: the primary hands out connections). */
 function startWorkers(n: number, onAllExited: (code: number) => void): () => void {
   let stopping = false;
-  cluster.setupPrimary({ exec: path.resolve(nextBin), args: ["start", "-p", port, "-H", host] });
-  const fork = () => cluster.fork(process.env);
+  cluster.setupPrimary(production);
+  const fork = () => cluster.fork(serverEnv());
   const workers = new Set<Worker>();
   const add = () => {
     const w = fork();
@@ -85,7 +99,9 @@ async function main() {
   if (workers > 1) {
     stop = startWorkers(workers, (code) => void exit(code));
   } else {
-    const child: ChildProcess = spawn(process.execPath, [nextBin, dev ? "dev" : "start", "-p", port, "-H", host], { stdio: "inherit", env: process.env });
+    const child: ChildProcess = dev
+      ? spawn(process.execPath, [nextBin, "dev", "-p", port, "-H", host], { stdio: "inherit", env: process.env })
+      : spawn(process.execPath, [...production.execArgv, production.exec, ...production.args], { stdio: "inherit", env: serverEnv() });
     stop = () => child.kill("SIGTERM");
     child.on("exit", (code) => void exit(code ?? 0));
   }

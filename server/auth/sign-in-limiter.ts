@@ -13,6 +13,7 @@
  */
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { tooManyRequests } from "../core/errors";
+import { processState } from "../core/process-state";
 
 export interface SignInLimiterOptions {
   /** Failures per email from one address before delays start (default 5). */
@@ -112,8 +113,7 @@ const pairKey = (email: string, address: string) => `${address} ${email}`;
 
 /** The app's limiter (one per process; survives module reloads in next dev). */
 export function signInLimiter(): SignInLimiter {
-  const g = globalThis as typeof globalThis & { __synthexSignInLimiter?: SignInLimiter };
-  return (g.__synthexSignInLimiter ??= new SignInLimiter());
+  return processState("sign-in-limiter.signIn", () => new SignInLimiter());
 }
 
 /** Sign-ups allowed per client address in 10 minutes (SYNTHEX_SIGNUP_RATE_PER_ADDRESS, default 5). */
@@ -130,8 +130,7 @@ function signUpsPerAddress(env: Record<string, string | undefined> = process.env
  */
 export async function throttleSignUp(address: string): Promise<void> {
   const points = signUpsPerAddress();
-  const g = globalThis as typeof globalThis & { __synthexSignUpLimiters?: Map<number, RateLimiterMemory> };
-  const limiters = (g.__synthexSignUpLimiters ??= new Map());
+  const limiters = processState("sign-in-limiter.signUp", () => new Map<number, RateLimiterMemory>());
   let limiter = limiters.get(points);
   if (!limiter) {
     limiter = new RateLimiterMemory({ keyPrefix: `signup-${points}`, points, duration: 600 });

@@ -5,9 +5,11 @@
  * deployment with several app servers divides the budget by their number (or fronts them with a
  * shared limiter).
  */
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterMemory, type RateLimiterRes } from "rate-limiter-flexible";
+import { processState } from "../core/process-state";
 
-const limiters = new Map<string, RateLimiterMemory>();
+// One budget per process, whichever copy of this module counts (server/core/process-state.ts).
+const limiters = processState("api-rate-limit.limiters", () => new Map<string, RateLimiterMemory>());
 
 function perMinute(setting: string, fallback: number): number {
   const raw = process.env[setting]?.trim();
@@ -25,6 +27,8 @@ function limiter(kind: string, points: number): RateLimiterMemory {
   }
   return l;
 }
+
+const isLimiterRes = (value: unknown): value is RateLimiterRes => typeof (value as RateLimiterRes | null)?.msBeforeNext === "number";
 
 /** A call beyond an API key's or its workspace's budget. */
 export class ApiRateLimitedError extends Error {
@@ -47,7 +51,8 @@ export async function consumeApiRate(actor: { apiKeyId: string; workspaceId: str
     try {
       await l.consume(key, calls);
     } catch (res) {
-      if (!(res instanceof RateLimiterRes)) throw res;
+      // By shape: the limiter may come from another copy of rate-limiter-flexible (Next's bundle).
+      if (!isLimiterRes(res)) throw res;
       const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
       return new ApiRateLimitedError(`Rate limit of ${l.points} requests per minute for ${what} reached: retry in ${seconds} s.`, seconds);
     }

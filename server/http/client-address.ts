@@ -18,6 +18,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 import net from "node:net";
+import { processState } from "../core/process-state";
 import { addRange } from "./outbound";
 import { onEveryHttpRequest } from "./request-hook";
 
@@ -27,9 +28,8 @@ export const UNKNOWN_ADDRESS = "unknown";
 
 type HeaderBag = Headers | Record<string, unknown> | undefined;
 
-// On globalThis: Next bundles instrumentation and route handlers apart (two copies of this module, one process).
-const shared = globalThis as typeof globalThis & { __synthexPeerToken?: string };
-const peerToken = () => (shared.__synthexPeerToken ??= randomBytes(18).toString("base64url"));
+// The process's (server/core/process-state.ts): the copy that stamps and the one that reads may differ.
+const peerToken = () => processState("client-address.peerToken", () => randomBytes(18).toString("base64url"));
 
 /** Writes the peer stamp into a Node request's headers (replacing whatever the client sent under that name). */
 export function stampPeer(headers: http.IncomingHttpHeaders, address: string | undefined): void {

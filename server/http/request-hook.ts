@@ -1,15 +1,15 @@
 /**
  * Runs a handler on every request any HTTP(S) server of this process receives, before the server's
  * own listeners (Next's) see it: `Server.prototype.emit` is wrapped once per process and `key`
- * (kept on globalThis, since Next loads a module once per bundle), so installing twice adds nothing.
+ * (process state, server/core/process-state.ts: a process loads this module once per bundle), so
+ * installing twice adds nothing.
  */
 import http from "node:http";
 import https from "node:https";
-
-const installed = globalThis as typeof globalThis & { __synthexRequestHooks?: Set<string> };
+import { processState } from "../core/process-state";
 
 export function onEveryHttpRequest(key: string, handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): void {
-  const hooks = (installed.__synthexRequestHooks ??= new Set());
+  const hooks = processState("request-hook.installed", () => new Set<string>());
   if (hooks.has(key)) return;
   hooks.add(key);
   for (const Server of [http.Server, https.Server]) {

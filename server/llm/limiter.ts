@@ -1,3 +1,4 @@
+import { processState } from "../core/process-state";
 import { abortableSleep } from "./abortable-sleep";
 /**
  * Per-provider limits: at most `maxConcurrency` requests in flight and at most `requestsPerMinute`
@@ -77,7 +78,8 @@ export class ProviderLimiter {
   }
 }
 
-const limiters = new Map<string, ProviderLimiter>();
+// One per process, whichever module copy asks (server/core/process-state.ts).
+const limiters = processState("llm.limiters", () => new Map<string, ProviderLimiter>());
 
 /** The process-wide limiter for `key` (e.g. `${workspaceId}:${provider}`), updated to `options`. */
 export function limiterFor(key: string, options: LimiterOptions): ProviderLimiter {

@@ -4,6 +4,7 @@ import { randomToken, sha256Hex } from "../auth/secrets";
 import type { Db } from "../core/db";
 import { badRequest, forbidden, notFound } from "../core/errors";
 import { requestCacheMs, TtlCache } from "../core/ttl-cache";
+import { processState } from "../core/process-state";
 import { resolveLiveApiKey, stampApiKeyUse, type LiveKeyRow } from "../store/api-key-auth";
 import { clearRequestCaches, dbTag, registerRequestCache } from "./request-context";
 import { roleSchema } from "./workspaces";
@@ -152,10 +153,11 @@ export async function authenticateApiKey(db: Db, secret: string) {
   return { id: key.id, workspaceId: key.workspaceId, role: lowerRole(key.role, key.creatorRole), createdById: key.createdById, name: key.name, restrictions };
 }
 
-const liveKeys = new TtlCache<LiveKeyRow | null>(requestCacheMs());
+// Per process (server/core/process-state.ts): one cache and one stamp clock for every module copy.
+const liveKeys = processState("api-keys.liveKeys", () => new TtlCache<LiveKeyRow | null>(requestCacheMs()));
 registerRequestCache(liveKeys);
 const STAMP_EVERY_MS = 60_000;
-const stampedAt = new Map<string, number>();
+const stampedAt = processState("api-keys.stampedAt", () => new Map<string, number>());
 
 /** `lastUsedAt` at most once a minute per key: a read path that writes serialises a key's callers on its row. */
 async function recordUse(db: Db, keyId: string) {

@@ -2,8 +2,11 @@
  * Work this process started and did not wait for (a local run and its post-run indexing,
  * webhook deliveries, the query log's buffered entries). A short-lived process (the CLI) awaits `settleBackgroundWork` before it
  * closes the database, so nothing is cut off half-way ("Cannot use a pool after calling end").
+ * Per process, whichever module copy started the work (server/core/process-state.ts).
  */
-const pending = new Set<Promise<unknown>>();
+import { processState } from "../core/process-state";
+
+const pending = processState("background.pending", () => new Set<Promise<unknown>>());
 
 /** Remember a promise until it settles; returns it unchanged. */
 export function trackBackground<T>(promise: Promise<T>): Promise<T> {
@@ -15,7 +18,7 @@ export function trackBackground<T>(promise: Promise<T>): Promise<T> {
 }
 
 /** Buffers written on a timer (the query log's batched writer): settling writes them at once. */
-const flushers = new Set<() => Promise<void>>();
+const flushers = processState("background.flushers", () => new Set<() => Promise<void>>());
 export function flushOnSettle(flush: () => Promise<void>): void {
   flushers.add(flush);
 }

@@ -10,6 +10,7 @@ import type { Db } from "../core/db";
 import { badRequest, conflict, DomainError, notFound } from "../core/errors";
 import type { SourceItem } from "../core/source-item";
 import { toJsonColumn } from "../core/json";
+import { processState } from "../core/process-state";
 import type { IngestSession } from "../generated/prisma/client";
 import { trackBackground } from "./background";
 import { notifySourceAppended } from "./executor";
@@ -183,7 +184,7 @@ export async function requestIncrementalRun(db: Db, target: { workspaceId: strin
 const isConflict = (err: unknown) => err instanceof DomainError && err.code === "CONFLICT";
 
 /** Pipelines of this process waiting for their run in progress to end, to run once more. */
-const followUps = new Set<string>();
+const followUps = processState("ingest.followUps", () => new Set<string>());
 const FOLLOW_UP_POLL_MS = 1000;
 const FOLLOW_UP_MAX_WAIT_MS = 15 * 60_000;
 

@@ -7,17 +7,17 @@
  *   parsing, authentication and writing the response count too);
  * - every tRPC procedure while it runs (the middleware in server/api/trpc.ts; REST, MCP, the app and
  *   the compatibility APIs all reach one), which also covers in-process callers such as tests.
- * Per process (on PostgreSQL each app server has its own count); the state lives on globalThis
- * because Next bundles instrumentation and route handlers apart (two copies of this module, one process).
+ * Per process (on PostgreSQL each app server has its own count); the state is the process's
+ * (server/core/process-state.ts), since one process loads this module more than once.
  */
+import { processState } from "../core/process-state";
 import { onEveryHttpRequest } from "../http/request-hook";
 
 interface LiveState {
   inFlight: number;
   waiters: Array<() => void>;
 }
-const shared = globalThis as typeof globalThis & { __synthexLiveRequests?: LiveState };
-const state = (shared.__synthexLiveRequests ??= { inFlight: 0, waiters: [] });
+const state = processState<LiveState>("live-requests", () => ({ inFlight: 0, waiters: [] }));
 
 /** Count a live request until it ends; returns the function that ends it (once; later calls do nothing). */
 export function beginLiveRequest(): () => void {

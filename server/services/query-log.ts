@@ -26,6 +26,7 @@ import {
   type QueryLogSettings,
 } from "../store/query-log";
 import { actorLabel } from "./audit";
+import { processState } from "../core/process-state";
 import { requestCacheMs, TtlCache } from "../core/ttl-cache";
 import { flushOnSettle, trackBackground } from "./background";
 import { BatchWriter } from "./batch-writer";
@@ -39,10 +40,10 @@ export type QueryKind = (typeof QUERY_KINDS)[number];
  * (SYNTHEX_AUTH_CACHE_MS, at most 1 s; a change made here is seen at once), so a pipeline with the
  * log off pays a map lookup and a change reaches every app server within the bound.
  */
-const configCache = new TtlCache<QueryLogSettings>(requestCacheMs());
+const configCache = processState("query-log.config", () => new TtlCache<QueryLogSettings>(requestCacheMs()));
 /** Prune a pipeline's log at most this often. */
 const PRUNE_EVERY_MS = 60_000;
-const lastPrune = new Map<string, number>();
+const lastPrune = processState("query-log.lastPrune", () => new Map<string, number>());
 
 function cachedConfig(db: Db, pipelineId: string): Promise<QueryLogSettings> {
   return configCache.get(pipelineId, () => readQueryLogConfig(db, pipelineId));
@@ -90,7 +91,7 @@ export function servedHits(kind: QueryKind, output: unknown): { hits: QueryLogRo
 export type ServedQuery = Omit<QueryLogRow, "params"> & { params: Record<string, unknown> };
 
 /** Entries being built (the step before the buffer; `settleQueryLog` waits for them). */
-const pending = new Set<Promise<unknown>>();
+const pending = processState("query-log.pending", () => new Set<Promise<unknown>>());
 
 type Buffered = ServedQuery & { createdAt: Date };
 
@@ -110,15 +111,19 @@ function writerOptions(env: NodeJS.ProcessEnv = process.env) {
   return { flushMs: int("SYNTHEX_QUERY_LOG_FLUSH_MS", 250, 1, 60_000), maxBatch: 200, maxBuffered: int("SYNTHEX_QUERY_LOG_BUFFER", 10_000, 1, 1_000_000) };
 }
 
-/** One writer per database (a process has one; tests open several). */
-const writers = new Map<Db, BatchWriter<Buffered>>();
-let stopping = false;
+/**
+ * One writer per database (a process has one; tests open several), shared by every copy of this
+ * module in the process (server/core/process-state.ts): one buffer, one flush timer, one set of
+ * counters, and a stop seen by all of them.
+ */
+const writers = processState("query-log.writers", () => new Map<Db, BatchWriter<Buffered>>());
+const stop = processState("query-log.stop", () => ({ stopping: false }));
 
 function writerFor(db: Db): BatchWriter<Buffered> {
   let w = writers.get(db);
   if (!w) {
     w = new BatchWriter<Buffered>("query-log", (batch) => writeBatch(db, batch), writerOptions());
-    if (stopping) void w.stopping();
+    if (stop.stopping) void w.stopping();
     writers.set(db, w);
   }
   return w;
@@ -161,7 +166,7 @@ flushOnSettle(flushQueryLog);
 
 /** A normal stop (the app server's SIGTERM / SIGINT): write what is buffered, and each later entry as it comes. */
 export async function flushQueryLogOnStop(): Promise<void> {
-  stopping = true;
+  stop.stopping = true;
   await Promise.all([...writers.values()].map((w) => w.stopping()));
   await flushQueryLog();
 }

@@ -10,26 +10,28 @@
  * Without these caches a search at 20 clients re-read five rows per request.
  */
 import type { Db } from "../core/db";
+import { processState } from "../core/process-state";
 import { requestCacheMs, TtlCache } from "../core/ttl-cache";
 import { findBranch, findPipeline } from "../store/pipelines";
 
+// Per process, not per module copy (server/core/process-state.ts): a change made through Next's
+// routes ends the entries the direct /api/v1 path reads, and the other way round.
 const lifetime = requestCacheMs();
 // Entries belong to one database client (tests and benches open several in one process).
-const clients = new WeakMap<object, number>();
-let nextTag = 0;
+const clients = processState("request-context.dbTags", () => ({ tags: new WeakMap<object, number>(), next: 0 }));
 export const dbTag = (db: Db) => {
-  let tag = clients.get(db);
-  if (tag === undefined) clients.set(db, (tag = nextTag++));
+  let tag = clients.tags.get(db);
+  if (tag === undefined) clients.tags.set(db, (tag = clients.next++));
   return tag;
 };
-const workspaces = new TtlCache<{ workspace: Awaited<ReturnType<Db["workspace"]["findUnique"]>>; role: string | null }>(lifetime);
-const pipelines = new TtlCache<Awaited<ReturnType<typeof findPipeline>>>(lifetime);
-const branches = new TtlCache<Awaited<ReturnType<typeof findBranch>>>(lifetime);
-const caches: Array<{ clear(): void }> = [workspaces, pipelines, branches];
+const workspaces = processState("request-context.workspaces", () => new TtlCache<{ workspace: Awaited<ReturnType<Db["workspace"]["findUnique"]>>; role: string | null }>(lifetime));
+const pipelines = processState("request-context.pipelines", () => new TtlCache<Awaited<ReturnType<typeof findPipeline>>>(lifetime));
+const branches = processState("request-context.branches", () => new TtlCache<Awaited<ReturnType<typeof findBranch>>>(lifetime));
+const caches = processState("request-context.caches", () => new Set<{ clear(): void }>([workspaces, pipelines, branches]));
 
 /** Registers another request-path cache to end with the others (the API key cache of api-keys.ts). */
 export function registerRequestCache(cache: { clear(): void }) {
-  caches.push(cache);
+  caches.add(cache);
 }
 
 /** Ends every cached lookup of this process now (a key, member, role or spec changed here). */

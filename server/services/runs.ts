@@ -41,6 +41,7 @@ import { PostgresRecordStore } from "../store/record-store";
 import type { Db } from "../core/db";
 import { badRequest, conflict, notFound } from "../core/errors";
 import { toJsonColumn } from "../core/json";
+import { processState } from "../core/process-state";
 import { claimRunLease, keepLeaseAlive, processLeaseOwner, releaseRunLease, renewRunLease, runLeaseMs } from "../store/run-lease";
 import { isTransientDbError, retryTransient } from "../store/db-errors";
 import { executorKind, inngestExecutor, localExecutor, type Env, type RunExecutor } from "./executor";
@@ -352,8 +353,8 @@ export async function executeRunRow(db: Db, runId: string, deps: ExecuteDeps = {
 /** A transient database error, not one the run already recorded as its failure (RunError). */
 const retryableInRun = (err: unknown) => !(err instanceof RunError) && isTransientDbError(err);
 
-/** Runs executing in this process now (see executeRunRow). */
-const executingHere = new Set<string>();
+/** Runs executing in this process now (see executeRunRow), whichever copy of this module runs them. */
+const executingHere = processState("runs.executingHere", () => new Set<string>());
 
 /** Whether this process is executing the run now: a late heartbeat, not a dead server (run-recovery.ts). */
 export const isExecutingHere = (runId: string) => executingHere.has(runId);

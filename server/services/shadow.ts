@@ -30,6 +30,7 @@ import {
 } from "../store/shadow";
 import { effectiveScope, type KeyRestrictions } from "./api-keys";
 import { ask } from "./ask";
+import { processState } from "../core/process-state";
 import { requestCacheMs, TtlCache } from "../core/ttl-cache";
 import { settleBackgroundWork, trackBackground } from "./background";
 import { brief } from "./brief";
@@ -80,7 +81,7 @@ function periodOf(p: ShadowPeriod, now = new Date()): { startsAt: Date; endsAt: 
  * Active shadows are read per served call on main: cached per pipeline with the request path's bound
  * (SYNTHEX_AUTH_CACHE_MS, at most 1 s; a start or stop made here is seen at once).
  */
-const activeCache = new TtlCache<ShadowRow[]>(requestCacheMs());
+const activeCache = processState("shadow.activeCache", () => new TtlCache<ShadowRow[]>(requestCacheMs()));
 const forget = (pipelineId: string) => activeCache.delete(pipelineId);
 
 /**
@@ -148,14 +149,14 @@ interface Copy {
   queuedAt: number;
 }
 
-const queue: Copy[] = [];
+// One queue, worker and set of counters per process, whichever module copy served the call
+// (server/core/process-state.ts: Next's routes and the direct /api/v1 path load this file apart).
+const queue = processState("shadow.queue", () => [] as Copy[]);
 /** Drops not yet added to their shadow's row (written with the worker's next pass, or a second later). */
-const pendingDrops = new Map<string, number>();
-let worker: Promise<void> | null = null;
-/** The database copies are answered on (the process's one), for `settleShadow`. */
-let lastDb: Db | null = null;
-let dropFlush: NodeJS.Timeout | null = null;
-const stats = { taken: 0, dropped: 0, answered: 0, failed: 0 };
+const pendingDrops = processState("shadow.pendingDrops", () => new Map<string, number>());
+/** The worker draining the queue; the database copies are answered on (the process's one), for `settleShadow`; the drops' timer. */
+const drainer = processState("shadow.drainer", () => ({ worker: null as Promise<void> | null, lastDb: null as Db | null, dropFlush: null as NodeJS.Timeout | null }));
+const stats = processState("shadow.stats", () => ({ taken: 0, dropped: 0, answered: 0, failed: 0 }));
 
 /** Counters of this process (the bench prints them). */
 export function shadowStats() {
@@ -175,7 +176,7 @@ const depthOf = (kind: QueryKind, input: Record<string, unknown>, served: number
  */
 export function shadowServed(db: Db, call: ServedCall): void {
   if (call.branch !== "main") return;
-  lastDb = db;
+  drainer.lastDb = db;
   // Shadows active when the call was served (the copy may be taken a while later).
   const servedAt = Date.now();
   const work = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
@@ -211,12 +212,12 @@ export function shadowServed(db: Db, call: ServedCall): void {
 function drop(db: Db, shadowId: string) {
   stats.dropped++;
   pendingDrops.set(shadowId, (pendingDrops.get(shadowId) ?? 0) + 1);
-  if (!dropFlush) {
-    dropFlush = setTimeout(() => {
-      dropFlush = null;
+  if (!drainer.dropFlush) {
+    drainer.dropFlush = setTimeout(() => {
+      drainer.dropFlush = null;
       void trackBackground(flushDrops(db)).catch(() => {});
     }, 1000);
-    dropFlush.unref?.();
+    drainer.dropFlush.unref?.();
   }
 }
 
@@ -228,9 +229,9 @@ async function flushDrops(db: Db) {
 }
 
 function kick(db: Db) {
-  if (worker) return;
-  worker = trackBackground(drain(db)).finally(() => {
-    worker = null;
+  if (drainer.worker) return;
+  drainer.worker = trackBackground(drain(db)).finally(() => {
+    drainer.worker = null;
     if (queue.length) kick(db);
   });
 }
@@ -314,7 +315,7 @@ async function answer(db: Db, copy: Copy) {
 export async function settleShadow(): Promise<void> {
   do {
     await settleBackgroundWork();
-    if (worker) await worker;
-  } while (worker || queue.length);
-  if (lastDb && pendingDrops.size) await flushDrops(lastDb);
+    if (drainer.worker) await drainer.worker;
+  } while (drainer.worker || queue.length);
+  if (drainer.lastDb && pendingDrops.size) await flushDrops(drainer.lastDb);
 }
