@@ -4,11 +4,12 @@
  *
  * Every pointer write stamps `"updatedAt" = now()` (its transaction's start, server/store/*), and
  * `"BranchPointer"("branchId", "updatedAt")` finds the changed ones. A pass takes its mark before it
- * reads anything: the start of the oldest transaction still open (it may yet commit pointers
- * stamped that early), rounded to timestamp(3) as the stamps are (rounding keeps the order). Any pointer
- * stamped before the mark was committed before the pass read, so once the pass completes,
- * everything before the mark is indexed (`SearchIndexState`). A pass that fails stores nothing:
- * the next one starts from the older mark again.
+ * reads anything: the start of the oldest client transaction still open (it may yet commit
+ * pointers stamped that early; a long one only widens the next window), rounded to timestamp(3)
+ * as the stamps are (rounding keeps the order). Any pointer stamped before the mark was committed
+ * before the pass read, so once the pass completes, everything before the mark is indexed
+ * (`SearchIndexState`). A pass that fails stores nothing: the next one starts from the older mark.
+ * Pointers that go are not stamped: the BM25 sync counts each step's pointers to notice them.
  */
 import type { DbTx } from "../core/db";
 
@@ -21,7 +22,7 @@ export interface IndexState {
 /** The mark a pass takes before its first read (see above). */
 export async function indexMark(db: DbTx): Promise<string> {
   const [row] = await db.$queryRawUnsafe<Array<{ mark: string }>>(
-    `SELECT (LEAST(now(), (SELECT min(xact_start) FROM pg_stat_activity WHERE datname = current_database()))::timestamp(3))::text AS mark`,
+    `SELECT (LEAST(now(), (SELECT min(xact_start) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'))::timestamp(3))::text AS mark`,
   );
   return row!.mark;
 }
