@@ -142,7 +142,7 @@ async function measure(kind: "postgres" | "pglite", records: number, iterations:
   const ix = after.indexed;
   log(
     `+1% (${extra} conversations) run + index in ${incrementalS.toFixed(1)} s (run ${incrementalRunS.toFixed(1)} s, index ${incrementalIndexS.toFixed(1)} s: ` +
-      `${ix?.embedded ?? 0} embedded, ${ix?.dateScanned ?? 0} date-scanned, BM25 statistics of ${ix?.lexicalStats?.length ?? 0} steps${ix?.window === undefined ? "" : `, ${ix.window === null ? "full pass" : `${ix.window} changed pointers`}`})`,
+      `${ix?.embedded ?? 0} embedded, ${ix?.dateScanned ?? 0} date-scanned, BM25 statistics of ${ix?.lexicalStats?.length ?? 0} steps${ix?.window === undefined ? "" : `, ${ix.window === null ? "full pass" : `${ix.window} changed pointers`}`}${ix?.ms ? `; ms: ${JSON.stringify(ix.ms)}` : ""})`,
   );
 
   return measureSearches(kind, records, iterations, withExplain, base, { loadS, fullRunS, indexS, noopS, incrementalS, incrementalIndexS });

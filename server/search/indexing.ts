@@ -48,6 +48,8 @@ export interface IndexResult {
   dateScanned?: number;
   /** Pointers changed since the branch's last index pass (what this pass looked at); null: a full pass. */
   window?: number | null;
+  /** Milliseconds per phase: finding the window, embeddings, BM25, relative dates. */
+  ms?: { window: number; embeddings: number; lexical: number; dates: number };
 }
 
 /**
@@ -73,11 +75,19 @@ export async function indexPipeline(
   // What the stored mark vouches for: these steps, each embedded by this embedder.
   const coverage = JSON.stringify({ format: INDEX_FORMAT, steps: embedders.flatMap((e) => e.steps.map((s) => `${s} ${e.embedder.id}`)).sort() });
 
+  let t = performance.now();
+  const lap = () => {
+    const now = performance.now();
+    const elapsed = Math.round(now - t);
+    t = now;
+    return elapsed;
+  };
   const mark = await indexMark(db);
   const state = options.full ? null : await readIndexState(db, ctx.branchId);
   const changed = state?.coverage === coverage ? await changedPointers(db, { branchId: ctx.branchId, steps, since: state.indexedThrough, limit: WINDOW_MAX }) : null;
 
-  const result: IndexResult = { embedded: 0, byModel: {}, window: changed ? [...changed.values()].reduce((n, ids) => n + ids.length, 0) : null };
+  const ms = { window: lap(), embeddings: 0, lexical: 0, dates: 0 };
+  const result: IndexResult = { embedded: 0, byModel: {}, window: changed ? [...changed.values()].reduce((n, ids) => n + ids.length, 0) : null, ms };
   for (const { embedder, steps: own } of embedders) {
     await ensureVectorIndex(db, embedder.id, embedder.dimensions);
     const store = async (ids: string[]) => {
@@ -108,9 +118,12 @@ export async function indexPipeline(
     result.byModel[embedder.id] = count;
     result.embedded += count;
   }
+  ms.embeddings = lap();
   result.lexicalStats = await refreshLexicalStats(db, ctx.workspaceId, ctx.branchId, steps, changed ?? undefined);
+  ms.lexical = lap();
   const among = changed ? [...new Set([...changed.values()].flat())].sort() : undefined;
   result.dateScanned = await indexDateMentions(db, ctx.workspaceId, ctx.branchId, steps, batchSize, among);
+  ms.dates = lap();
   await saveIndexState(db, { workspaceId: ctx.workspaceId, branchId: ctx.branchId, coverage, indexedThrough: mark });
   return result;
 }
