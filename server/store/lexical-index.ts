@@ -203,6 +203,8 @@ async function applyDiff(tx: DbTx, workspaceId: string, branchId: string, step: 
        INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope, impact)
        SELECT $3, $1, $2, u.lexeme, n.id, f.tf, n.len, n.scope, f.tf * ${k1 + 1} / (f.tf + ${k1} * (${1 - b} + ${b} * n.len / (SELECT avg FROM mean)))
        FROM n, unnest(n.sv) u, LATERAL (SELECT GREATEST(1, COALESCE(cardinality(u.positions), 1)) AS tf) f
+       -- In key order: each term's postings go into neighbouring index pages, not one random page each.
+       ORDER BY u.lexeme, n.id
        RETURNING term)
      INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
      SELECT $3, $1, $2, term, count(*)::int FROM ins GROUP BY term
