@@ -49,6 +49,7 @@ export const databaseTests = [
   "server/search/date-window.test.ts",
   "server/search/graph-search.test.ts",
   "server/search/hnsw-settings.test.ts",
+  "server/search/index-window.test.ts",
   "server/search/lexical.test.ts",
   "server/search/neighbourhood.test.ts",
   "server/search/ranking.test.ts",

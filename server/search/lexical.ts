@@ -250,13 +250,27 @@ export async function bm25Candidates(
 }
 
 /**
- * Brings the BM25 index (postings and statistics) of `steps` on a branch in line with the
- * branch's pointers, for steps whose record set changed since the last time. Returns the steps
- * refreshed.
+ * A refresh that changed less than this share of a step's records keeps the planner statistics of
+ * the index tables (a +1% run does not ANALYZE tables of millions of postings; PostgreSQL's
+ * autovacuum analyzes them when enough changed, PGlite's planner keeps estimates that were right).
  */
-export async function refreshLexicalStats(db: Db, workspaceId: string, branchId: string, steps: string[]): Promise<string[]> {
+const ANALYZE_SHARE = 0.1;
+
+/**
+ * Brings the BM25 index (postings and statistics) of `steps` on a branch in line with the
+ * branch's pointers. With `changed` (per step, the records whose pointers changed since the
+ * branch's last index pass), only those are read, unless a step's pointer count shows a record
+ * left; without it, each step is compared whole. Returns the steps whose record set changed.
+ */
+export async function refreshLexicalStats(db: Db, workspaceId: string, branchId: string, steps: string[], changed?: Map<string, string[]>): Promise<string[]> {
   const refreshed: string[] = [];
-  for (const step of steps) if (await syncLexicalIndex(db, workspaceId, branchId, step, { k1: BM25_K1, b: BM25_B })) refreshed.push(step);
-  if (refreshed.length) await analyzeSearchIndex(db);
+  let analyze = false;
+  for (const step of steps) {
+    const sync = await syncLexicalIndex(db, workspaceId, branchId, step, { k1: BM25_K1, b: BM25_B }, changed ? (changed.get(step) ?? []) : undefined);
+    if (!sync) continue;
+    refreshed.push(step);
+    if (sync.joined + sync.left > ANALYZE_SHARE * Math.max(sync.docs, 1)) analyze = true;
+  }
+  if (analyze) await analyzeSearchIndex(db);
   return refreshed;
 }

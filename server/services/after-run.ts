@@ -1,6 +1,7 @@
 /**
- * What every run does when it ends, whichever executor ran it: index the new records for
- * search, then notice projection changes and deliver their webhooks.
+ * What every run does when it ends, whichever executor ran it: index for search what changed on
+ * the branch since its last index pass (server/search/indexing.ts; what a crashed run left is in
+ * that window too), then notice projection changes and deliver their webhooks.
  */
 import { trackBackground } from "./background";
 import type { Db } from "../core/db";

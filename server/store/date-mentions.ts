@@ -30,6 +30,19 @@ export async function unscannedForDates(db: DbTx, args: { workspaceId: string; b
   );
 }
 
+/** Of `ids` (records changed on a branch since its last index pass), the timed ones not scanned for relative dates, by id. */
+export async function unscannedAmong(db: DbTx, workspaceId: string, ids: string[]): Promise<UnscannedRecord[]> {
+  if (ids.length === 0) return [];
+  return db.$queryRawUnsafe<UnscannedRecord[]>(
+    `SELECT r.id, r.content, r.metadata #>> '{time,created_at}' AS "createdAt" FROM "Record" r
+     WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2
+       AND r.metadata #>> '{time,created_at}' IS NOT NULL AND r.metadata #>> '{time,mentions_of}' IS DISTINCT FROM r."contentFingerprint"
+     ORDER BY r.id`,
+    ids,
+    workspaceId,
+  );
+}
+
 /** Writes each record's resolved mentions to `metadata.time.mentions` (one statement). */
 export async function storeDateMentions(db: DbTx, workspaceId: string, rows: Array<{ id: string; mentions: unknown[] }>): Promise<void> {
   if (rows.length === 0) return;

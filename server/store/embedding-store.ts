@@ -159,6 +159,22 @@ export async function missingEmbeddingIds(
   return rows.map((r) => r.id);
 }
 
+/**
+ * Of `ids` (records the branch shows, changed since its last index pass), those with no embedding
+ * by `model` yet, ascending: one primary-key probe per id, nothing read of the rest of the branch.
+ */
+export async function missingEmbeddingsAmong(db: DbTx, ids: string[], model: string): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.$queryRawUnsafe<Array<{ id: string }>>(
+    `SELECT u.id FROM unnest($1::text[]) AS u(id)
+     WHERE NOT EXISTS (SELECT 1 FROM "Embedding" e WHERE e."recordId" = u.id AND e.model = $2)
+     ORDER BY u.id`,
+    ids,
+    model,
+  );
+  return rows.map((r) => r.id);
+}
+
 /** The records to embed, by id (what `storeEmbeddings` needs of each). */
 export async function recordsToEmbed(db: DbTx, ids: string[]): Promise<RecordToEmbed[]> {
   return db.$queryRawUnsafe(`SELECT id, content, "pipelineId", step, scope FROM "Record" WHERE id = ANY($1::text[]) ORDER BY id`, ids);

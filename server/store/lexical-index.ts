@@ -53,37 +53,137 @@ function deletePostingsOf(docs: string): string {
     RETURNING p."branchId", p.step, p.term`;
 }
 
+/** What one step's sync did: records that joined and left its index, its records after, and how the change was found. */
+export interface LexicalSync {
+  joined: number;
+  left: number;
+  docs: number;
+  /** The whole step was compared with the branch (no window given, or the window did not account for the step's pointers). */
+  full: boolean;
+}
+
 /**
- * Brings the postings and statistics of `step` on the branch in line with its pointers, when the
- * step's record set changed since the last time (signature: count and a hash of the record ids).
- * Only records that left or joined the step are touched, and document frequencies change by what
- * they remove and add (a +1% run does not recount every posting of the step). One transaction: a
- * search never sees postings without their statistics. Returns whether anything was recomputed.
+ * Brings the postings and statistics of `step` on the branch in line with its pointers. Only
+ * records that left or joined the step are touched, and document frequencies, the record count
+ * and the length sum change by what they remove and add (a +1% run does not recount the step), so
+ * the statistics equal a recount. One transaction: a search never sees postings without their
+ * statistics. Returns null when the step's record set had not changed.
+ *
+ * How the change is found: with `changed` (the step's records whose pointers changed since the
+ * branch's last index pass, server/store/index-window.ts), the joined records are those of them the
+ * index lacks, read by key; that is the whole change when the step's pointers then number exactly
+ * its indexed records plus them (a removed pointer leaves one indexed record too many). Otherwise
+ * (no window, or the count says a record left) both sorted lists of the step are compared, skipped
+ * when their signature (count and a hash of the record ids) is the one stored.
  */
-export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: string, step: string, bm25: Bm25Params): Promise<boolean> {
-  const [sig] = await db.$queryRawUnsafe<Array<{ n: number; h: string | null }>>(
-    `SELECT count(*)::int AS n, md5(string_agg(p."recordId", ',' ORDER BY p."recordId")) AS h
-     FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
-    branchId,
-    step,
-  );
-  const signature = `${sig?.n ?? 0}:${sig?.h ?? ""}`;
-  const [current] = await db.$queryRawUnsafe<Array<{ signature: string }>>(
-    `SELECT signature FROM "SearchStepStat" WHERE "branchId" = $1 AND step = $2`,
-    branchId,
-    step,
-  );
-  if (current?.signature === signature) return false;
-  const { k1, b } = bm25;
-  const statements: Array<[string, unknown[]]> = [
+export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: string, step: string, bm25: Bm25Params, changed?: string[]): Promise<LexicalSync | null> {
+  return db.$transaction(async (tx) => {
+    if (changed) {
+      const windowed = await windowDiff(tx, branchId, step, changed);
+      if (windowed && windowed.joined === 0) return null;
+      if (windowed) {
+        await applyDiff(tx, workspaceId, branchId, step, bm25, { docs: windowed.docs, lenSum: windowed.lenSum });
+        const docs = windowed.docs + windowed.joined;
+        // The exact sum over the step's lengths, over its count: what avg(len) computes (int8_avg divides the same numerics).
+        await tx.$executeRawUnsafe(
+          `UPDATE "SearchStepStat" SET docs = $3, "avgLength" = CASE WHEN $3::int = 0 THEN 0 ELSE ($4::bigint::numeric / $3::bigint::numeric)::float8 END,
+             signature = '', "updatedAt" = now()
+           WHERE "branchId" = $1 AND step = $2`,
+          branchId,
+          step,
+          docs,
+          String(BigInt(windowed.lenSum) + BigInt(windowed.joinedLenSum)),
+        );
+        return { joined: windowed.joined, left: 0, docs, full: false };
+      }
+    }
+    const [sig] = await tx.$queryRawUnsafe<Array<{ n: number; h: string | null }>>(
+      `SELECT count(*)::int AS n, md5(string_agg(p."recordId", ',' ORDER BY p."recordId")) AS h
+       FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2`,
+      branchId,
+      step,
+    );
+    const signature = `${sig?.n ?? 0}:${sig?.h ?? ""}`;
+    const [current] = await tx.$queryRawUnsafe<Array<{ signature: string }>>(
+      `SELECT signature FROM "SearchStepStat" WHERE "branchId" = $1 AND step = $2`,
+      branchId,
+      step,
+    );
+    if (current?.signature === signature) return null;
     // The step's change, found once in one pass over both sorted lists: records the branch shows
     // that the index lacks (joined) and indexed records it no longer shows (gone). Every statement
     // below reads this small table instead of probing all the step's records again.
-    [`CREATE TEMP TABLE lexical_diff ON COMMIT DROP AS
-     SELECT COALESCE(p."recordId", d."recordId") AS "recordId", p."recordId" IS NOT NULL AS joined
-     FROM (SELECT "recordId" FROM "BranchPointer" WHERE "branchId" = $1 AND step = $2) p
-     FULL JOIN (SELECT "recordId" FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2) d ON d."recordId" = p."recordId"
-     WHERE p."recordId" IS NULL OR d."recordId" IS NULL`, [branchId, step]],
+    await tx.$executeRawUnsafe(
+      `CREATE TEMP TABLE lexical_diff ON COMMIT DROP AS
+       SELECT COALESCE(p."recordId", d."recordId") AS "recordId", p."recordId" IS NOT NULL AS joined
+       FROM (SELECT "recordId" FROM "BranchPointer" WHERE "branchId" = $1 AND step = $2) p
+       FULL JOIN (SELECT "recordId" FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2) d ON d."recordId" = p."recordId"
+       WHERE p."recordId" IS NULL OR d."recordId" IS NULL`,
+      branchId,
+      step,
+    );
+    const [diff] = await tx.$queryRawUnsafe<Array<{ joined: number; left: number }>>(
+      `SELECT count(*) FILTER (WHERE joined)::int AS joined, count(*) FILTER (WHERE NOT joined)::int AS "left" FROM lexical_diff`,
+    );
+    if (diff!.joined + diff!.left > 0) await applyDiff(tx, workspaceId, branchId, step, bm25, null);
+    const [stat] = await tx.$queryRawUnsafe<Array<{ docs: number }>>(
+      `INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
+       SELECT $3, $1, $2, count(*)::int, COALESCE(avg(len), 0)::float8, $4, now() FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2
+       ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
+         signature = EXCLUDED.signature, "updatedAt" = now()
+       RETURNING docs`,
+      branchId,
+      step,
+      workspaceId,
+      signature,
+    );
+    if (diff!.joined + diff!.left === 0 && current) return null;
+    return { joined: diff!.joined, left: diff!.left, docs: stat!.docs, full: true };
+  }, INDEX_TX);
+}
+
+/**
+ * The window's change as `lexical_diff` (joined records only), when it is the step's whole change
+ * (see syncLexicalIndex): then the step's statistics before it (records and their exact length
+ * sum), and the joined records' length sum. Null (and no table) otherwise.
+ */
+async function windowDiff(tx: DbTx, branchId: string, step: string, changed: string[]) {
+  await tx.$executeRawUnsafe(
+    `CREATE TEMP TABLE lexical_diff ON COMMIT DROP AS
+     SELECT DISTINCT u.id AS "recordId", true AS joined FROM unnest($3::text[]) AS u(id)
+     WHERE EXISTS (SELECT 1 FROM "BranchPointer" p WHERE p."branchId" = $1 AND p.step = $2 AND p."recordId" = u.id)
+       AND NOT EXISTS (SELECT 1 FROM "SearchDoc" d WHERE d."branchId" = $1 AND d.step = $2 AND d."recordId" = u.id)`,
+    branchId,
+    step,
+    changed,
+  );
+  const [row] = await tx.$queryRawUnsafe<Array<{ pointers: number; joined: number; docs: number | null; lenSum: string | null; joinedLenSum: string }>>(
+    `SELECT (SELECT count(*)::int FROM "BranchPointer" WHERE "branchId" = $1 AND step = $2) AS pointers,
+       (SELECT count(*)::int FROM lexical_diff) AS joined,
+       s.docs, round(s.docs * s."avgLength")::bigint::text AS "lenSum",
+       (SELECT COALESCE(sum(length(r."searchVector")), 0)::bigint::text FROM lexical_diff x JOIN "Record" r ON r.id = x."recordId") AS "joinedLenSum"
+     FROM (SELECT 1) one LEFT JOIN "SearchStepStat" s ON s."branchId" = $1 AND s.step = $2`,
+    branchId,
+    step,
+  );
+  if (row && row.docs !== null && row.lenSum !== null && row.docs + row.joined === row.pointers) {
+    return { joined: row.joined, docs: row.docs, lenSum: row.lenSum, joinedLenSum: row.joinedLenSum };
+  }
+  await tx.$executeRawUnsafe(`DROP TABLE lexical_diff`);
+  return null;
+}
+
+/**
+ * Applies `lexical_diff` to the step's postings, term statistics and documents. Impacts of joined
+ * records are weighted against the step's mean length with them: from `before` (the step's
+ * records and length sum before the change, when it only adds) or by reading the step's documents.
+ */
+async function applyDiff(tx: DbTx, workspaceId: string, branchId: string, step: string, bm25: Bm25Params, before: { docs: number; lenSum: string } | null) {
+  const { k1, b } = bm25;
+  const [sum, count] = before
+    ? [`$4::bigint`, `$5::int`]
+    : [`COALESCE((SELECT sum(len) FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2), 0)`, `(SELECT count(*) FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2)`];
+  const statements: Array<[string, unknown[]]> = [
     [`ANALYZE lexical_diff`, []],
     // Records that left: their postings go, and each term's df drops by them.
     [`WITH gone AS (${deletePostingsOf(`SELECT $1::text AS "branchId", $2::text AS step, x."recordId" FROM lexical_diff x WHERE NOT x.joined`)})
@@ -98,27 +198,21 @@ export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: st
     [`WITH n AS MATERIALIZED (
        SELECT r.id, r.scope, r."searchVector" AS sv, length(r."searchVector") AS len FROM lexical_diff x JOIN "Record" r ON r.id = x."recordId" WHERE x.joined),
      mean AS MATERIALIZED (
-       SELECT GREATEST(1, (COALESCE((SELECT sum(len) FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2), 0) + COALESCE((SELECT sum(len) FROM n), 0))::float8
-         / GREATEST(1, (SELECT count(*) FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2) + (SELECT count(*) FROM n))) AS avg),
+       SELECT GREATEST(1, (${sum} + COALESCE((SELECT sum(len) FROM n), 0))::float8 / GREATEST(1, ${count} + (SELECT count(*) FROM n))) AS avg),
      ins AS (
        INSERT INTO "SearchPosting" ("workspaceId", "branchId", step, term, "recordId", tf, len, scope, impact)
        SELECT $3, $1, $2, u.lexeme, n.id, f.tf, n.len, n.scope, f.tf * ${k1 + 1} / (f.tf + ${k1} * (${1 - b} + ${b} * n.len / (SELECT avg FROM mean)))
        FROM n, unnest(n.sv) u, LATERAL (SELECT GREATEST(1, COALESCE(cardinality(u.positions), 1)) AS tf) f
+       -- In key order: each term's postings go into neighbouring index pages, not one random page each.
+       ORDER BY u.lexeme, n.id
        RETURNING term)
      INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df)
      SELECT $3, $1, $2, term, count(*)::int FROM ins GROUP BY term
-     ON CONFLICT ("branchId", step, term) DO UPDATE SET df = "SearchTermStat".df + EXCLUDED.df`, [branchId, step, workspaceId]],
+     ON CONFLICT ("branchId", step, term) DO UPDATE SET df = "SearchTermStat".df + EXCLUDED.df`, before ? [branchId, step, workspaceId, before.lenSum, before.docs] : [branchId, step, workspaceId]],
     [`INSERT INTO "SearchDoc" ("workspaceId", "branchId", step, "recordId", len)
      SELECT $3, $1, $2, r.id, length(r."searchVector") FROM lexical_diff x JOIN "Record" r ON r.id = x."recordId" WHERE x.joined`, [branchId, step, workspaceId]],
-    [`INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature, "updatedAt")
-     SELECT $3, $1, $2, count(*)::int, COALESCE(avg(len), 0)::float8, $4, now() FROM "SearchDoc" WHERE "branchId" = $1 AND step = $2
-     ON CONFLICT ("branchId", step) DO UPDATE SET docs = EXCLUDED.docs, "avgLength" = EXCLUDED."avgLength",
-       signature = EXCLUDED.signature, "updatedAt" = now()`, [branchId, step, workspaceId, signature]],
   ];
-  await db.$transaction(async (tx) => {
-    for (const [sql, params] of statements) await tx.$executeRawUnsafe(sql, ...params);
-  }, INDEX_TX);
-  return true;
+  for (const [sql, params] of statements) await tx.$executeRawUnsafe(sql, ...params);
 }
 
 /**
