@@ -4,7 +4,7 @@
  * in a group about something else, and the group's records that match nothing follow its matches.
  */
 import { describe, expect, it } from "vitest";
-import { CONTEXT_WEIGHT, withGroupContext } from "./walk";
+import { CONTEXT_WEIGHT, otherBranchWeight, SHARP_HITS, withGroupContext } from "./walk";
 
 const row = (id: string, score: number, parentId: string | null = null) => ({ id, step: "observations", scope: "s", content: id, metadata: {}, time: null, key: id, parentId, score });
 
@@ -34,5 +34,31 @@ describe("withGroupContext", () => {
     expect(await withGroupContext(rows, [row("g1", 0)], membersOf)).toBe(rows);
     const none = rows.map((r) => ({ ...r, score: 0 }));
     expect(await withGroupContext(none, groups, membersOf)).toBe(none);
+  });
+});
+
+describe("otherBranchWeight", () => {
+  const flat = (...scores: Array<[string, number]>) => scores.map(([id, score]) => ({ id, score }));
+
+  it("is the mean score of the other branches' records over the branch's, on the flat first page", () => {
+    // A sharp question: the branch holds the strong matches (mean 8), the rest are weak (mean 2).
+    expect(otherBranchWeight(new Set(["a", "b"]), flat(["a", 9], ["b", 7], ["x", 3], ["y", 1]))).toBe(0.25);
+    // An open question: the branch's matches are no better than the others' (mean 5 and 4).
+    expect(otherBranchWeight(new Set(["a", "b"]), flat(["a", 6], ["x", 5], ["y", 3], ["b", 4]))).toBe(0.8);
+  });
+
+  it("never counts another branch above the walk's own, and is 1 when the page has one side only", () => {
+    expect(otherBranchWeight(new Set(["a", "b"]), flat(["x", 9], ["a", 1], ["b", 1]))).toBe(1);
+    expect(otherBranchWeight(new Set(["a"]), flat(["a", 3]))).toBe(1);
+    expect(otherBranchWeight(new Set(["q"]), flat(["a", 3], ["b", 2]))).toBe(1);
+    expect(otherBranchWeight(new Set(["a"]), flat(["a", 0], ["b", 0]))).toBe(1);
+  });
+
+  it("reads only the first page: records past SHARP_HITS do not move it", () => {
+    const page = Array.from({ length: SHARP_HITS }, (_, i) => ({ id: i < 2 ? `in${i}` : `out${i}`, score: i < 2 ? 10 : 5 }));
+    const branch = new Set(["in0", "in1", "in-late"]);
+    const weight = otherBranchWeight(branch, page);
+    expect(weight).toBe(0.5);
+    expect(otherBranchWeight(branch, [...page, { id: "in-late", score: 0.1 }, { id: "out-late", score: 0 }])).toBe(weight);
   });
 });

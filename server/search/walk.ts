@@ -15,10 +15,13 @@
  *   in the scope); when the walk did not reach the scope's best record (its best hit scores below
  *   `FALLBACK_CONFIDENCE` of the flat best), it lost the branch and the flat ranking is returned
  *   (`fallback` says so and why); when it did, the walk's branch becomes a prior rather than a
- *   filter: the flat ranking with records of other branches at OTHER_BRANCH_WEIGHT of their score,
- *   so the branch's good matches stay first and a strong match in another branch (the other part
- *   of a multi-part question) comes before the branch's weak records; the flat ranking also fills a
- *   branch of fewer than `limit` records. `"none"` returns what the walk found.
+ *   filter: the flat ranking with records of other branches at a share of their score, so the
+ *   branch's good matches stay first and a strong match in another branch (the other part of a
+ *   multi-part question) comes before the branch's weak records; the flat ranking also fills a
+ *   branch of fewer than `limit` records. The share is what the flat ranking corroborates of the
+ *   branch (otherBranchWeight): small when the branch holds the clearly better matches, near one
+ *   when its matches are no better than the rest (an open question whose matches are spread over
+ *   the history). `"none"` returns what the walk found.
  *
  * Deeper than the first page (`limit` > SHARP_HITS: an agent or the eval filling a context), the
  * hits after the first SHARP_HITS are the lowest level ranked with the pyramid's own context: each
@@ -172,19 +175,43 @@ export async function withGroupContext(
     .sort((a, b) => b.score - a.score || byTimeDesc(a, b));
 }
 
-/** A record of another branch than the walk's counts at this share of its score (the walk's branch is a prior, not a filter). */
-export const OTHER_BRANCH_WEIGHT = 0.5;
+/**
+ * How much a record of another branch than the walk's counts, as a share of its flat score: the
+ * walk's branch is a prior, and the flat ranking says how far to trust it. Among the first page
+ * of the flat ranking (SHARP_HITS records), the mean score of the records outside the branch over
+ * the mean score of those inside it (at most 1). A sharp question whose matches sit in the walk's
+ * branch (the part of the history it is about) scores the branch's records well above the rest,
+ * and the other branches count for little; an open question ("Would X be considered …?") whose
+ * matches are spread over the whole history, the walk's branch no better than the others, gets a
+ * weight near one: the flat ranking, the walk deciding near-ties. 1 (no prior) when the first
+ * page is all in the branch or all outside it.
+ *
+ * Issue 34: the fixed weight it replaces (0.5) kept the walk's weak matches before another
+ * branch's better ones on open-domain questions (LoCoMo dev, offline: category 3 hit@5 0.579,
+ * bm25-sessions 0.632); with this one 0.684, every other category and metric the same or better.
+ */
+export function otherBranchWeight(inBranch: ReadonlySet<string>, flat: ReadonlyArray<{ id: string; score: number }>): number {
+  const page = flat.slice(0, SHARP_HITS);
+  const inside = page.filter((r) => inBranch.has(r.id));
+  const outside = page.filter((r) => !inBranch.has(r.id));
+  if (!inside.length || !outside.length) return 1;
+  const mean = (rows: typeof page) => rows.reduce((a, r) => a + r.score, 0) / rows.length;
+  const insideMean = mean(inside);
+  return insideMean > 0 ? Math.min(1, mean(outside) / insideMean) : 1;
+}
 
 /**
  * The confident walk's records merged with the lowest level ranked flat (both scored by the same
- * index): a record outside the walk's branch counts at OTHER_BRANCH_WEIGHT of its score, so the
+ * index): a record outside the walk's branch counts at otherBranchWeight of its score, so the
  * branch's matches stay first and a strong match in another branch — the second part of a
- * multi-part question — comes before the branch's weak records instead of after every one of them.
- * The flat best is in the walk (the walk is confident), so the first hit is the walk's.
+ * multi-part question, or one of an open question's many mentions — comes before the branch's
+ * weak records instead of after every one of them. The flat best is in the walk (the walk is
+ * confident), so the first hit is the walk's.
  */
 function mergeWithFlat(walked: Array<Row & { score: number }>, flat: Array<Row & { score: number }>, limit: number): Array<Row & { score: number }> {
   const inBranch = new Map(walked.map((r) => [r.id, r]));
-  const weighted = (r: Row & { score: number }) => (inBranch.has(r.id) ? r.score : r.score * OTHER_BRANCH_WEIGHT);
+  const other = otherBranchWeight(new Set(inBranch.keys()), flat);
+  const weighted = (r: Row & { score: number }) => (inBranch.has(r.id) ? r.score : r.score * other);
   return [...flat]
     .sort((a, b) => weighted(b) - weighted(a) || Number(inBranch.has(b.id)) - Number(inBranch.has(a.id)) || byTimeDesc(a, b))
     .slice(0, limit)

@@ -151,6 +151,24 @@ describe("pyramid template", () => {
     expect(kept.hits.slice(0, 2).map((h) => h.content).join("\n")).toContain("lighthouse cabin");
   });
 
+  it("an open question's matches spread over the history: a branch no better than the others is a weak prior", async () => {
+    // Painting comes up in every tier-1 group (turns 3, 13, 24); the walk keeps one group, whose Emma turns
+    // match the question less well than the other groups' painting turns do.
+    const query = "Would Caroline enjoy painting with Emma?";
+    const narrow = { workspaceId, pipelineId, from: "synthesis", scope: SCOPE, limit: 5, beam: 1, breadth: "fixed" as const };
+    const walked = await walk(db, { ...narrow, query });
+    expect(walked.fallback).toBeUndefined();
+    const branch = new Set((await walk(db, { ...narrow, query, fallback: "none" })).hits.map((h) => h.id));
+    expect(branch.has(walked.hits[0]!.id)).toBe(true);
+    // The three painting turns first (two of them from other branches), then the branch's Emma turns.
+    expect(walked.hits.slice(0, 3).map((h) => h.content)).toEqual([
+      expect.stringContaining("painting of the harbour"),
+      expect.stringContaining("painting watercolors"),
+      expect.stringContaining("sold two paintings"),
+    ]);
+    expect(walked.hits.slice(3).every((h) => branch.has(h.id) && h.content.includes("Emma"))).toBe(true);
+  });
+
   it("a deep walk keeps the first page as the match ranking and orders the rest with the group context", async () => {
     // A question whose group context would reorder its first page (Emma's turns sit in two tier-1 groups).
     const query = "Emma school piano tooth sick party";
