@@ -6,6 +6,7 @@
  */
 import type { Db } from "../core/db";
 import { byTieKey, filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, tieKey, trace, type RecordFilters } from "./record-sql";
+import { prepared } from "./prepared-statements";
 
 /** A record's time for ranking and filters: its metadata time, else when it was stored. */
 export const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
@@ -217,7 +218,7 @@ export async function candidateShapes(db: Db, workspaceId: string, ids: string[]
   const sql = `SELECT r.id, COALESCE((SELECT array_agg(e."parentId") FROM "RecordEdge" e WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
             CASE WHEN jsonb_typeof(r.metadata #> '{custom,turns}') = 'array' THEN r.metadata #> '{custom,turns}' END AS turns
      FROM "Record" r WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; parents: string[]; turns: unknown }>>(trace("shapes", sql, [ids, workspaceId]), ids, workspaceId);
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; parents: string[]; turns: unknown }>>(prepared(trace("shapes", sql, [ids, workspaceId])), ids, workspaceId);
   const out = new Map<string, CandidateShape>();
   for (const r of rows) {
     const turns = typeof r.turns === "string" ? (JSON.parse(r.turns) as unknown) : r.turns;
@@ -239,7 +240,7 @@ export async function derivedPairs(db: Db, workspaceId: string, ids: string[], m
        WHERE w.depth < $2 AND e."workspaceId" = $3)
      SELECT DISTINCT top, id FROM walk WHERE depth > 0 AND id = ANY($1::text[])`;
   const params = [ids, maxDepth, workspaceId];
-  return db.$queryRawUnsafe<Array<{ top: string; id: string }>>(trace("dedupe", sql, params), ...params);
+  return db.$queryRawUnsafe<Array<{ top: string; id: string }>>(prepared(trace("dedupe", sql, params)), ...params);
 }
 
 export interface HitRow {
@@ -265,9 +266,9 @@ export async function hitRows(db: Db, workspaceId: string, ids: string[], headli
       )})`
     : `NULL::text`;
   return db.$queryRawUnsafe<HitRow[]>(
-    `SELECT r.id, r.step, r.scope, r.content, r.metadata, r."createdAt", ${headlineSql} AS headline,
+    prepared(`SELECT r.id, r.step, r.scope, r.content, r.metadata, r."createdAt", ${headlineSql} AS headline,
             (SELECT count(*)::int FROM "RecordEdge" e WHERE e."childId" = r.id) AS sources
-     FROM "Record" r WHERE r.id = ANY(${idList}) AND r."workspaceId" = ${ws}`,
+     FROM "Record" r WHERE r.id = ANY(${idList}) AND r."workspaceId" = ${ws}`),
     ...params.values,
   );
 }
