@@ -206,41 +206,50 @@ export async function phraseRecords(db: Db, args: BranchSteps & { filters: Recor
 }
 
 export interface CandidateShape {
-  /** Direct sources (one hop up the provenance). */
+  /** Direct sources (one hop up the provenance), in id order. */
   parents: string[];
   /** `metadata.custom.turns` of a turn window: the turn numbers it holds. */
   turns: number[] | null;
+  /** Other records of the set reachable up this one's provenance, each with its fewest hops (within `maxDepth`). */
+  lower: Array<{ id: string; depth: number }>;
 }
 
-/** Direct sources and turn numbers of each record. */
-export async function candidateShapes(db: Db, workspaceId: string, ids: string[]): Promise<Map<string, CandidateShape>> {
+/**
+ * Direct sources and turn numbers of each record, and — within `maxDepth` hops up the provenance —
+ * which other records of the set it was derived from (0: none asked). One statement for what
+ * ranking needs about the candidates (it was two: shapes, then the walk for the altitude dedupe).
+ */
+export async function candidateShapes(db: Db, workspaceId: string, ids: string[], maxDepth = 0): Promise<Map<string, CandidateShape>> {
   if (ids.length === 0) return new Map();
-  const sql = `SELECT r.id, COALESCE((SELECT array_agg(e."parentId") FROM "RecordEdge" e WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
-            CASE WHEN jsonb_typeof(r.metadata #> '{custom,turns}') = 'array' THEN r.metadata #> '{custom,turns}' END AS turns
+  const depth = ids.length < 2 ? 0 : Math.max(0, maxDepth);
+  // The walk keeps every (top, id, depth) it reaches (UNION), so each pair's fewest hops is found.
+  const sql = `WITH RECURSIVE walk(top, id, depth) AS (
+       SELECT h, h, 0 FROM unnest($1::text[]) AS h
+       UNION
+       SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
+       WHERE w.depth < $3 AND e."workspaceId" = $2),
+     pairs AS MATERIALIZED (
+       SELECT top, id, min(depth) AS depth FROM walk WHERE depth > 0 AND id = ANY($1::text[]) GROUP BY top, id)
+     SELECT r.id, COALESCE((SELECT array_agg(e."parentId" ORDER BY e."parentId") FROM "RecordEdge" e WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
+            CASE WHEN jsonb_typeof(r.metadata #> '{custom,turns}') = 'array' THEN r.metadata #> '{custom,turns}' END AS turns,
+            (SELECT array_agg(p.id ORDER BY p.id) FROM pairs p WHERE p.top = r.id) AS lower,
+            (SELECT array_agg(p.depth ORDER BY p.id) FROM pairs p WHERE p.top = r.id) AS "lowerDepth"
      FROM "Record" r WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; parents: string[]; turns: unknown }>>(prepared(trace("shapes", sql, [ids, workspaceId])), ids, workspaceId);
+  const params = [ids, workspaceId, depth];
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; parents: string[]; turns: unknown; lower: string[] | null; lowerDepth: number[] | null }>>(
+    prepared(trace("shapes", sql, params)),
+    ...params,
+  );
   const out = new Map<string, CandidateShape>();
   for (const r of rows) {
     const turns = typeof r.turns === "string" ? (JSON.parse(r.turns) as unknown) : r.turns;
     out.set(r.id, {
       parents: r.parents ?? [],
       turns: Array.isArray(turns) && turns.length && turns.every((t) => typeof t === "number") ? (turns as number[]) : null,
+      lower: (r.lower ?? []).map((id, i) => ({ id, depth: Number(r.lowerDepth![i]) })),
     });
   }
   return out;
-}
-
-/** (derived, lower) pairs among `ids`: a record in the set reachable up the provenance within `maxDepth` hops. */
-export async function derivedPairs(db: Db, workspaceId: string, ids: string[], maxDepth: number): Promise<Array<{ top: string; id: string }>> {
-  if (ids.length < 2 || maxDepth < 1) return [];
-  const sql = `WITH RECURSIVE walk(top, id, depth) AS (
-       SELECT h, h, 0 FROM unnest($1::text[]) AS h
-       UNION
-       SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
-       WHERE w.depth < $2 AND e."workspaceId" = $3)
-     SELECT DISTINCT top, id FROM walk WHERE depth > 0 AND id = ANY($1::text[])`;
-  const params = [ids, maxDepth, workspaceId];
-  return db.$queryRawUnsafe<Array<{ top: string; id: string }>>(prepared(trace("dedupe", sql, params)), ...params);
 }
 
 export interface HitRow {
