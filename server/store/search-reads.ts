@@ -228,13 +228,13 @@ export async function candidateShapes(db: Db, workspaceId: string, ids: string[]
        UNION
        SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
        WHERE w.depth < $3 AND e."workspaceId" = $2),
-     pairs AS MATERIALIZED (
-       SELECT top, id, min(depth) AS depth FROM walk WHERE depth > 0 AND id = ANY($1::text[]) GROUP BY top, id)
+     lower AS (
+       SELECT top, array_agg(id ORDER BY id) AS ids, array_agg(depth ORDER BY id) AS depths
+       FROM (SELECT top, id, min(depth) AS depth FROM walk WHERE depth > 0 AND id = ANY($1::text[]) GROUP BY top, id) p GROUP BY top)
      SELECT r.id, COALESCE((SELECT array_agg(e."parentId" ORDER BY e."parentId") FROM "RecordEdge" e WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
             CASE WHEN jsonb_typeof(r.metadata #> '{custom,turns}') = 'array' THEN r.metadata #> '{custom,turns}' END AS turns,
-            (SELECT array_agg(p.id ORDER BY p.id) FROM pairs p WHERE p.top = r.id) AS lower,
-            (SELECT array_agg(p.depth ORDER BY p.id) FROM pairs p WHERE p.top = r.id) AS "lowerDepth"
-     FROM "Record" r WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2`;
+            l.ids AS lower, l.depths AS "lowerDepth"
+     FROM "Record" r LEFT JOIN lower l ON l.top = r.id WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2`;
   const params = [ids, workspaceId, depth];
   const rows = await db.$queryRawUnsafe<Array<{ id: string; parents: string[]; turns: unknown; lower: string[] | null; lowerDepth: number[] | null }>>(
     prepared(trace("shapes", sql, params)),
