@@ -8,8 +8,8 @@
  *
  * Kept per (branch, list of steps) — each step's numbers, in the order the database returned them —
  * and per (branch, step, term), so questions sharing words share entries; a search whose steps and
- * terms are all known within the lifetime makes no statistics read. Any miss reads them all, as
- * before.
+ * terms are all known within the lifetime makes no statistics read, and one with new words reads
+ * the steps' numbers and those words only.
  */
 import type { Db } from "../core/db";
 import { requestCacheMs } from "../core/ttl-cache";
@@ -56,45 +56,6 @@ function bounded<V>(map: Map<string, V>) {
   }
 }
 
-/** The statistics from the cache, or null when any of them is missing or older than the lifetime. */
-function cached(entries: Entries, branchId: string, steps: string[], lexemes: string[], now: number): Map<string, StepTermStats> | null {
-  const known = entries.steps.get(`${branchId}\n${steps.join("\n")}`);
-  const since = forgottenAt(branchId);
-  if (!known || now - known.at >= lifetime || known.at <= since) return null;
-  const out = new Map<string, StepTermStats>();
-  for (const s of known.steps) {
-    const df = new Map<string, number>();
-    for (const term of lexemes) {
-      const t = entries.terms.get(termKey(branchId, s.step, term));
-      if (!t || now - t.at >= lifetime || t.at <= since) return null;
-      if (t.df > 0) df.set(term, t.df);
-    }
-    out.set(s.step, { docs: s.docs, avg: s.avg, df });
-  }
-  return out;
-}
-
-/** BM25 statistics of `steps` on the branch for the given lexemes (steps never indexed are absent). */
-export async function loadTermStats(db: Db, branchId: string, steps: string[], lexemes: string[], now = performance.now()): Promise<Map<string, StepTermStats>> {
-  const entries = entriesOf(db);
-  const hit = lifetime > 0 ? cached(entries, branchId, steps, lexemes, now) : null;
-  if (hit) return hit;
-  const rows = await termStatRows(db, branchId, steps, lexemes);
-  const out = new Map<string, StepTermStats>();
-  for (const r of rows) {
-    const info = out.get(r.step) ?? { docs: Number(r.docs), avg: Number(r.avgLength) || 1, df: new Map<string, number>() };
-    if (r.term) info.df.set(r.term, Number(r.df));
-    out.set(r.step, info);
-  }
-  if (lifetime > 0) {
-    bounded(entries.steps);
-    bounded(entries.terms);
-    entries.steps.set(`${branchId}\n${steps.join("\n")}`, { at: now, steps: [...out].map(([step, i]) => ({ step, docs: i.docs, avg: i.avg })) });
-    for (const [step, info] of out) for (const term of lexemes) entries.terms.set(termKey(branchId, step, term), { at: now, df: info.df.get(term) ?? 0 });
-  }
-  return out;
-}
-
 /**
  * When each branch's statistics were last forgotten here (entries loaded before are stale), for
  * every database client of the process at once.
@@ -102,6 +63,52 @@ export async function loadTermStats(db: Db, branchId: string, steps: string[], l
 const forgotten = new Map<string, number>();
 let allForgottenAt = -Infinity;
 const forgottenAt = (branchId: string) => Math.max(allForgottenAt, forgotten.get(branchId) ?? -Infinity);
+
+/** BM25 statistics of `steps` on the branch for the given lexemes (steps never indexed are absent). */
+export async function loadTermStats(db: Db, branchId: string, steps: string[], lexemes: string[], now = performance.now()): Promise<Map<string, StepTermStats>> {
+  const entries = entriesOf(db);
+  const since = forgottenAt(branchId);
+  const fresh = (e: { at: number } | undefined) => !!e && lifetime > 0 && now - e.at < lifetime && e.at > since;
+  const stepsKey = `${branchId}\n${steps.join("\n")}`;
+  let known: StepsEntry | undefined = entries.steps.get(stepsKey);
+  if (!fresh(known)) known = undefined;
+  // A term is known when every indexed step has a fresh count of it.
+  const missing = lexemes.filter((term) => !known || known.steps.some((s) => !fresh(entries.terms.get(termKey(branchId, s.step, term)))));
+  if (known && missing.length === 0) {
+    return new Map(
+      known.steps.map((s) => {
+        const df = new Map<string, number>();
+        for (const term of lexemes) {
+          const n = entries.terms.get(termKey(branchId, s.step, term))!.df;
+          if (n > 0) df.set(term, n);
+        }
+        return [s.step, { docs: s.docs, avg: s.avg, df }];
+      }),
+    );
+  }
+  // Each step's own numbers (and their order) come from this read; the terms read are only those not known.
+  const rows = await termStatRows(db, branchId, steps, missing);
+  const out = new Map<string, StepTermStats>();
+  for (const r of rows) {
+    const info = out.get(r.step) ?? { docs: Number(r.docs), avg: Number(r.avgLength) || 1, df: new Map<string, number>() };
+    if (r.term) info.df.set(r.term, Number(r.df));
+    out.set(r.step, info);
+  }
+  for (const [step, info] of out) {
+    for (const term of lexemes) {
+      if (missing.includes(term)) continue;
+      const n = entries.terms.get(termKey(branchId, step, term))?.df ?? 0;
+      if (n > 0) info.df.set(term, n);
+    }
+  }
+  if (lifetime > 0) {
+    bounded(entries.steps);
+    bounded(entries.terms);
+    entries.steps.set(stepsKey, { at: now, steps: [...out].map(([step, i]) => ({ step, docs: i.docs, avg: i.avg })) });
+    for (const [step, info] of out) for (const term of missing) entries.terms.set(termKey(branchId, step, term), { at: now, df: info.df.get(term) ?? 0 });
+  }
+  return out;
+}
 
 /** Ends the cached statistics of a branch (its index changed in this process), or of every branch. */
 export function forgetTermStats(branchId?: string, now = performance.now()) {
