@@ -47,10 +47,17 @@ afterAll(async () => {
 
 describe("named statements on PostgreSQL", () => {
   it("prepares the registered search reads on the connection, and not the HNSW read", async () => {
-    const statements = await t.db.$transaction(async (tx) => {
-      await search(tx, { workspaceId, pipelineId, query: "tomato balcony step 2", mode: "hybrid", limit: 5 });
-      return tx.$queryRawUnsafe<Array<{ name: string; statement: string }>>(`SELECT name, statement FROM pg_prepared_statements`);
-    });
+    // One connection, as the app connects on PostgreSQL: what it prepared is visible to its next query.
+    const one = new pg.Pool({ connectionString: t.url!, max: 1 });
+    const db = new PrismaClient({ adapter: new PrismaPg(one, pgAdapterOptions(false)) });
+    let statements: Array<{ name: string; statement: string }>;
+    try {
+      await search(db, { workspaceId, pipelineId, query: "tomato balcony step 2", mode: "hybrid", limit: 5 });
+      statements = await db.$queryRawUnsafe<Array<{ name: string; statement: string }>>(`SELECT name, statement FROM pg_prepared_statements`);
+    } finally {
+      await db.$disconnect();
+      await one.end();
+    }
     const named = statements.filter((s) => s.name.startsWith("sx_"));
     expect(named.some((s) => s.statement.includes(`"SearchPosting"`))).toBe(true); // BM25
     expect(named.some((s) => s.statement.includes("WITH RECURSIVE walk"))).toBe(true); // shapes and dedupe
