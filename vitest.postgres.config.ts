@@ -54,6 +54,7 @@ export const databaseTests = [
   "server/search/neighbourhood.test.ts",
   "server/search/ranking.test.ts",
   "server/search/search.test.ts",
+  "server/search/term-stats.test.ts",
   "server/services/ask.test.ts",
   "server/services/audit.test.ts",
   "server/services/branches.test.ts",

@@ -19,9 +19,12 @@
  * scores but does not select candidates on its own.
  */
 import type { Db } from "../core/db";
-import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, termStatRows, tsvectorScores, type PhraseBonus, type ScoredRecord, type TermWeight } from "../store/lexical-index";
+import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, tsvectorScores, type PhraseBonus, type ScoredRecord, type TermWeight } from "../store/lexical-index";
 import { byTieKey, filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
 import { TtlCache } from "../core/ttl-cache";
+import { forgetTermStats, type StepTermStats } from "./term-stats";
+
+export { loadTermStats, type StepTermStats } from "./term-stats";
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -86,24 +89,6 @@ export async function queryTerms(db: Db, query: string): Promise<QueryTerms> {
     bigrams.push([a, b]);
   }
   return { lexemes, bigrams, words };
-}
-
-export interface StepTermStats {
-  docs: number;
-  avg: number;
-  df: Map<string, number>;
-}
-
-/** BM25 statistics of `steps` on the branch for the given lexemes (steps never indexed are absent). */
-export async function loadTermStats(db: Db, branchId: string, steps: string[], lexemes: string[]): Promise<Map<string, StepTermStats>> {
-  const rows = await termStatRows(db, branchId, steps, lexemes);
-  const out = new Map<string, StepTermStats>();
-  for (const r of rows) {
-    const info = out.get(r.step) ?? { docs: Number(r.docs), avg: Number(r.avgLength) || 1, df: new Map<string, number>() };
-    if (r.term) info.df.set(r.term, Number(r.df));
-    out.set(r.step, info);
-  }
-  return out;
 }
 
 export function idf(docs: number, df: number): number {
@@ -269,6 +254,8 @@ export async function refreshLexicalStats(db: Db, workspaceId: string, branchId:
     const sync = await syncLexicalIndex(db, workspaceId, branchId, step, { k1: BM25_K1, b: BM25_B }, changed ? (changed.get(step) ?? []) : undefined);
     if (!sync) continue;
     refreshed.push(step);
+    // Committed: searches in this process read the new statistics from now on.
+    forgetTermStats(branchId);
     if (sync.joined + sync.left > ANALYZE_SHARE * Math.max(sync.docs, 1)) analyze = true;
   }
   if (analyze) await analyzeSearchIndex(db);

@@ -21,7 +21,6 @@ import { toVectorLiteral } from "../store/embedding-store";
 import { dateMentionsOf } from "../store/date-mentions";
 import {
   candidateShapes,
-  derivedPairs,
   hitRows,
   nearestExact,
   nearestHnsw,
@@ -401,7 +400,11 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     else if (input.minScore !== undefined && Math.max(c.fts ?? 0, c.semantic ?? 0) < input.minScore) byId.delete(id);
   }
   const dedupe = unscoped && input.dedupe !== false;
-  const shapes = fusion.context > 0 || dedupe ? await candidateShapes(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, CandidateShape>();
+  // With the altitude dedupe, the same read walks the provenance between the candidates (as far as
+  // their altitudes span): the ranked ones are a subset, so their pairs are among these.
+  const candidateAlts = dedupe ? [...byId.values()].map((c) => alt.get(c.step) ?? 0) : [];
+  const span = candidateAlts.length > 1 ? Math.max(...candidateAlts) - Math.min(...candidateAlts) : 0;
+  const shapes = fusion.context > 0 || dedupe ? await candidateShapes(db, ctx.workspaceId, [...byId.keys()], span) : new Map<string, CandidateShape>();
   const recency = input.recency ?? (mode === "graph" ? GRAPH_RECENCY : undefined);
   // Graph mode's default recency counts age from the newest candidate; an explicit one from now.
   const newest = Math.max(...[...byId.values()].map((c) => (c.time ? Date.parse(c.time) : NaN)).filter((t) => Number.isFinite(t)));
@@ -423,7 +426,12 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   if (dedupe && ranked.length > 1) {
     const altOf = (id: string) => alt.get(byId.get(id)!.step) ?? 0;
     const alts = ranked.map((r) => alt.get(r.c.step) ?? 0);
-    const pairs = await derivedPairs(db, ctx.workspaceId, ranked.map((r) => r.c.id), Math.max(...alts) - Math.min(...alts));
+    // (derived, lower) pairs among the ranked records within as many hops as their altitudes span.
+    const maxDepth = Math.max(...alts) - Math.min(...alts);
+    const inRanked = new Set(ranked.map((r) => r.c.id));
+    const pairs = ranked.flatMap((r) =>
+      (shapes.get(r.c.id)?.lower ?? []).filter((l) => l.depth <= maxDepth && inRanked.has(l.id)).map((l) => ({ top: r.c.id, id: l.id })),
+    );
     // A lower hit goes to the highest-altitude record derived from it, the best-ranked of those.
     const rankOf = new Map(ranked.map((r, i) => [r.c.id, i]));
     const owner = new Map<string, string>();

@@ -15,6 +15,7 @@ import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client";
 import { explainConnectionError } from "./database-check";
 import { ensureEmbeddedServer, type EmbeddedServer } from "./embedded-server";
+import { pgAdapterOptions } from "./prepared-statements";
 
 import type { Db } from "../core/db";
 
@@ -44,7 +45,7 @@ async function open(): Promise<DbState> {
   pool.on("error", (err) => console.error("[synthex db] idle connection error:", err.message));
   // Under load a transaction waits for a connection (and the embedded owner for its turn) longer
   // than Prisma's 2 s default: slower, never refused. SYNTHEX_TX_WAIT_MS / SYNTHEX_TX_TIMEOUT_MS.
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: { maxWait: envMs("SYNTHEX_TX_WAIT_MS", 60_000), timeout: envMs("SYNTHEX_TX_TIMEOUT_MS", 60_000) } });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, pgAdapterOptions(Boolean(embedded))), transactionOptions: { maxWait: envMs("SYNTHEX_TX_WAIT_MS", 60_000), timeout: envMs("SYNTHEX_TX_TIMEOUT_MS", 60_000) } });
   return { prisma, pool, url, embedded };
 }
 

@@ -10,6 +10,7 @@
  */
 import type { Db, DbTx } from "../core/db";
 import { Params, tieKey, trace } from "./record-sql";
+import { prepared } from "./prepared-statements";
 
 export interface TermStatRow {
   step: string;
@@ -30,9 +31,9 @@ export async function parseQueryLexemes(db: Db, query: string) {
 /** Step statistics of `steps` on the branch, each joined with the document frequency of the given lexemes. */
 export async function termStatRows(db: Db, branchId: string, steps: string[], lexemes: string[]): Promise<TermStatRow[]> {
   return db.$queryRawUnsafe<TermStatRow[]>(
-    `SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
+    prepared(`SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
      LEFT JOIN "SearchTermStat" t ON t."branchId" = s."branchId" AND t.step = s.step AND t.term = ANY($3::text[])
-     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`,
+     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`),
     branchId,
     steps,
     lexemes,
@@ -425,7 +426,7 @@ export async function postingScores(
      FROM top t JOIN "Record" r ON r.id = t.id
      WHERE ${args.where.join(" AND ")}
      ORDER BY score DESC, key LIMIT ${params.add(args.n, "int")}`;
-  const rows = await db.$queryRawUnsafe<ScoredRow[]>(trace("bm25", sql, params.values), ...params.values);
+  const rows = await db.$queryRawUnsafe<ScoredRow[]>(prepared(trace("bm25", sql, params.values)), ...params.values);
   return rows.map(scored);
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Db } from "../core/db";
 import { byTieKey, filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, tieKey, trace, type RecordFilters } from "./record-sql";
+import { prepared } from "./prepared-statements";
 
 /** A record's time for ranking and filters: its metadata time, else when it was stored. */
 export const TIME_EXPR = `COALESCE(r.metadata #>> '{time,created_at}', to_char(r."createdAt", 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
@@ -209,37 +210,46 @@ export interface CandidateShape {
   parents: string[];
   /** `metadata.custom.turns` of a turn window: the turn numbers it holds. */
   turns: number[] | null;
+  /** Other records of the set reachable up this one's provenance, each with its fewest hops (within `maxDepth`). */
+  lower: Array<{ id: string; depth: number }>;
 }
 
-/** Direct sources and turn numbers of each record. */
-export async function candidateShapes(db: Db, workspaceId: string, ids: string[]): Promise<Map<string, CandidateShape>> {
+/**
+ * Direct sources and turn numbers of each record, and — within `maxDepth` hops up the provenance —
+ * which other records of the set it was derived from (0: none asked). One statement for what
+ * ranking needs about the candidates (it was two: shapes, then the walk for the altitude dedupe).
+ */
+export async function candidateShapes(db: Db, workspaceId: string, ids: string[], maxDepth = 0): Promise<Map<string, CandidateShape>> {
   if (ids.length === 0) return new Map();
-  const sql = `SELECT r.id, COALESCE((SELECT array_agg(e."parentId") FROM "RecordEdge" e WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
-            CASE WHEN jsonb_typeof(r.metadata #> '{custom,turns}') = 'array' THEN r.metadata #> '{custom,turns}' END AS turns
-     FROM "Record" r WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2`;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; parents: string[]; turns: unknown }>>(trace("shapes", sql, [ids, workspaceId]), ids, workspaceId);
+  const depth = ids.length < 2 ? 0 : Math.max(0, maxDepth);
+  // The walk keeps every (top, id, depth) it reaches (UNION), so each pair's fewest hops is found.
+  const sql = `WITH RECURSIVE walk(top, id, depth) AS (
+       SELECT h, h, 0 FROM unnest($1::text[]) AS h
+       UNION
+       SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
+       WHERE w.depth < $3 AND e."workspaceId" = $2),
+     lower AS (
+       SELECT top, array_agg(id ORDER BY id) AS ids, array_agg(depth ORDER BY id) AS depths
+       FROM (SELECT top, id, min(depth) AS depth FROM walk WHERE depth > 0 AND id = ANY($1::text[]) GROUP BY top, id) p GROUP BY top)
+     SELECT r.id, COALESCE((SELECT array_agg(e."parentId") FROM "RecordEdge" e WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
+            CASE WHEN jsonb_typeof(r.metadata #> '{custom,turns}') = 'array' THEN r.metadata #> '{custom,turns}' END AS turns,
+            l.ids AS lower, l.depths AS "lowerDepth"
+     FROM "Record" r LEFT JOIN lower l ON l.top = r.id WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2`;
+  const params = [ids, workspaceId, depth];
+  const rows = await db.$queryRawUnsafe<Array<{ id: string; parents: string[]; turns: unknown; lower: string[] | null; lowerDepth: number[] | null }>>(
+    prepared(trace("shapes", sql, params)),
+    ...params,
+  );
   const out = new Map<string, CandidateShape>();
   for (const r of rows) {
     const turns = typeof r.turns === "string" ? (JSON.parse(r.turns) as unknown) : r.turns;
     out.set(r.id, {
       parents: r.parents ?? [],
       turns: Array.isArray(turns) && turns.length && turns.every((t) => typeof t === "number") ? (turns as number[]) : null,
+      lower: (r.lower ?? []).map((id, i) => ({ id, depth: Number(r.lowerDepth![i]) })),
     });
   }
   return out;
-}
-
-/** (derived, lower) pairs among `ids`: a record in the set reachable up the provenance within `maxDepth` hops. */
-export async function derivedPairs(db: Db, workspaceId: string, ids: string[], maxDepth: number): Promise<Array<{ top: string; id: string }>> {
-  if (ids.length < 2 || maxDepth < 1) return [];
-  const sql = `WITH RECURSIVE walk(top, id, depth) AS (
-       SELECT h, h, 0 FROM unnest($1::text[]) AS h
-       UNION
-       SELECT w.top, e."parentId", w.depth + 1 FROM walk w JOIN "RecordEdge" e ON e."childId" = w.id
-       WHERE w.depth < $2 AND e."workspaceId" = $3)
-     SELECT DISTINCT top, id FROM walk WHERE depth > 0 AND id = ANY($1::text[])`;
-  const params = [ids, maxDepth, workspaceId];
-  return db.$queryRawUnsafe<Array<{ top: string; id: string }>>(trace("dedupe", sql, params), ...params);
 }
 
 export interface HitRow {
@@ -265,9 +275,9 @@ export async function hitRows(db: Db, workspaceId: string, ids: string[], headli
       )})`
     : `NULL::text`;
   return db.$queryRawUnsafe<HitRow[]>(
-    `SELECT r.id, r.step, r.scope, r.content, r.metadata, r."createdAt", ${headlineSql} AS headline,
+    prepared(`SELECT r.id, r.step, r.scope, r.content, r.metadata, r."createdAt", ${headlineSql} AS headline,
             (SELECT count(*)::int FROM "RecordEdge" e WHERE e."childId" = r.id) AS sources
-     FROM "Record" r WHERE r.id = ANY(${idList}) AND r."workspaceId" = ${ws}`,
+     FROM "Record" r WHERE r.id = ANY(${idList}) AND r."workspaceId" = ${ws}`),
     ...params.values,
   );
 }

@@ -20,6 +20,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client";
+import { pgAdapterOptions } from "./prepared-statements";
 import { applyMigrations, readMigrations, resolveMigrationsDir, migrationChecksum, type SqlClient } from "./migrate";
 
 export type TestDialect = "pglite" | "postgres";
@@ -183,7 +184,7 @@ async function createPostgresTestDb(adminUrl: string, from?: string): Promise<Te
   const pool = new pg.Pool({ connectionString: database.url, max: 10 });
   // A connection ended by the server (a clone terminates them) is dropped; the pool opens another.
   pool.on("error", () => {});
-  const db = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const db = new PrismaClient({ adapter: new PrismaPg(pool, pgAdapterOptions(false)) });
   let closed = false;
   return {
     db,
