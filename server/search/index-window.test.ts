@@ -11,6 +11,7 @@ import { createBranch } from "../services/branches";
 import { appendSourceRecords, createPipeline } from "../services/pipelines";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
+import { syncLexicalIndex } from "../store/lexical-index";
 import { createTestDb } from "../store/test-db";
 import { resolveBranch } from "./context";
 import { indexPipeline } from "./indexing";
@@ -172,6 +173,18 @@ describe("the index pass after a run", () => {
     expect(pass.window).toBe(6);
     expect(pass.embedded).toBe(6);
     expect(await unindexed()).toMatchObject({ noEmbedding: 0, unscanned: 0, noDoc: 0, strayDoc: 0 });
+  });
+
+  it("two passes at once (two runs of the branch ending together) index each record once", async () => {
+    await appendSourceRecords(db, pipelineId, "chats", chats(5));
+    await run();
+    // The steps' BM25 syncs themselves at once (as the passes' last phase can be), then whole passes.
+    const syncs = await Promise.all([0, 1, 2].map(() => syncLexicalIndex(db, workspaceId, branchId, "chats", { k1: 1.2, b: 0.75 })));
+    expect(syncs.filter((r) => r !== null)).toHaveLength(1);
+    const passes = await Promise.all([indexPipeline(db, pipelineId), indexPipeline(db, pipelineId), indexPipeline(db, pipelineId)]);
+    expect(passes.reduce((n, p) => n + p.embedded, 0)).toBe(10);
+    expect(await unindexed()).toMatchObject({ noEmbedding: 0, unscanned: 0, noDoc: 0, strayDoc: 0 });
+    expect(await lexicalState()).toEqual(await recomputed());
   });
 
   it("makes a full pass on request, and on a branch that has no mark yet", async () => {

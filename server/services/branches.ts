@@ -15,6 +15,7 @@ import { mergeSpecs } from "../pipeline/merge";
 import {
   comparePointers,
   copyBranchSearchIndex,
+  readFromOneSnapshot,
   deleteBranchRows,
   deleteRecords,
   differingPairs,
@@ -109,6 +110,10 @@ export async function createBranch(
   const started = performance.now();
   const result = await db.$transaction(
     async (tx) => {
+      // One snapshot for every copy below: an index pass of the origin committing between the copy of
+      // its search documents and of its postings would leave the branch postings without their
+      // documents, and the branch's first index pass would then add them twice.
+      await readFromOneSnapshot(tx);
       if (await tx.branch.findUnique({ where: { pipelineId_name: { pipelineId, name } } })) {
         throw conflict(`Branch "${name}" already exists on this pipeline.`);
       }

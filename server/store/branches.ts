@@ -111,6 +111,15 @@ export async function replaceStepPointers(db: DbTx, sourceBranchId: string, targ
 }
 
 /**
+ * Every statement of the transaction reads one snapshot (REPEATABLE READ): copies of several tables
+ * of a branch stay consistent with each other while other transactions commit. The transaction's
+ * first statement.
+ */
+export async function readFromOneSnapshot(tx: DbTx) {
+  await tx.$executeRawUnsafe(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`);
+}
+
+/**
  * The lexical search index of a branch (BM25 postings, documents and statistics) copied to a new
  * branch made from it: the new branch points at the same records, so it searches like its origin
  * from the start instead of finding nothing until its first run.

@@ -79,6 +79,10 @@ export interface LexicalSync {
  */
 export async function syncLexicalIndex(db: Db, workspaceId: string, branchId: string, step: string, bm25: Bm25Params, changed?: string[]): Promise<LexicalSync | null> {
   return db.$transaction(async (tx) => {
+    // One sync of a (branch, step) at a time: two index passes at once (two runs of the branch
+    // ending together) would find the same joined records and insert their postings twice. The
+    // second waits here, then reads the first's committed documents and finds nothing left to add.
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${LEXICAL_SYNC_LOCK}, hashtext($1 || '/' || $2))`, branchId, step);
     if (changed) {
       const windowed = await windowDiff(tx, branchId, step, changed);
       if (windowed && windowed.joined === 0) return null;
@@ -250,6 +254,8 @@ export async function removeFromSearchIndex(db: DbTx, recordIds: string[]): Prom
 
 /** Indexing a large step is a few big statements: far beyond Prisma's default 5 s transaction limit on a busy machine. */
 const INDEX_TX = { timeout: 600_000, maxWait: 60_000 };
+/** First key of the advisory lock a (branch, step) sync holds for its transaction (the second is the pair's hash). */
+const LEXICAL_SYNC_LOCK = 5_316_001;
 
 /**
  * One query term's weight in one step. `selects`: its postings nominate candidates (false for very
