@@ -28,6 +28,7 @@ export const databaseTests = [
   "server/compat/mem0-model.test.ts",
   "server/compat/mem0.test.ts",
   "server/compat/zep.test.ts",
+  "server/core/process-state.test.ts",
   "server/engine/engine.test.ts",
   "server/engine/steps/consolidate-life.test.ts",
   "server/engine/steps/consolidate.test.ts",
