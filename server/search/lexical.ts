@@ -20,7 +20,7 @@
  */
 import type { Db } from "../core/db";
 import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, tsvectorScores, type PhraseBonus, type ScoredRecord, type TermWeight } from "../store/lexical-index";
-import { byTieKey, filterConditions, likeEscape, narrowsRecords, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
+import { byTieKey, filterConditions, narrowsRecords, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
 import { TtlCache } from "../core/ttl-cache";
 import { forgetTermStats, type StepTermStats } from "./term-stats";
 
@@ -198,9 +198,10 @@ export async function bm25Candidates(
         bm25,
         n: args.n,
         rescore,
-        scope: scope ? { exact: scope, like: `${likeEscape(scope)}:%` } : undefined,
+        scope,
         recordFilters: filterConditions(params, { ...args.filters, scope: undefined }),
-        where: [`r."workspaceId" = ${params.add(args.workspaceId)}`, onBranch(params, args.branchId, indexed)],
+        where: [`r."workspaceId" = ${params.add(args.workspaceId)}`],
+        branch: onBranch(params, args.branchId, indexed),
         params,
         timeExpr: args.timeExpr,
       })),

@@ -9,7 +9,7 @@
  * (branchId, step, term, recordId), and needs no pointer probe per candidate.
  */
 import type { Db, DbTx } from "../core/db";
-import { Params, tieKey, trace } from "./record-sql";
+import { likeEscape, Params, tieKey, trace } from "./record-sql";
 import { prepared } from "./prepared-statements";
 
 export interface TermStatRow {
@@ -307,9 +307,10 @@ export interface ScoredRecord {
  * best by impact (SearchPosting_impact_idx) — checked against the `where` conditions on `r` that
  * are not scope (time, metadata) before ranking. Terms a candidate was not found under (common
  * terms, truncated terms) add to its score through primary-key probes, for candidates that can
- * still reach the top. The best `rescore` by term score get their phrase bonuses, the branch check
- * (an index refreshed at run end may be behind the pointers) and the caller's conditions, and the
- * best `n` are returned.
+ * still reach the top. The best `rescore` by term score get their phrase bonuses and the caller's
+ * conditions, and are ordered; the branch check (an index refreshed at run end may be behind the
+ * pointers) then runs down that order only until `n` pass: with many records tied at the cut (at 1M,
+ * ~1,100 records of one score in a scope) it was a BranchPointer probe for each.
  *
  * With truncated terms the result is exact for every record any list reached; a record reached by
  * none (no rare term, and below the top `lim` of every common one) is missed, which only matters
@@ -327,11 +328,14 @@ export async function postingScores(
     bm25: Bm25Params;
     n: number;
     rescore: number;
-    scope?: { exact: string; like: string };
+    /** A normalised scope: its records and those of the scopes under it (`scope:…`). */
+    scope?: string;
     /** Conditions on `r` beyond scope (time, metadata…) with their params in `params`: checked per candidate. */
     recordFilters: string[];
-    /** Conditions on `r` for the final rows (workspace, branch membership…). */
+    /** Conditions on `r` for the final rows (workspace…). */
     where: string[];
+    /** A condition on `r` (id, step) checked last, in rank order, until `n` rows pass: branch membership. */
+    branch?: string;
     params: Params;
     timeExpr: string;
   },
@@ -347,12 +351,16 @@ export async function postingScores(
   // A term's postings, in the scope and the scopes under it when there is one: two index-only
   // reads of SearchPosting_scope_idx (which carries record, tf and len), one for 'a:b' and one for
   // the range 'a:b:…'. Written as one "= OR LIKE" the planner took a bitmap OR and visited the
-  // heap for every posting.
-  const exact = args.scope ? params.add(args.scope.exact) : "";
-  const like = args.scope ? params.add(args.scope.like) : "";
+  // heap for every posting. The range is also spelled out in the index's own operators (byte order,
+  // text_pattern_ops: 'a:b:' ≤ scope < 'a:b;' is exactly the scopes starting 'a:b:'): a generic plan
+  // of the named statement cannot derive it from LIKE with a parameter, and at 1M read the step's
+  // whole index instead (163 against 22 ms).
+  const exact = args.scope ? params.add(args.scope) : "";
+  const like = args.scope ? params.add(`${likeEscape(args.scope)}:%`) : "";
+  const under = args.scope ? `x.scope ~>=~ ${params.add(`${args.scope}:`)} AND x.scope ~<~ ${params.add(`${args.scope};`)} AND x.scope LIKE ${like}` : "";
   const postings = (columns: string) => {
     const of = `SELECT ${columns} FROM "SearchPosting" x WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme`;
-    return args.scope ? `${of} AND x.scope = ${exact} UNION ALL ${of} AND x.scope LIKE ${like}` : of;
+    return args.scope ? `${of} AND x.scope = ${exact} UNION ALL ${of} AND ${under}` : of;
   };
   const filterSql = args.recordFilters.length
     ? `WHERE EXISTS (SELECT 1 FROM "Record" r WHERE r.id = p."recordId" AND ${args.recordFilters.join(" AND ")})`
@@ -362,6 +370,14 @@ export async function postingScores(
   // for all its postings: they are written together, against one mean length). The least impact
   // any term can have in the record (tf = 1) follows from one of its postings.
   const least = (p: string) => `${k1 + 1} / (1 + ${p}.tf * (${k1 + 1} / ${p}.impact - 1))`;
+  // A truncated list is read in the order its edge is taken in, so without a scope the edge is the
+  // least impact read, when the read got all \`lim\` postings (it read them anyway: reading them
+  // again to find the lim-th took about as long as reading them). Under a scope (search never
+  // truncates there) the whole list's lim-th is read apart.
+  const edge = args.scope
+    ? `(SELECT x.impact FROM "SearchPosting" x WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme
+         ORDER BY x.impact DESC, x."recordId" OFFSET q.lim - 1 LIMIT 1)`
+    : `(SELECT CASE WHEN count(*) = q.lim THEN min(r.impact) END FROM read r WHERE r.i = q.i)`;
   const sql = `WITH q AS MATERIALIZED (
        -- Each term has a bit of its own, and a record's terms are a bit string (bit_or): an array
        -- (array_agg) keeps a memory context per group, and over ~1,600 candidates its hash
@@ -371,28 +387,27 @@ export async function postingScores(
              FROM jsonb_to_recordset(${weights}) AS x(step text, lexeme text, idf float8, avg float8, selects boolean, lim int)) x),
      -- One index probe per query lexeme (LATERAL, OFFSET 0 keeps it from being flattened): with
      -- stale statistics the planner otherwise reads every posting of the branch and hashes them.
-     sel AS MATERIALIZED (
-       SELECT p."recordId" AS id, p.step, ${termScore("p", "p")} AS s, bit_or(p.bit) AS terms,
-              min(CASE WHEN p.impact > 0 THEN ${least("p")} END) AS low
-       FROM (
-         SELECT q.bit, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
+     read AS MATERIALIZED (
+         SELECT q.i, q.bit, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
            SELECT * FROM (${postings(`x."recordId", x.step, x.tf, x.len, ${args.scope ? "NULL::float8" : "x.impact"} AS impact`)}) x OFFSET 0) x
          WHERE q.selects AND q.lim IS NULL
          UNION ALL
-         SELECT q.bit, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
+         SELECT q.i, q.bit, q.idf, q.avg, x.* FROM q CROSS JOIN LATERAL (
            SELECT x."recordId", x.step, x.tf, x.len, x.impact FROM (${postings(`x."recordId", x.step, x.tf, x.len, x.impact`)}) x
            ORDER BY x.impact DESC, x."recordId" LIMIT q.lim) x
-         WHERE q.selects AND q.lim IS NOT NULL) p
+         WHERE q.selects AND q.lim IS NOT NULL),
+     sel AS MATERIALIZED (
+       SELECT p."recordId" AS id, p.step, ${termScore("p", "p")} AS s, bit_or(p.bit) AS terms,
+              min(CASE WHEN p.impact > 0 THEN ${least("p")} END) AS low
+       FROM read p
        ${filterSql}
        GROUP BY p."recordId", p.step),
      -- What a term can still add to a record it was not found under: a common term at most
-     -- idf × (k1 + 1); a truncated one at most idf × the impact where its read stopped (\`edge\`;
-     -- OFFSET 0: flattened, the edge's read ran once per use).
+     -- idf × (k1 + 1); a truncated one at most idf × the impact where its read stopped (\`edge\`:
+     -- the lim-th posting's impact, 0 when the list is shorter; OFFSET 0: flattened, a read ran once per use).
      bound AS MATERIALIZED (
        SELECT e.step, e.lexeme, e.i, e.edge, GREATEST(e.idf, 0) * CASE WHEN e.selects THEN e.edge ELSE ${k1 + 1} END AS b
-       FROM (SELECT q.*, CASE WHEN q.selects THEN
-               COALESCE((SELECT x.impact FROM "SearchPosting" x WHERE x."branchId" = ${branch} AND x.step = q.step AND x.term = q.lexeme
-                         ORDER BY x.impact DESC, x."recordId" OFFSET q.lim - 1 LIMIT 1), 0) END AS edge
+       FROM (SELECT q.*, CASE WHEN q.selects THEN COALESCE(${edge}, 0) END AS edge
              FROM q WHERE NOT q.selects OR q.lim IS NOT NULL OFFSET 0) e),
      -- Each candidate's terms to look up, and the most they can add. A truncated term cannot be in
      -- a record whose least impact is above the edge: any posting of it there would have been read.
@@ -426,12 +441,16 @@ export async function postingScores(
        FROM jsonb_to_recordset(${phrases}) AS x(step text, lexemes jsonb, tsquery text, bonus float8)
        JOIN q a ON a.step = x.step AND a.lexeme = x.lexemes->>0 JOIN q b ON b.step = x.step AND b.lexeme = x.lexemes->>1)
      -- The phrase test reads the record's tsvector (large for a transcript): only for records holding both lexemes.
-     SELECT t.id, t.step, ${args.timeExpr} AS t, ${tieKey()} AS key,
+     -- Ranked first (OFFSET 0 keeps the order under the filter), then the branch check down that order until n pass.
+     SELECT r.id, r.tstep AS step, r.t, r.key, r.score FROM (
+       SELECT t.id, t.step AS tstep, r.step, ${args.timeExpr} AS t, ${tieKey()} AS key,
             round((t.s + COALESCE((SELECT sum(ph.bonus) FROM ph
                             WHERE ph.step = t.step AND CASE WHEN get_bit(t.terms, ph.a) = 1 AND get_bit(t.terms, ph.b) = 1 THEN r."searchVector" @@ ph.tq ELSE false END), 0))::numeric, ${SCORE_DIGITS})::float8 AS score
-     FROM top t JOIN "Record" r ON r.id = t.id
-     WHERE ${args.where.join(" AND ")}
-     ORDER BY score DESC, key LIMIT ${params.add(args.n, "int")}`;
+       FROM top t JOIN "Record" r ON r.id = t.id
+       WHERE ${args.where.join(" AND ")}
+       ORDER BY score DESC, key OFFSET 0) r
+     ${args.branch ? `WHERE ${args.branch}` : ""}
+     ORDER BY r.score DESC, r.key LIMIT ${params.add(args.n, "int")}`;
   const rows = await db.$queryRawUnsafe<ScoredRow[]>(prepared(trace("bm25", sql, params.values)), ...params.values);
   return rows.map(scored);
 }
