@@ -214,6 +214,9 @@ describe("frequent terms read down to their best postings", () => {
     const truncated = await rank(["garden"], 2, 2);
     expect(truncated.map((h) => h.id)).toEqual(exact.map((h) => h.id));
     expect(truncated).toHaveLength(2);
+    // A list shorter than its depth is read whole: nothing is left below it to look up.
+    const whole = await rank(["tomato", "garden"], 1000, 3);
+    expect(whole.map((h) => [h.id, h.score])).toEqual((await rank(["tomato", "garden"], null, 3)).map((h) => [h.id, h.score]));
   });
 });
 

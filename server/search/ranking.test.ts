@@ -207,4 +207,17 @@ describe("the BM25 index (postings per branch and step)", () => {
     );
     expect(left[0]!.n).toBe(0);
   });
+
+  it("a record that leaves the branch gives its place to the next in rank: the branch check runs down the ranking until the limit is filled", async () => {
+    await indexPipeline(db, notes);
+    const { branch } = await getBranch(db, notes);
+    const ranked = (await q(notes, "rust", { mode: "fts", step: "clean", limit: 8 })).hits;
+    expect(ranked.length).toBeGreaterThanOrEqual(5);
+    const gone = ranked[0]!;
+    expect(noteOf(gone)).toMatch(/^rust\d$/);
+    await db.$executeRawUnsafe(`DELETE FROM "BranchPointer" WHERE "branchId" = $1 AND "recordId" = $2`, branch.id, gone.id);
+    // Not yet re-indexed: its postings still rank it first; the three after it fill the three places.
+    const after = await q(notes, "rust", { mode: "fts", step: "clean", limit: 3 });
+    expect(after.hits.map((h) => h.id)).toEqual(ranked.slice(1, 4).map((h) => h.id));
+  });
 });
