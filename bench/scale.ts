@@ -45,6 +45,8 @@ interface Figures {
   load?: [number, number];
   /** The server's memory settings: the figures depend on them (README, "Sizing the database"). */
   memory?: string;
+  /** Seconds the server had been up when the searches started: "cold" means shared_buffers empty only right after a start. */
+  serverUpS?: number;
   explain?: { name: string; plan: string[] };
 }
 
@@ -198,6 +200,10 @@ async function measureSearches(
     "hybrid unscoped": (i) => search(db, { ...base, query: words[i % words.length]! + ` ${i}`, mode: "hybrid" }),
   };
   const searchFigures: Figures["search"] = {};
+  const serverUpS =
+    kind === "postgres"
+      ? (await db.$queryRawUnsafe<Array<{ s: number }>>(`SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8 AS s`))[0]!.s
+      : undefined;
   const loadBefore = loadavg()[0]!;
   // Cold: the first pass over the case's queries (each scope's pages read for the first time by this
   // case, from the OS cache or disk unless an earlier case read them); warm: the same queries again.
@@ -240,7 +246,7 @@ async function measureSearches(
   );
   const memory = `${settings!.sb} / ${settings!.ecs}`;
   await closeDb();
-  return { db: kind, records: Number.isFinite(figures.loadS) ? records : n, ...figures, search: searchFigures, memory, load, explain };
+  return { db: kind, records: Number.isFinite(figures.loadS) ? records : n, ...figures, search: searchFigures, memory, serverUpS, load, explain };
 }
 
 // ------------------------------------------------------------------------------ orchestration
@@ -324,6 +330,7 @@ function printTable(results: Figures[]) {
   const rows: Array<[string, (r: Figures) => string]> = [
     ["shared_buffers / effective_cache_size", (r) => r.memory ?? "-"],
     ["load average (searches start / end)", (r) => (r.load ? `${r.load[0].toFixed(2)} / ${r.load[1].toFixed(2)}` : "-")],
+    ["server up when the searches started (s)", (r) => (r.serverUpS === undefined ? "-" : r.serverUpS.toFixed(0))],
     ["load sources (s)", (r) => fixed(r.loadS, 0)],
     ["full run (s)", (r) => fixed(r.fullRunS, 0)],
     ["vectors (bulk) + HNSW + BM25 stats (s)", (r) => fixed(r.indexS, 0)],
@@ -341,7 +348,10 @@ function printTable(results: Figures[]) {
   console.log(`\n${"".padEnd(width)}${cols.map((c) => c.padStart(20)).join("")}`);
   for (const [name, cell] of rows) console.log(`${name.padEnd(width)}${results.map((r) => cell(r).padStart(20)).join("")}`);
   console.log("\ngoals at 1M on PostgreSQL: fts p95 ≤ 20 ms, semantic/hybrid p95 ≤ 40 ms, unscoped ≤ 60 ms, no-op ≤ 10 s, +1% ≤ 0.03 × full");
-  console.log("cold: each case's first pass over its queries (its pages not yet in shared_buffers); warm: the same queries again");
+  console.log(
+    "cold: each case's first pass over its queries (its pages not yet in shared_buffers: a server started just before; up longer, earlier searches may have read them); warm: the same queries again. " +
+      "Pages not in shared_buffers come from the OS cache, or from disk after a reboot (seconds at 1M).",
+  );
   for (const r of results.filter((x) => x.explain)) {
     console.log(`\nEXPLAIN ANALYZE of the slowest search (${r.explain!.name}, ${r.db} ${r.records.toLocaleString("en-US")}):`);
     for (const line of r.explain!.plan) console.log(line);
