@@ -12,6 +12,9 @@
  * all embedded): `--pg 1000000` loads 333,334 conversations. Prints one table, then EXPLAIN
  * ANALYZE of the slowest search at the largest size. Asserts nothing.
  *
+ * SCALE_BENCH_PROFILE=1 adds, per search case, a third pass split by statement (p50 / p95 of each
+ * statement's time, and of the time outside them), printed after the timed passes.
+ *
  * SCALE_BENCH_KEEP=1 keeps each PostgreSQL database (named synthex_scale_<size>) instead of
  * dropping it, and a later run with the same setting reuses it: it measures the searches only (the
  * load, run and index figures print as "-"), so a change to the query path is re-measured at 1M
@@ -225,6 +228,10 @@ async function measureSearches(
     log(`${name}: cold p50 ${cold.p50.toFixed(1)} ms, p95 ${cold.p95.toFixed(1)} ms; warm p50 ${warm.p50.toFixed(1)} ms, p95 ${warm.p95.toFixed(1)} ms`);
   }
   const load: [number, number] = [loadBefore, loadavg()[0]!];
+  // SCALE_BENCH_PROFILE=1: a third pass per case, apart from the timed ones, split by statement.
+  if (process.env.SCALE_BENCH_PROFILE === "1") {
+    for (const [name, run] of Object.entries(cases)) log(`${name} by statement (a third pass): ${await byStatement(db, run, iterations, sqlTrace)}`);
+  }
 
   let explain: Figures["explain"];
   if (withExplain) {
@@ -247,6 +254,49 @@ async function measureSearches(
   const memory = `${settings!.sb} / ${settings!.ecs}`;
   await closeDb();
   return { db: kind, records: Number.isFinite(figures.loadS) ? records : n, ...figures, search: searchFigures, memory, serverUpS, load, explain };
+}
+
+/**
+ * Each statement's wall time over `iterations` searches (p50 / p95 per search, by trace label or
+ * the statement's first words), and the rest of the search's time (JS, waits). Statements that run
+ * at once (hybrid's two lists) overlap, so their times may add up to more than the search's.
+ */
+async function byStatement(db: Db, run: (i: number) => Promise<unknown>, iterations: number, sqlTrace: { fn: ((label: string, sql: string, params: unknown[]) => void) | null }) {
+  const labels = new Map<string, string>();
+  sqlTrace.fn = (label, sql) => labels.set(sql, label);
+  const raw = db.$queryRawUnsafe.bind(db);
+  let current: Map<string, number> | null = null;
+  const timed = async (sql: string, ...values: unknown[]) => {
+    const s = performance.now();
+    try {
+      return await raw(sql, ...values);
+    } finally {
+      const label = labels.get(sql) ?? sql.replace(/\s+/g, " ").split(" ").slice(0, 4).join(" ");
+      current?.set(label, (current.get(label) ?? 0) + performance.now() - s);
+    }
+  };
+  Object.assign(db, { $queryRawUnsafe: timed });
+  const per = new Map<string, number[]>();
+  const outside: number[] = [];
+  try {
+    for (let i = 0; i < iterations; i++) {
+      current = new Map();
+      const s = performance.now();
+      await run(i);
+      const total = performance.now() - s;
+      let inDb = 0;
+      for (const [label, ms] of current) {
+        per.set(label, [...(per.get(label) ?? []), ms]);
+        inDb += ms;
+      }
+      outside.push(Math.max(0, total - inDb));
+    }
+  } finally {
+    Object.assign(db, { $queryRawUnsafe: raw });
+    sqlTrace.fn = null;
+  }
+  const fmt = (a: number[]) => `${pct(a, 50).toFixed(1)} / ${pct(a, 95).toFixed(1)}`;
+  return [...[...per].map(([label, a]) => `${label} ${fmt(a)}${a.length < iterations ? ` (${a.length} of ${iterations})` : ""}`), `outside the statements ${fmt(outside)}`].join("; ");
 }
 
 // ------------------------------------------------------------------------------ orchestration
