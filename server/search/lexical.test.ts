@@ -11,7 +11,7 @@ import { appendSourceRecords, createPipeline } from "../services/pipelines";
 import { purgeRecord } from "../services/purge";
 import { runPipeline } from "../services/runs";
 import { signUp } from "../services/users";
-import { postingScores, type TermWeight } from "../store/lexical-index";
+import { postingScores, type TermWeight } from "../store/lexical-scores";
 import { onBranch, Params } from "../store/record-sql";
 import { TIME_EXPR } from "../store/search-reads";
 import { createTestDb } from "../store/test-db";

@@ -19,7 +19,8 @@
  * scores but does not select candidates on its own.
  */
 import type { Db } from "../core/db";
-import { analyzeSearchIndex, parseQueryLexemes, postingScores, syncLexicalIndex, tsvectorScores, type PhraseBonus, type ScoredRecord, type TermWeight } from "../store/lexical-index";
+import { analyzeSearchIndex, syncLexicalIndex } from "../store/lexical-index";
+import { parseQueryLexemes, postingScores, tsvectorScores, type PhraseBonus, type ScoredRecord, type TermWeight } from "../store/lexical-scores";
 import { byTieKey, filterConditions, narrowsRecords, normalizeScope, onBranch, Params, type RecordFilters } from "../store/record-sql";
 import { TtlCache } from "../core/ttl-cache";
 import { forgetTermStats, type StepTermStats } from "./term-stats";

@@ -1,5 +1,5 @@
 /**
- * The reads search makes besides BM25 (server/store/lexical-index.ts): nearest neighbours by
+ * The reads search makes besides BM25 (server/store/lexical-scores.ts): nearest neighbours by
  * embedding (exact over a filtered set, or HNSW), literal phrases in records, the shape of
  * candidates (direct sources, turn numbers), derived → lower pairs for unscoped dedupe, and the
  * final rows with snippets. Every read is workspace-filtered and branch-aware.
