@@ -351,7 +351,7 @@ describe("the README's benchmark commands", () => {
     expectSuccess(r);
     expect(r.stdout).toContain("[bench:load] embedded: starting the server, importing 5 conversations, running the pipeline …");
     expect(r.stdout).toContain("bench:load — 2 s per surface, path and level; clients 2; 5 conversations imported");
-    expect(r.stdout).toContain("| database | surface | path | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | app CPU (%) | db CPU (%) | load (1 min) |");
+    expect(r.stdout).toContain("| database | surface | path | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | app CPU (%) | db CPU (%) | client CPU (ms/call) | load (1 min) |");
     for (const [surface, kind] of [
       ["search", "REST"],
       ["search", "in-process"],
@@ -361,7 +361,7 @@ describe("the README's benchmark commands", () => {
       ["ingest1", "in-process"],
       ["mcp", "MCP"],
     ] as const) {
-      const m = new RegExp(`^\\| embedded \\| ${surface} \\| ${escape(kind)} \\| 2 \\| (\\d+) \\| (${NUM}) \\| \\d+ \\| \\d+ \\| (\\d+) \\| \\d+ \\| \\d+ \\| ${NUM} \\|$`, "m").exec(r.stdout);
+      const m = new RegExp(`^\\| embedded \\| ${surface} \\| ${escape(kind)} \\| 2 \\| (\\d+) \\| (${NUM}) \\| \\d+ \\| \\d+ \\| (\\d+) \\| \\d+ \\| \\d+ \\| ${NUM} \\| ${NUM} \\|$`, "m").exec(r.stdout);
       expect(m, `no ${surface} ${kind} row`).not.toBeNull();
       expect(Number(m![1])).toBeGreaterThan(0); // requests
       expect(Number(m![2])).toBeGreaterThan(0); // throughput

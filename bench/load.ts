@@ -2,13 +2,17 @@
  * npm run bench:load — agents' request load on `npm start`, beside its in-process ceiling.
  *
  *   npm run bench:load -- [--clients 1,5,20,50] [--duration 10] [--surfaces search,ask,ingest1,mcp]
- *                         [--conversations 150] [--targets embedded,postgres] [--pg-port 55224]
+ *                         [--conversations 150] [--targets embedded,postgres] [--pg-port 55224] [--warmup 2]
  *
  * Per target (the embedded defaults: PGlite owned by the server process; PostgreSQL:
  * `../shared/tools/postgres-pgvector` beside the repository, started and stopped here): a fresh data
  * directory (or database), a pipeline from the chat-memory template with a generated ChatGPT export
- * imported and run (offline model). Then, for each client level, each surface runs for `duration`
- * seconds with that many concurrent clients, one surface at a time:
+ * imported and run (offline model), then `ANALYZE` (the steady state: PostgreSQL's autovacuum would
+ * analyze the new tables only a minute or so later, in the middle of the measurements, and the
+ * embedded database has no autovacuum; plans made without statistics cost the database twice the CPU
+ * per search). Then, for each client level, each surface runs for `duration` seconds with that many
+ * concurrent clients, one surface at a time, each after `--warmup` seconds of the same calls that are
+ * not counted (a fresh app server's first seconds of compiling code otherwise land in the first row):
  * - REST over HTTP with an API key: search (GET …/search, hybrid, k=10), ask (POST …/ask, offline
  *   extractive, k=5), ingest1 (POST …/messages, one message per call; a session per client, 20
  *   messages each, then a new one); MCP search (POST /api/mcp, tools/call search);
@@ -17,7 +21,8 @@
  *   the HTTP path; the ratio REST / in-process says what the request path costs.
  * Each row gives the load average (1 min) at its end and the CPU of the app and of the database
  * during it (% of one core; embedded: the database is the process owning PGlite, the app is Next;
- * in-process rows: the app is this process). After the runs the ingested messages are counted in
+ * in-process rows: the app is this process), and the CPU this process — the clients — used per call
+ * (REST and MCP clients are undici `request()` calls over keep-alive connections, see `http`). After the runs the ingested messages are counted in
  * the database (nothing lost). The output ends with one line per target and surface, at 20 clients
  * (or the highest level below), for scripts:
  *   SUMMARY <target> <surface> clients=<n> rest=<req/s> inprocess=<req/s> ratio=<r> p99_ms=<ms> errors=<n>
@@ -39,6 +44,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { gunzipSync, inflateSync } from "node:zlib";
+import { Agent, request } from "undici";
 
 type Surface = "search" | "ask" | "ingest1" | "mcp";
 const SURFACES: Surface[] = ["search", "ask", "ingest1", "mcp"];
@@ -57,6 +64,8 @@ const pgPort = flag("pg-port", "55224");
 const withLog = args.includes("--log");
 const shadowBranch = args.includes("--shadow") ? flag("shadow", "") : null;
 if (shadowBranch !== null && (!shadowBranch || shadowBranch.startsWith("--"))) throw new Error("--shadow: name the branch that shadows main, e.g. --shadow candidate.");
+const warmupS = Number(flag("warmup", "2"));
+if (!Number.isFinite(warmupS) || warmupS < 0) throw new Error(`--warmup: "${flag("warmup", "")}" must be a number of seconds, 0 or more.`);
 const rounds = Number(flag("rounds", "3"));
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds: "${flag("rounds", "")}" must be a whole number, 1 or more.`);
 const PG_TOOL = process.env.SYNTHEX_PG_TOOL ?? path.resolve(import.meta.dirname, "../../shared/tools/postgres-pgvector");
@@ -87,6 +96,31 @@ function generatedExport(n: number): unknown[] {
     });
     return { id: `load-${i}`, conversation_id: `load-${i}`, title: `${topic} #${i}`, create_time: t0, update_time: t0 + 600, current_node: "m3", mapping };
   });
+}
+
+/** What a measured call returns: the status and the whole body (read in full, like a client would). */
+interface Answer {
+  status: number;
+  text(): Promise<string>;
+}
+
+/**
+ * The load's HTTP client: undici's `request()` over one keep-alive Agent, as a load generator
+ * (autocannon) does, instead of the global `fetch` — its WHATWG layer (Headers, Request, Response,
+ * web streams) cost this process several times the CPU per call, on the same 2 cores the app and the
+ * database use. The requests are the ones `fetch` sent: same URL, method, body and headers, the
+ * defaults `fetch` adds included (accept, accept-language, sec-fetch-mode, user-agent,
+ * accept-encoding); an encoded body is decoded as `fetch` would.
+ */
+const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
+const FETCH_DEFAULT_HEADERS = { accept: "*/*", "accept-language": "*", "sec-fetch-mode": "cors", "user-agent": "node", "accept-encoding": "gzip, deflate" };
+async function http(url: string, init: { method?: "GET" | "POST"; headers: Record<string, string>; body?: string }): Promise<Answer> {
+  const res = await request(url, { dispatcher: agent, method: init.method ?? "GET", headers: { ...FETCH_DEFAULT_HEADERS, ...init.headers }, body: init.body });
+  const encoding = res.headers["content-encoding"];
+  const text = encoding === "gzip" || encoding === "deflate"
+    ? await res.body.arrayBuffer().then((b) => (encoding === "gzip" ? gunzipSync(Buffer.from(b)) : inflateSync(Buffer.from(b))).toString("utf8"))
+    : await res.body.text();
+  return { status: res.statusCode, text: async () => text };
 }
 
 /** Parent pid → children, from /proc. */
@@ -178,6 +212,8 @@ interface Row {
   errors: number;
   appCpu: number;
   dbCpu: number;
+  /** CPU this process (the clients) used per call, ms; for in-process rows that is the app's. */
+  clientMs: number;
   load: number;
 }
 
@@ -188,12 +224,22 @@ async function phase(
   kind: Row["path"],
   clients: number,
   probe: Probe,
-  call: (client: number, n: number) => Promise<Response | void>,
+  call: (client: number, n: number) => Promise<Answer | void>,
 ): Promise<Row> {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let errors = 0;
-  const app0 = kind === "in-process" ? process.cpuUsage() : null;
+  // Warm-up: the same calls at the same concurrency, not counted (a failing call fails the measured ones too).
+  const warmEnd = performance.now() + warmupS * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let n = 0; performance.now() < warmEnd; n++) {
+        const res = await call(c, 1_000_000 + n).catch(() => undefined);
+        if (res) await res.text();
+      }
+    }),
+  );
+  const self0 = process.cpuUsage();
   const appMeter = cpuMeter(probe.app);
   const dbMeter = cpuMeter(probe.db);
   const started = performance.now();
@@ -224,8 +270,9 @@ async function phase(
     }),
   );
   const elapsedS = (performance.now() - started) / 1000;
-  const used = app0 ? process.cpuUsage(app0) : null;
-  const appCpu = used ? (used.user + used.system) / 1e6 : appMeter();
+  const selfUsed = process.cpuUsage(self0);
+  const selfS = (selfUsed.user + selfUsed.system) / 1e6;
+  const appCpu = kind === "in-process" ? selfS : appMeter();
   const sorted = latencies.sort((a, b) => a - b);
   return {
     target, surface, path: kind, clients,
@@ -238,12 +285,13 @@ async function phase(
     errors,
     appCpu: (100 * appCpu) / elapsedS,
     dbCpu: (100 * dbMeter()) / elapsedS,
+    clientMs: (1000 * selfS) / Math.max(1, latencies.length + errors),
     load: loadavg()[0]!,
   };
 }
 
 function printRow(r: Row) {
-  console.log(`| ${r.target} | ${r.surface} | ${r.path} | ${r.clients} | ${r.requests} | ${r.rps.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.errors} | ${r.appCpu.toFixed(0)} | ${r.dbCpu.toFixed(0)} | ${r.load.toFixed(1)} |`);
+  console.log(`| ${r.target} | ${r.surface} | ${r.path} | ${r.clients} | ${r.requests} | ${r.rps.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.errors} | ${r.appCpu.toFixed(0)} | ${r.dbCpu.toFixed(0)} | ${r.clientMs.toFixed(2)} | ${r.load.toFixed(1)} |`);
 }
 
 async function benchTarget(target: string, port: number): Promise<Row[]> {
@@ -302,6 +350,8 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
     await importFile(db, { workspaceId: workspace.id, pipelineId: pipeline.id, source: "chats", path: file });
     const run = await runPipeline(db, { workspaceId: workspace.id, pipelineId: pipeline.id });
     if (run.status !== "completed") throw new Error(`setup run ${run.status}: ${run.error}`);
+    // Statistics for the planner now, as a database in use has them (see the file comment).
+    await db.$executeRawUnsafe("ANALYZE");
     const records = await db.record.count({ where: { pipelineId: pipeline.id } });
     console.log(`[bench:load] ${target}: ${records} records; load on ${levels.join(", ")} clients, ${durationS} s per surface and path`);
 
@@ -318,22 +368,22 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
       scope: `client-${c}`,
       messages: [{ role: n % 2 ? "assistant" : "user", content: `load message ${n} from client ${c} about the ${TOPICS[n % TOPICS.length]}` }],
     });
-    const counted = async (res: Response) => {
+    const counted = async (res: Answer) => {
       if (res.status === 200) accepted++;
       return res;
     };
 
     // Warm-up: the first requests compile routes and fill caches.
-    for (let i = 0; i < 5; i++) await (await fetch(`${base}/search?query=warm`, { headers })).arrayBuffer();
-    await (await fetch(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: "warm?" }) })).arrayBuffer();
+    for (let i = 0; i < 5; i++) await (await http(`${base}/search?query=warm`, { headers })).text();
+    await (await http(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: "warm?" }) })).text();
 
     const rows: Row[] = [];
     if (withLog || shadowBranch) {
       const rest = {
-        search: (c: number, n: number) => fetch(`${base}/search?query=${encodeURIComponent(query(c, n))}&limit=10`, { headers }),
-        ask: (c: number, n: number) => fetch(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: question(c, n), k: 5 }) }),
+        search: (c: number, n: number) => http(`${base}/search?query=${encodeURIComponent(query(c, n))}&limit=10`, { headers }),
+        ask: (c: number, n: number) => http(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: question(c, n), k: 5 }) }),
         mcp: (c: number, n: number) =>
-          fetch(`http://127.0.0.1:${port}/api/mcp`, {
+          http(`http://127.0.0.1:${port}/api/mcp`, {
             method: "POST",
             headers: { ...headers, accept: "application/json, text/event-stream" },
             body: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "search", arguments: { pipeline: pipeline.id, query: query(c, n), limit: 10 } } }),
@@ -345,12 +395,12 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
     for (const clients of levels) {
       for (const surface of surfaces) {
         const tag = `${clients}`;
-        const rest: Record<Surface, (c: number, n: number) => Promise<Response>> = {
-          search: (c, n) => fetch(`${base}/search?query=${encodeURIComponent(query(c, n))}&limit=10`, { headers }),
-          ask: (c, n) => fetch(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: question(c, n), k: 5 }) }),
-          ingest1: (c, n) => fetch(`${base}/sources/chats/messages`, { method: "POST", headers, body: JSON.stringify(message(`rest${tag}`, c, n)) }).then(counted),
+        const rest: Record<Surface, (c: number, n: number) => Promise<Answer>> = {
+          search: (c, n) => http(`${base}/search?query=${encodeURIComponent(query(c, n))}&limit=10`, { headers }),
+          ask: (c, n) => http(`${base}/ask`, { method: "POST", headers, body: JSON.stringify({ question: question(c, n), k: 5 }) }),
+          ingest1: (c, n) => http(`${base}/sources/chats/messages`, { method: "POST", headers, body: JSON.stringify(message(`rest${tag}`, c, n)) }).then(counted),
           mcp: (c, n) =>
-            fetch(`http://127.0.0.1:${port}/api/mcp`, {
+            http(`http://127.0.0.1:${port}/api/mcp`, {
               method: "POST",
               headers: { ...headers, accept: "application/json, text/event-stream" },
               body: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "search", arguments: { pipeline: pipeline.id, query: query(c, n), limit: 10 } } }),
@@ -412,7 +462,7 @@ async function overheadComparison(o: {
   workspaceId: string;
   pipelineId: string;
   probe: Probe;
-  rest: Record<ReadSurface, (c: number, n: number) => Promise<Response>>;
+  rest: Record<ReadSurface, (c: number, n: number) => Promise<Answer>>;
 }) {
   const { setQueryLogConfig } = await import("../server/services/query-log");
   const { startShadow, stopShadow } = await import("../server/services/shadow");
@@ -471,13 +521,13 @@ async function overheadComparison(o: {
   }
 }
 
-const HEADER = "| database | surface | path | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | app CPU (%) | db CPU (%) | load (1 min) |";
+const HEADER = "| database | surface | path | clients | requests | throughput (req/s) | p50 (ms) | p99 (ms) | errors | app CPU (%) | db CPU (%) | client CPU (ms/call) | load (1 min) |";
 
 async function main() {
   if (!existsSync(path.join(root, ".next/BUILD_ID"))) console.log("(no production build yet: npm start builds once first)");
   console.log(`bench:load — ${durationS} s per surface, path and level; clients ${levels.join(", ")}; ${conversations} conversations imported${withLog || shadowBranch ? `; overhead of${withLog ? " the query log" : ""}${withLog && shadowBranch ? " and" : ""}${shadowBranch ? ` shadow traffic on ${shadowBranch}` : ""}` : ""}`);
   console.log(HEADER);
-  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   const rows: Row[] = [];
   let port = Number(process.env.BENCH_LOAD_PORT ?? 3290);
   for (const target of targets) {
