@@ -40,12 +40,20 @@ function workerCount(env: NodeJS.ProcessEnv, cores: number): number {
  * requests to /api/v1 without Next's router), run through tsx like this script.
  */
 const appServer = path.resolve(import.meta.dirname, "app-server.ts");
-const tsxArgv = process.execArgv.some((a) => a.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"];
+/**
+ * V8's young generation for the app servers: a semi-space of 64 MB instead of Node 20's 16 MB. A
+ * REST call leaves tens of kilobytes of short-lived objects (the parsed request, database rows, the
+ * answer and its JSON); at 20 clients the default space filled several times a second and
+ * scavenges took 12% of an app server's CPU, 4% with 64 MB (profiled, REST search). Costs up to
+ * ~100 MB more memory per app server. A --max-semi-space-size of your own (NODE_OPTIONS) wins.
+ */
+const APP_SERVER_V8_FLAGS = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].some((a) => a.startsWith("--max-semi-space-size")) ? [] : ["--max-semi-space-size=64"];
+const tsxArgv = [...(process.execArgv.some((a) => a.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"]), ...APP_SERVER_V8_FLAGS];
 const serverEnv = (): NodeJS.ProcessEnv => ({ ...process.env, NODE_ENV: "production", PORT: port, HOST: host });
 /** SYNTHEX_DIRECT_API=off: plain `next start`, every request through Next's router (as before the app server). */
 const production =
   process.env.SYNTHEX_DIRECT_API?.trim().toLowerCase() === "off"
-    ? { exec: path.resolve(nextBin), args: ["start", "-p", port, "-H", host], execArgv: process.execArgv }
+    ? { exec: path.resolve(nextBin), args: ["start", "-p", port, "-H", host], execArgv: [...process.execArgv, ...APP_SERVER_V8_FLAGS] }
     : { exec: appServer, args: [], execArgv: tsxArgv };
 
 /** Several app servers on one port (cluster: the primary hands out connections). */
