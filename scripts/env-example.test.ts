@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "..");
 const EXEMPT = new Set([
   "NEXT_RUNTIME", // set by Next
+  "NODE_OPTIONS", // Node's own: npm start keeps a --max-semi-space-size given there
   "TEST_DATABASE_URL", // the test suite's PostgreSQL
   "SKIP_E2E", // npm test
   "VITEST_OUTCOMES_FILE", // npm test: where the outcomes reporter writes skips and flaky tests
