@@ -13,9 +13,9 @@
  * What stays here is the ranking: the fusion of the candidate lists with the boosts that act on
  * them (recency, dates, altitude dedupe). Each list's SQL is in server/store, date parsing in
  * dates.ts / relative-dates.ts, snippets and highlights in snippets.ts, the BM25 statistics cache in
- * term-stats.ts. At about 530 lines it is
- * still one idea: the boosts act on the fused lists in one pass, and splitting them from the fusion
- * would hand the same candidate maps back and forth between two files.
+ * term-stats.ts. At about 530 lines it is still one idea: the boosts act on the fused lists in one
+ * pass, and splitting them from the fusion would hand the same candidate maps back and forth
+ * between two files.
  */
 import { getEmbedder } from "../llm/workspace-embedder";
 import { toVectorLiteral } from "../store/embedding-store";
