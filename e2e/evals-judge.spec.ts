@@ -65,8 +65,10 @@ test("configure a provider in Settings, run an eval with an answer model and jud
   await expect(page.getByTestId("provider-mock")).toBeVisible();
 
   await page.goto(`/w/${slug}/pipelines/${created.pipeline.id}/evals?branch=main`);
-  // The providers line is filled once the page is live (an upload before that would be lost).
-  await expect(page.getByTestId("eval-answering")).toContainText("Providers in this workspace: mock, offline");
+  // The providers line is filled once the page is live (an upload before that would be lost). Just
+  // after load, React's streamed copy of the page can still sit in a hidden <div id="S:0"> beside
+  // the shown one: the visible one is the page.
+  await expect(page.getByTestId("eval-answering").filter({ visible: true })).toContainText("Providers in this workspace: mock, offline");
   await page.getByTestId("eval-upload").setInputFiles(FILE);
   await expect(page.getByTestId("eval-dataset")).toContainText("tiny-locomo.json (9 questions)");
 

@@ -229,8 +229,11 @@ describe.skipIf(!adminUrl)("two app servers on one PostgreSQL", () => {
     expect(await t.db.record.count({ where: { pipelineId: pipeline.id, step: "facts" } })).toBe(n);
     const row = await t.db.run.findUniqueOrThrow({ where: { id: run.id } });
     expect(row.leaseOwner).toBeNull();
+    // Resumed by the other server's sweep (one sweep may resume other expired runs beside it). On a
+    // failure, both servers' last output says who did what.
     const log = logs.get(servers[1]!)!.join("");
-    expect(log).toContain(`resuming 1 run(s) whose server stopped: ${run.id}`);
+    const tail = (s: ChildProcess) => logs.get(s)!.join("").slice(-3000);
+    expect(log, `server B:\n${tail(servers[1]!)}\n\nserver A:\n${tail(servers[0]!)}`).toMatch(new RegExp(`resuming \\d+ run\\(s\\) whose server stopped: [^\\n]*${run.id}`));
   });
 
   it("without NEXTAUTH_SECRET a server on DATABASE_URL refuses to start, saying what to set", { timeout: 180_000 }, async () => {
