@@ -22,7 +22,7 @@
  * Each row gives the load average (1 min) at its end and the CPU of the app and of the database
  * during it (% of one core; embedded: the database is the process owning PGlite, the app is Next;
  * in-process rows: the app is this process), and the CPU this process — the clients — used per call
- * (REST and MCP clients are undici `request()` calls over keep-alive connections, see `http`). After the runs the ingested messages are counted in
+ * (REST and MCP clients are undici `Pool.request()` calls over keep-alive connections, see `http`). After the runs the ingested messages are counted in
  * the database (nothing lost). The output ends with one line per target and surface, at 20 clients
  * (or the highest level below), for scripts:
  *   SUMMARY <target> <surface> clients=<n> rest=<req/s> inprocess=<req/s> ratio=<r> p99_ms=<ms> errors=<n>
@@ -45,7 +45,7 @@ import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { gunzipSync, inflateSync } from "node:zlib";
-import { Agent, request } from "undici";
+import { Pool } from "undici";
 
 type Surface = "search" | "ask" | "ingest1" | "mcp";
 const SURFACES: Surface[] = ["search", "ask", "ingest1", "mcp"];
@@ -105,17 +105,27 @@ interface Answer {
 }
 
 /**
- * The load's HTTP client: undici's `request()` over one keep-alive Agent, as a load generator
- * (autocannon) does, instead of the global `fetch` — its WHATWG layer (Headers, Request, Response,
- * web streams) cost this process several times the CPU per call, on the same 2 cores the app and the
- * database use. The requests are the ones `fetch` sent: same URL, method, body and headers, the
- * defaults `fetch` adds included (accept, accept-language, sec-fetch-mode, user-agent,
- * accept-encoding); an encoded body is decoded as `fetch` would.
+ * The load's HTTP client: undici's `Pool.request()`, one keep-alive pool per origin, as a load
+ * generator (autocannon) does, instead of the global `fetch` — its WHATWG layer (Headers, Request,
+ * Response, web streams) cost this process several times the CPU per call, on the same 2 cores the
+ * app and the database use — or `request(url)` through an Agent (which parses the URL and looks the
+ * origin's pool up on every call). The requests are the ones `fetch` sent: same URL, method, body
+ * and headers, the defaults `fetch` adds included (accept, accept-language, sec-fetch-mode,
+ * user-agent, accept-encoding; merged once per headers object); each answer's whole body is read,
+ * and an encoded body is decoded as `fetch` would. No pipelining: one request at a time per
+ * connection, like an agent's client.
  */
-const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
+const pools = new Map<string, Pool>();
 const FETCH_DEFAULT_HEADERS = { accept: "*/*", "accept-language": "*", "sec-fetch-mode": "cors", "user-agent": "node", "accept-encoding": "gzip, deflate" };
+const sentHeaders = new WeakMap<Record<string, string>, Record<string, string>>();
 async function http(url: string, init: { method?: "GET" | "POST"; headers: Record<string, string>; body?: string }): Promise<Answer> {
-  const res = await request(url, { dispatcher: agent, method: init.method ?? "GET", headers: { ...FETCH_DEFAULT_HEADERS, ...init.headers }, body: init.body });
+  const cut = url.indexOf("/", url.indexOf("//") + 2);
+  const origin = url.slice(0, cut);
+  let pool = pools.get(origin);
+  if (!pool) pools.set(origin, (pool = new Pool(origin, { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, pipelining: 1 })));
+  let headers = sentHeaders.get(init.headers);
+  if (!headers) sentHeaders.set(init.headers, (headers = { ...FETCH_DEFAULT_HEADERS, ...init.headers }));
+  const res = await pool.request({ path: url.slice(cut), method: init.method ?? "GET", headers, body: init.body });
   const encoding = res.headers["content-encoding"];
   const text = encoding === "gzip" || encoding === "deflate"
     ? await res.body.arrayBuffer().then((b) => (encoding === "gzip" ? gunzipSync(Buffer.from(b)) : inflateSync(Buffer.from(b))).toString("utf8"))

@@ -97,6 +97,32 @@ export interface ProcedureMeta {
   permission?: Permission;
 }
 
+/**
+ * The schema, validating synchronously when it can. tRPC validates every input and output with
+ * `parseAsync`, and zod 4 compiles an object schema into one checking function (its JIT) only for
+ * synchronous parses: asynchronously each field is checked by the generic walk, with its promises.
+ * This gives the schema a `parseAsync` that runs `parse` and falls back to zod's own `parseAsync`
+ * only when the schema holds an async refinement or transform (zod then throws `$ZodAsyncError`
+ * before anything is returned). Same values, same ZodError and issues, same schema object (the
+ * REST adapter and the OpenAPI document read it); a REST search's answer (about 13 KB) is checked
+ * in ~60 instead of ~100 µs.
+ */
+export function syncFirst<S extends z.ZodType>(schema: S): S {
+  const parseAsync = schema.parseAsync.bind(schema);
+  const parse = schema.parse.bind(schema);
+  Object.defineProperty(schema, "parseAsync", {
+    configurable: true,
+    value: (data: unknown, params?: Parameters<S["parse"]>[1]) => {
+      try {
+        return Promise.resolve(parse(data, params));
+      } catch (err) {
+        return err instanceof z.core.$ZodAsyncError ? parseAsync(data, params) : Promise.reject(err);
+      }
+    },
+  });
+  return schema;
+}
+
 /** tRPC's message for an output that fails `.output(schema)` (its output middleware, code INTERNAL_SERVER_ERROR). */
 const OUTPUT_INVALID = "Output validation failed";
 
@@ -226,9 +252,11 @@ export function workspaceProcedure(permission: Permission) {
   });
 }
 
-const workspaceInput = z.object({
-  workspaceId: z.string().min(1).optional().meta({ description: "The workspace; optional with an API key (its own workspace)." }),
-});
+const workspaceInput = syncFirst(
+  z.object({
+    workspaceId: z.string().min(1).optional().meta({ description: "The workspace; optional with an API key (its own workspace)." }),
+  }),
+);
 
 /**
  * A workspace procedure on one pipeline: input carries `pipelineId` (id or name) and `branch`
@@ -237,7 +265,7 @@ const workspaceInput = z.object({
  */
 export function pipelineProcedure(permission: Permission) {
   return workspaceProcedure(permission)
-    .input(z.object({ pipelineId: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") }))
+    .input(syncFirst(z.object({ pipelineId: z.string().min(1).max(200), branch: z.string().min(1).max(200).default("main") })))
     .use(async ({ ctx, input, next }) => {
       const pipeline = await cachedPipeline(ctx.db, ctx.workspace.id, input.pipelineId);
       assertPipelineAllowed(ctx.restrictions, pipeline.id, () => pipelineNotFound(input.pipelineId));

@@ -9,7 +9,7 @@ import { maySeeRecord, visibleOnly } from "../../services/record-visibility";
 import { DEFAULT_WALK_BEAM, DEFAULT_WALK_LIMIT, MAX_WALK_BEAM, MAX_WALK_LIMIT, WALK_BREADTHS, WALK_FALLBACKS, walk } from "../../search/walk";
 import { answerPacketSchema, projectionResultSchema, searchResultSchema, walkResultSchema } from "../schemas";
 import { logServed } from "../query-logging";
-import { createTRPCRouter, pipelineProcedure } from "../trpc";
+import { createTRPCRouter, pipelineProcedure, syncFirst } from "../trpc";
 
 const filters = {
   scope: z.string().max(256).optional(),
@@ -21,7 +21,7 @@ const filters = {
 };
 
 /** Search options; the pipeline and branch come from `pipelineProcedure`'s input. */
-export const searchInput = z.object({
+export const searchInput = syncFirst(z.object({
   // Length is checked by the service, with a clear message.
   query: z.string(),
   mode: z.enum(SEARCH_MODES).default("hybrid"),
@@ -46,7 +46,7 @@ export const searchInput = z.object({
   dates: z.enum(["boost", "filter", "off"]).default("boost"),
   snippets: z.boolean().default(true),
   ...filters,
-});
+}));
 
 /** The branch the pipeline procedure resolved, handed to the search so it is not read again. */
 const branchContext = (ctx: { workspace: { id: string }; pipeline: { id: string }; branch: { id: string; name: string }; spec: BranchContext["spec"] }): BranchContext => ({
@@ -74,7 +74,7 @@ export const searchRouter = createTRPCRouter({
       if (result.ok) logServed(ctx, "search", input as Record<string, unknown>, result.data, started);
       return result;
     })
-    .output(searchResultSchema)
+    .output(syncFirst(searchResultSchema))
     .query(async ({ ctx, input }) => {
       const found = await search(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name, branchContext: branchContext(ctx) });
       return { ...found, hits: visibleOnly(ctx.restrictions, found.hits) };
@@ -101,7 +101,7 @@ export const searchRouter = createTRPCRouter({
       if (result.ok) logServed(ctx, "ask", input as Record<string, unknown>, result.data, started);
       return result;
     })
-    .output(answerPacketSchema)
+    .output(syncFirst(answerPacketSchema))
     .mutation(({ ctx, input }) =>
       ask(ctx.db, { ...input, scope: effectiveScope(ctx.restrictions, input.scope), restrictions: ctx.restrictions, workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, branch: ctx.branch.name, branchContext: branchContext(ctx) }),
     ),
