@@ -2,7 +2,8 @@
  * Reads search and the eval rank with must give one answer whatever plan the database picks and
  * whatever order its rows happen to be stored in (record ids are random, so they must not decide
  * either): a record's sources in input order (the context bonus takes the first that is a
- * candidate), the group a walk reaches a record from, and the records a bm25 eval ranks. Each
+ * candidate), the group a walk reaches a record from, the records a bm25 eval ranks, and the
+ * entities and beliefs graph retrieval reads up to a cap. Each
  * read runs with sequential scans allowed and forbidden, over edges stored in opposite orders.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import type { Db } from "../core/db";
 import { Pipeline } from "../pipeline/sdk";
 import { appendSourceRecords, createPipeline } from "../services/pipelines";
 import { signUp } from "../services/users";
+import { beliefsTouching, entitiesNamed } from "./graph-retrieval-reads";
 import { branchStepRecords, parentRowsOfStep } from "./provenance-reads";
 import { candidateShapes } from "./search-reads";
 import { createTestDb } from "./test-db";
@@ -42,6 +44,17 @@ async function notes(scope: string, contents: string[], metadata: (i: number) =>
     const r = rows.find((x) => x.content === c)!;
     return { id: r.id, key: `${r.contentFingerprint} ${r.materializationKey}` };
   });
+}
+
+/**
+ * Of `made`, a record with the least content key and the greatest id among the chosen ones (the
+ * others: those of smaller id and greater key), so an order by id and one by key disagree.
+ */
+function keyAgainstId<T extends { id: string; key: string }>(made: T[]): { least: T; chosen: T[] } {
+  const byIdDesc = [...made].sort((x, y) => (x.id < y.id ? 1 : -1));
+  const pick = byIdDesc.map((k) => ({ k, others: made.filter((g) => g.id < k.id && g.key > k.key) })).find((c) => c.others.length >= 2);
+  if (!pick) throw new Error("no record whose key and id orders disagree: add records");
+  return { least: pick.k, chosen: [...pick.others, pick.k] };
 }
 
 /** Provenance edges, stored in the order given. */
@@ -80,12 +93,8 @@ describe("search reads do not depend on the plan or the stored order", () => {
       "groups",
       Array.from({ length: 12 }, (_, i) => `group summary ${i}`),
     );
-    // The groups: one with the least content key and the greatest id among them (ids decide nothing),
-    // and the groups of smaller id and greater key.
-    const byIdDesc = [...made].sort((x, y) => (x.id < y.id ? 1 : -1));
-    const pick = byIdDesc.map((k) => ({ k, others: made.filter((g) => g.id < k.id && g.key > k.key) })).find((c) => c.others.length >= 2)!;
-    expect(pick).toBeDefined();
-    const groups = [...pick.others, pick.k];
+    // The groups: one with the least content key and the greatest id among them (ids decide nothing).
+    const { least, chosen: groups } = keyAgainstId(made);
     const [first, second] = await notes("members", ["member one", "member two"]);
     // Every group has both members as its inputs 0 and 1: member one's edges stored in one order, member two's in the other.
     await edges(groups.map((g) => ({ parent: first!.id, child: g.id, position: 0 })));
@@ -93,9 +102,9 @@ describe("search reads do not depend on the plan or the stored order", () => {
     const [seq, index] = await bothPlans((d) => parentRowsOfStep(d, { workspaceId, branchId, step: "notes", children: groups.map((g) => g.id) }));
     for (const rows of [seq, index]) {
       const reached = new Map(rows.map((r) => [r.id, r.parentId]));
-      expect(reached.get(first!.id)).toBe(pick.k.id);
+      expect(reached.get(first!.id)).toBe(least.id);
       // Member two is each group's second input: the same rule picks the same group.
-      expect(reached.get(second!.id)).toBe(pick.k.id);
+      expect(reached.get(second!.id)).toBe(least.id);
     }
   });
 
@@ -107,5 +116,24 @@ describe("search reads do not depend on the plan or the stored order", () => {
     const [seq, index] = await bothPlans((d) => branchStepRecords(d, { workspaceId, pipelineId, branch: "main", step: "notes", scope: "windows" }));
     expect(seq.map((r) => r.content)).toEqual(contents);
     expect(index.map((r) => r.content)).toEqual(contents);
+  });
+  it("graph retrieval's capped reads of entities and beliefs keep the same ones whatever their ids", async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `Person${i}`);
+    const people = await notes("people", names.map((n) => `${n} is a person`), (i) => ({ custom: { entity: { id: `ent_${i}`, name: names[i], aliases: [], type: "person" } } }));
+    const ents = keyAgainstId(people.map((p, i) => ({ ...p, name: names[i]!.toLowerCase() })));
+    const where = { workspaceId, branchId, steps: ["notes"], scope: "people" };
+    const [seq, index] = await bothPlans((d) => entitiesNamed(d, { ...where, phrases: ents.chosen.map((e) => e.name), cap: 1 }));
+    expect(seq.map((r) => r.recordId)).toEqual([ents.least.id]);
+    expect(index.map((r) => r.recordId)).toEqual([ents.least.id]);
+
+    // Beliefs of equal status and valid time, one per subject entity: the cap keeps the least content key.
+    const said = await notes("beliefs", names.map((n) => `${n} likes tea`), (i) => ({
+      custom: { belief: { id: `bel_${i}`, subject: `ent_${i}`, predicate: "likes", object: "tea", status: "current", validFrom: "2023-05-08T00:00:00Z" } },
+    }));
+    const bels = keyAgainstId(said.map((b, i) => ({ ...b, subject: `ent_${i}` })));
+    const beliefs = { workspaceId, branchId, steps: ["notes"], scope: "beliefs", entityIds: bels.chosen.map((b) => b.subject), exclude: [], cap: 1 };
+    const [bSeq, bIndex] = await bothPlans((d) => beliefsTouching(d, beliefs));
+    expect(bSeq.map((r) => r.recordId)).toEqual([bels.least.id]);
+    expect(bIndex.map((r) => r.recordId)).toEqual([bels.least.id]);
   });
 });
