@@ -21,12 +21,16 @@ export interface TermStatRow {
   df: number | null;
 }
 
-/** Step statistics of `steps` on the branch, each joined with the document frequency of the given lexemes. */
+/**
+ * Step statistics of `steps` on the branch, each joined with the document frequency of the given
+ * lexemes; by step name (search takes the largest step's statistics, the first of equal ones).
+ */
 export async function termStatRows(db: Db, branchId: string, steps: string[], lexemes: string[]): Promise<TermStatRow[]> {
   return db.$queryRawUnsafe<TermStatRow[]>(
     prepared(`SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
      LEFT JOIN "SearchTermStat" t ON t."branchId" = s."branchId" AND t.step = s.step AND t.term = ANY($3::text[])
-     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`),
+     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])
+     ORDER BY s.step, t.term`),
     branchId,
     steps,
     lexemes,
