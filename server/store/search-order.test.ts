@@ -2,9 +2,10 @@
  * Reads search and the eval rank with must give one answer whatever plan the database picks and
  * whatever order its rows happen to be stored in (record ids are random, so they must not decide
  * either): a record's sources in input order (the context bonus takes the first that is a
- * candidate), the group a walk reaches a record from, the records a bm25 eval ranks, and the
- * entities and beliefs graph retrieval reads up to a cap. Each
- * read runs with sequential scans allowed and forbidden, over edges stored in opposite orders.
+ * candidate), the group a walk reaches a record from, the records a bm25 eval ranks, the entities
+ * and beliefs graph retrieval reads up to a cap, and the term statistics of several steps. Each
+ * read runs with tables read only sequentially (rows in stored order) and only through indexes,
+ * over rows stored in an order that differs from the intended one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
@@ -12,6 +13,7 @@ import { Pipeline } from "../pipeline/sdk";
 import { appendSourceRecords, createPipeline } from "../services/pipelines";
 import { signUp } from "../services/users";
 import { beliefsTouching, entitiesNamed } from "./graph-retrieval-reads";
+import { termStatRows } from "./lexical-index";
 import { branchStepRecords, parentRowsOfStep } from "./provenance-reads";
 import { candidateShapes } from "./search-reads";
 import { createTestDb } from "./test-db";
@@ -64,14 +66,14 @@ async function edges(list: Array<{ parent: string; child: string; position: numb
   }
 }
 
-/** `read` with sequential scans allowed, then forbidden (index scans, other join orders): both answers. */
+/** `read` with tables read only sequentially (rows in stored order), then through indexes only: both answers. */
 async function bothPlans<T>(read: (db: Db) => Promise<T>): Promise<[T, T]> {
-  const run = (seqscan: "on" | "off") =>
+  const run = (settings: string[]) =>
     db.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(`SET LOCAL enable_seqscan = ${seqscan}`);
+      for (const s of settings) await tx.$executeRawUnsafe(`SET LOCAL ${s}`);
       return read(tx as unknown as Db);
     });
-  return [await run("on"), await run("off")];
+  return [await run(["enable_indexscan = off", "enable_indexonlyscan = off", "enable_bitmapscan = off"]), await run(["enable_seqscan = off"])];
 }
 
 describe("search reads do not depend on the plan or the stored order", () => {
@@ -135,5 +137,25 @@ describe("search reads do not depend on the plan or the stored order", () => {
     const [bSeq, bIndex] = await bothPlans((d) => beliefsTouching(d, beliefs));
     expect(bSeq.map((r) => r.recordId)).toEqual([bels.least.id]);
     expect(bIndex.map((r) => r.recordId)).toEqual([bels.least.id]);
+  });
+  it("term statistics come by step whatever order they were stored in (of steps of equal size, search weighs query words by the first)", async () => {
+    for (const step of ["zeta", "alpha"]) {
+      await db.$executeRawUnsafe(
+        `INSERT INTO "SearchStepStat" ("workspaceId", "branchId", step, docs, "avgLength", signature) VALUES ($1, $2, $3, 10, 5, 'test')`,
+        workspaceId,
+        branchId,
+        step,
+      );
+      await db.$executeRawUnsafe(`INSERT INTO "SearchTermStat" ("workspaceId", "branchId", step, term, df) VALUES ($1, $2, $3, 'tea', 2), ($1, $2, $3, 'cake', 3)`, workspaceId, branchId, step);
+    }
+    const [seq, index] = await bothPlans((d) => termStatRows(d, branchId, ["zeta", "alpha"], ["tea", "cake"]));
+    const expected = [
+      ["alpha", "cake"],
+      ["alpha", "tea"],
+      ["zeta", "cake"],
+      ["zeta", "tea"],
+    ];
+    expect(seq.map((r) => [r.step, r.term])).toEqual(expected);
+    expect(index.map((r) => [r.step, r.term])).toEqual(expected);
   });
 });
