@@ -86,6 +86,7 @@ export const databaseTests = [
   "server/services/watch-folder.test.ts",
   "server/store/embedding-store.test.ts",
   "server/store/scope-knn.test.ts",
+  "server/store/search-order.test.ts",
 ];
 
 export default defineConfig({ ...base, test: { ...base.test, include: databaseTests, exclude: configDefaults.exclude } });

@@ -28,6 +28,23 @@ describe("the offline consolidate rule", () => {
     expect(decide("Alice lives in Paris", "add-only").event).toBe("NONE");
   });
 
+  it("memories as similar as each other are shown and matched by their text, not by their ids (which derive from random record ids)", () => {
+    // Both say the fact word for word; the one whose id sorts first comes second by text.
+    const tied = [
+      { id: "mem-1", content: "Jon likes tea." },
+      { id: "mem-2", content: "Jon likes tea!" },
+    ];
+    const similarity = new Similarity();
+    for (const list of [tied, [...tied].reverse()]) {
+      const shown = similarity.candidates("Jon likes tea", list);
+      expect(shown.map((c) => [c.memory.id, c.similarity])).toEqual([
+        ["mem-2", 1],
+        ["mem-1", 1],
+      ]);
+      expect(offlineDecision("Jon likes tea", shown, similarity, 0.85, "full")).toMatchObject({ event: "NONE", memoryId: "mem-2" });
+    }
+  });
+
   it("same subject needs shared leading content words and a replaced middle or end", () => {
     expect(sameSubject("Bob drinks green tea every morning", "Bob drinks coffee every morning")).toBe(true);
     expect(sameSubject("I went to the store", "I went to the beach")).toBe(false);

@@ -21,6 +21,9 @@ export interface MemoryView {
   content: string;
 }
 
+/** Code-point order (no locale). */
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 export interface Candidate<M extends MemoryView = MemoryView> {
   memory: M;
   similarity: number;
@@ -84,14 +87,18 @@ export class Similarity {
     return Math.max(0, Math.min(1, (Math.max(0, cos) + jaccard) / 2));
   }
 
-  /** The most similar memories first (ties by id), at most `MAX_CANDIDATES`, none below the floor. */
+  /**
+   * The most similar memories first (equal ones by their text, then id: a memory's id derives from
+   * the random id of the fact that added it, so by id alone two builds of the same facts decided
+   * differently), at most `MAX_CANDIDATES`, none below the floor.
+   */
   candidates<M extends MemoryView>(fact: string, memories: Iterable<M>): Candidate<M>[] {
     const scored: Candidate<M>[] = [];
     for (const memory of memories) {
       const similarity = this.of(fact, memory.content);
       if (similarity >= CANDIDATE_FLOOR) scored.push({ memory, similarity });
     }
-    const top = scored.sort((x, y) => y.similarity - x.similarity || (x.memory.id < y.memory.id ? -1 : 1)).slice(0, MAX_CANDIDATES);
+    const top = scored.sort((x, y) => y.similarity - x.similarity || byText(x.memory.content, y.memory.content) || byText(x.memory.id, y.memory.id)).slice(0, MAX_CANDIDATES);
     // A change of state ("moved to Porto") is about a memory it may share few words with ("lives in
     // Lisbon"): the memory it would replace is shown too, however low its similarity.
     if (!mayChangeState(fact)) return top;

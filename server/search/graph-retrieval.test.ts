@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  byPathRank,
   firstHop,
   frontier,
   parseBelief,
@@ -146,6 +147,20 @@ describe("hops", () => {
     const other = belief("b6", ["eA", "Alice"], "mentioned with", "Carl", "eC", ["turn-carl"]);
     const hop1 = firstHop([alice], [other, sister], scoring);
     expect([...frontier(hop1, [alice], 1).keys()]).toEqual(["eB"]); // b1's sentence says "sister"
+  });
+
+  it("lists equal paths to a record by what they say, whatever their belief ids (which carry random record ids) or the order they were read in", () => {
+    // Two beliefs of equal score citing the same turn; the one whose id sorts first says the later thing.
+    const watercolour = belief("bel_0001", ["eA", "Alice"], "likes", "watercolour", null, ["turn-hobbies"]);
+    const pottery = belief("bel_ffff", ["eA", "Alice"], "likes", "pottery", null, ["turn-hobbies"]);
+    const read = (list: Belief[]) => rankSources(firstHop([alice], list, scoring), 1).find((r) => r.id === "turn-hobbies")!;
+    const forward = read([watercolour, pottery]);
+    const backward = read([pottery, watercolour]);
+    expect(forward.paths[0]!.score).toBe(forward.paths[1]!.score);
+    expect(forward.paths.map((p) => p.edges[0]!.object)).toEqual(["pottery", "watercolour"]);
+    expect(backward.paths).toEqual(forward.paths);
+    // The same rule merges the paths of the records a source stands for.
+    expect([...backward.paths].reverse().sort(byPathRank)).toEqual(forward.paths);
   });
 
   it("ranks a record reached from more of the question's entities higher", () => {

@@ -96,6 +96,19 @@ export interface EvidencePath {
   score: number;
 }
 
+/** Code-point order (no locale): the same on every machine. */
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** What a path says, from its entity through each belief: content, not ids (a belief's id carries its random source id). */
+const pathText = (p: EvidencePath) => [p.from.entityId, ...p.edges.flatMap((e) => [e.subject, e.predicate, e.object, e.status, e.validFrom ?? ""])].join("\u0000");
+
+/**
+ * Evidence paths, best first: higher score, then fewer hops, then what they say — so a record's
+ * paths list the same way whatever order the beliefs and sources were read in.
+ */
+export function byPathRank(a: EvidencePath, b: EvidencePath): number {
+  return b.score - a.score || a.edges.length - b.edges.length || byText(pathText(a), pathText(b)) || byText(a.sourceId, b.sourceId);
+}
+
 export interface GraphCandidate {
   id: string;
   step: string;
@@ -298,7 +311,7 @@ export function rankSources(paths: Walked[], questionEntities: number): Array<{ 
   }
   const total = Math.max(1, questionEntities);
   return [...bySource.entries()].map(([id, { paths: list, reached }]) => {
-    list.sort((a, b) => b.score - a.score || a.edges.length - b.edges.length || a.edges[0]!.beliefId.localeCompare(b.edges[0]!.beliefId));
+    list.sort(byPathRank);
     const factor = questionEntities > 1 ? 0.5 + (0.5 * Math.min(reached.size, total)) / total : 1;
     return { id, score: Math.round(list[0]!.score * factor * 1e4) / 1e4, paths: list.slice(0, PATHS_PER_RECORD) };
   });
@@ -393,7 +406,11 @@ export async function graphRetrieve(
   const ranked = rankSources([...hop1, ...hop2], new Set(entities.map((e) => e.matched)).size);
   const graphOnly = new Set(ctx.spec.steps.filter((s) => GRAPH_STEP_TYPES.includes(s.type as string)).map((s) => s.name));
   // The best-ranked sources are enough to fill the list (a source stands for a few records at most).
-  const top = ranked.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id)).slice(0, Math.max(args.n * 4, 100));
+  // Every source tied with the last one kept is kept too: which of equal sources made the cut must
+  // not depend on their (random) ids; the records standing for them are ordered by content below.
+  ranked.sort((a, b) => b.score - a.score);
+  const cut = Math.max(args.n * 4, 100);
+  const top = ranked.filter((r, i) => i < cut || r.score === ranked[cut - 1]!.score);
   const shown = await graphSourceRows(db, {
     workspaceId: ctx.workspaceId,
     branchId: ctx.branchId,
@@ -410,7 +427,7 @@ export async function graphRetrieve(
     if (!cur) byRecord.set(row.id, { id: row.id, step: row.step, time: row.time, key: row.key, score, paths: source.paths });
     else {
       cur.score = Math.max(cur.score, score);
-      cur.paths = [...cur.paths, ...source.paths].sort((a, b) => b.score - a.score).slice(0, PATHS_PER_RECORD);
+      cur.paths = [...cur.paths, ...source.paths].sort(byPathRank).slice(0, PATHS_PER_RECORD);
     }
   }
   const candidates = [...byRecord.values()].sort((a, b) => b.score - a.score || (b.time ?? "").localeCompare(a.time ?? "") || byTieKey(a, b)).slice(0, args.n);

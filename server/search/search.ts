@@ -38,7 +38,7 @@ import { forwardWindow, inRange, mentionOverlaps, parseDateRange, parseRelativeR
 import { dateMentions } from "./relative-dates";
 import { bm25Candidates, loadTermStats, queryTerms, wordWeights, type QueryTerms, type StepTermStats } from "./lexical";
 import { altitudes, indexedSteps, narrowsRecords, parseJson, requireSteps, resolveBranch, sourceSteps, type BranchContext, type RecordFilters } from "./context";
-import { graphRetrieve, type EvidencePath, type QuestionEntity } from "./graph-retrieval";
+import { byPathRank, graphRetrieve, type EvidencePath, type QuestionEntity } from "./graph-retrieval";
 import { HL_START, HL_STOP, parseHighlights, phraseSnippet } from "./snippets";
 
 import { SEARCH_MODES, type SearchMode } from "./modes";
@@ -456,7 +456,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
       const paths = byId.get(id)!.paths;
       if (paths?.length) {
         const owned = byId.get(top)!;
-        owned.paths = [...(owned.paths ?? []), ...paths].sort((a, b) => b.score - a.score).slice(0, 3);
+        owned.paths = [...(owned.paths ?? []), ...paths].sort(byPathRank).slice(0, 3);
         owned.graph = Math.max(owned.graph ?? 0, byId.get(id)!.graph ?? 0);
       }
     }

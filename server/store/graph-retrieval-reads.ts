@@ -37,7 +37,7 @@ export interface EntityRow {
 
 /**
  * Entity records whose canonical name or an alias, normalized, is one of `phrases` (already
- * normalized: the question's word n-grams). At most `cap` rows.
+ * normalized: the question's word n-grams). At most `cap` rows, by content key (ids are random).
  */
 export async function entitiesNamed(db: Db, where: GraphWhere & { phrases: string[]; cap: number }): Promise<EntityRow[]> {
   if (where.phrases.length === 0 || where.steps.length === 0) return [];
@@ -50,7 +50,7 @@ export async function entitiesNamed(db: Db, where: GraphWhere & { phrases: strin
      WHERE ${cond} AND jsonb_typeof(r.metadata #> '{custom,entity}') = 'object'
        AND (${NORMALIZED(`r.metadata #>> '{custom,entity,name}'`)} = ANY(${phrases})
             OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(${aliases}) a WHERE ${NORMALIZED("a")} = ANY(${phrases})))
-     ORDER BY r.id LIMIT ${p.add(where.cap, "int")}`;
+     ORDER BY ${tieKey()} LIMIT ${p.add(where.cap, "int")}`;
   return db.$queryRawUnsafe<EntityRow[]>(trace("graph-entities", sql, p.values), ...p.values);
 }
 
@@ -62,7 +62,8 @@ export interface BeliefRow {
 
 /**
  * Belief records whose subject or object entity is one of `entityIds` (minus `exclude`, the
- * beliefs already read), current ones first, then the newest; at most `cap`.
+ * beliefs already read), current ones first, then the newest, then by content key (ids are random);
+ * at most `cap`.
  */
 export async function beliefsTouching(db: Db, where: GraphWhere & { entityIds: string[]; exclude: string[]; cap: number }): Promise<BeliefRow[]> {
   if (where.entityIds.length === 0 || where.steps.length === 0) return [];
@@ -74,7 +75,7 @@ export async function beliefsTouching(db: Db, where: GraphWhere & { entityIds: s
      FROM "BranchPointer" bp JOIN "Record" r ON r.id = bp."recordId"
      WHERE ${cond} ${exclude}
        AND (r.metadata #>> '{custom,belief,subject}' = ANY(${ids}) OR r.metadata #>> '{custom,belief,objectEntity}' = ANY(${ids}))
-     ORDER BY (r.metadata #>> '{custom,belief,status}' = 'superseded'), r.metadata #>> '{custom,belief,validFrom}' DESC NULLS LAST, r.id
+     ORDER BY (r.metadata #>> '{custom,belief,status}' = 'superseded'), r.metadata #>> '{custom,belief,validFrom}' DESC NULLS LAST, ${tieKey()}
      LIMIT ${p.add(where.cap, "int")}`;
   return db.$queryRawUnsafe<BeliefRow[]>(trace("graph-beliefs", sql, p.values), ...p.values);
 }

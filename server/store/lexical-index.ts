@@ -21,12 +21,16 @@ export interface TermStatRow {
   df: number | null;
 }
 
-/** Step statistics of `steps` on the branch, each joined with the document frequency of the given lexemes. */
+/**
+ * Step statistics of `steps` on the branch, each joined with the document frequency of the given
+ * lexemes; by step name (search takes the largest step's statistics, the first of equal ones).
+ */
 export async function termStatRows(db: Db, branchId: string, steps: string[], lexemes: string[]): Promise<TermStatRow[]> {
   return db.$queryRawUnsafe<TermStatRow[]>(
     prepared(`SELECT s.step, s.docs, s."avgLength", t.term, t.df FROM "SearchStepStat" s
      LEFT JOIN "SearchTermStat" t ON t."branchId" = s."branchId" AND t.step = s.step AND t.term = ANY($3::text[])
-     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])`),
+     WHERE s."branchId" = $1 AND s.step = ANY($2::text[])
+     ORDER BY s.step, t.term`),
     branchId,
     steps,
     lexemes,
@@ -214,12 +218,15 @@ async function applyDiff(tx: DbTx, workspaceId: string, branchId: string, step: 
 }
 
 /**
- * Fresh planner statistics for the index tables after they changed. PGlite has no autovacuum, and
- * with none the planner guesses a term's postings are a handful: it then probes one record's
- * posting through an index that does not lead with the record and reads every posting of the term.
+ * Fresh planner statistics, after an index pass changed a large share of a step, for the tables a
+ * search reads: the index's own and the records, pointers, embeddings and edges it joins. PGlite has
+ * no autovacuum, and with none the planner guesses a term's postings are a handful: it then probes
+ * one record's posting through an index that does not lead with the record and reads every posting
+ * of the term. On PostgreSQL autovacuum analyzes a freshly imported table about a minute later;
+ * until then a search cost the database twice the CPU (14–15 against 7 ms, bench:load).
  */
 export async function analyzeSearchIndex(db: Db): Promise<void> {
-  await db.$executeRawUnsafe(`ANALYZE "SearchPosting", "SearchTermStat", "SearchDoc"`);
+  await db.$executeRawUnsafe(`ANALYZE "SearchPosting", "SearchTermStat", "SearchDoc", "Record", "BranchPointer", "Embedding", "RecordEdge"`);
 }
 
 /**

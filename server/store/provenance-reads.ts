@@ -376,7 +376,11 @@ export async function lineageMembers(db: Db, workspaceId: string, ids: string[])
 
 // Per-branch reads for evals --------------------------------------------------------------------
 
-/** The records a named branch shows for one step (optionally one scope), in time order. */
+/**
+ * The records a named branch shows for one step (optionally one scope), in time order: records of
+ * one time (the windows of a session) by their index in what they were split from, then by content
+ * key (ids are random, so they must not order equal times).
+ */
 export async function branchStepRecords(
   db: Db,
   args: { workspaceId: string; pipelineId: string; branch: string; step: string; scope: string | null },
@@ -385,7 +389,8 @@ export async function branchStepRecords(
     `SELECT r.id, r.step, r.content FROM "BranchPointer" p JOIN "Record" r ON r.id = p."recordId"
      JOIN "Branch" b ON b.id = p."branchId"
      WHERE b."pipelineId" = $1 AND b.name = $2 AND p.step = $3 AND ($4::text IS NULL OR r.scope = $4) AND r."workspaceId" = $5
-     ORDER BY r.metadata #>> '{time,created_at}' NULLS LAST, r.id`,
+     ORDER BY r.metadata #>> '{time,created_at}' NULLS LAST,
+              CASE WHEN jsonb_typeof(r.metadata #> '{step,index}') = 'number' THEN (r.metadata #>> '{step,index}')::numeric END NULLS LAST, ${tieKey()}`,
     args.pipelineId,
     args.branch,
     args.step,
@@ -434,15 +439,20 @@ export async function stepRowsInScope(db: Db, args: { workspaceId: string; branc
   );
 }
 
-/** The records of `step` a branch shows that are provenance parents of one of `children` (each once, with the child it was reached from). */
+/**
+ * The records of `step` a branch shows that are provenance parents of one of `children` (each once,
+ * with the child it was reached from: of several, the one it is earliest an input of, then the
+ * child's content key — never the order the edges were read in).
+ */
 export async function parentRowsOfStep(db: Db, args: { workspaceId: string; branchId: string; step: string; children: string[] }): Promise<WalkRow[]> {
   const p = new Params();
   return db.$queryRawUnsafe<WalkRow[]>(
     `SELECT DISTINCT ON (r.id) ${WALK_COLUMNS}, e."childId" AS "parentId"
      FROM "RecordEdge" e JOIN "Record" r ON r.id = e."parentId" AND r."workspaceId" = e."workspaceId"
+     JOIN "Record" c ON c.id = e."childId"
      JOIN "BranchPointer" bp ON bp."recordId" = r.id AND bp."branchId" = ${p.add(args.branchId)} AND bp.step = ${p.add(args.step)}
      WHERE e."childId" = ANY(${p.add(args.children, "text[]")}) AND e."workspaceId" = ${p.add(args.workspaceId)}
-     ORDER BY r.id, e.position`,
+     ORDER BY r.id, e.position, ${tieKey("c")}`,
     ...p.values,
   );
 }
