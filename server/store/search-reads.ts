@@ -206,7 +206,10 @@ export async function phraseRecords(db: Db, args: BranchSteps & { filters: Recor
 }
 
 export interface CandidateShape {
-  /** Direct sources (one hop up the provenance), in input order (then by content key: never the order rows were read in). */
+  /**
+   * Direct sources (one hop up the provenance), in input order: an edge's position is its index in
+   * the child's sources, unique per child, so no read of the parents is needed to order them.
+   */
   parents: string[];
   /** `metadata.custom.turns` of a turn window: the turn numbers it holds. */
   turns: number[] | null;
@@ -231,8 +234,7 @@ export async function candidateShapes(db: Db, workspaceId: string, ids: string[]
      lower AS (
        SELECT top, array_agg(id ORDER BY id) AS ids, array_agg(depth ORDER BY id) AS depths
        FROM (SELECT top, id, min(depth) AS depth FROM walk WHERE depth > 0 AND id = ANY($1::text[]) GROUP BY top, id) p GROUP BY top)
-     SELECT r.id, COALESCE((SELECT array_agg(e."parentId" ORDER BY e.position, ${tieKey("p")}) FROM "RecordEdge" e JOIN "Record" p ON p.id = e."parentId"
-                            WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
+     SELECT r.id, COALESCE((SELECT array_agg(e."parentId" ORDER BY e.position, e."parentId") FROM "RecordEdge" e WHERE e."childId" = r.id AND e."workspaceId" = $2), '{}') AS parents,
             CASE WHEN jsonb_typeof(r.metadata #> '{custom,turns}') = 'array' THEN r.metadata #> '{custom,turns}' END AS turns,
             l.ids AS lower, l.depths AS "lowerDepth"
      FROM "Record" r LEFT JOIN lower l ON l.top = r.id WHERE r.id = ANY($1::text[]) AND r."workspaceId" = $2`;
