@@ -3,6 +3,7 @@
  *
  *   npm run bench:load -- [--clients 1,5,20,50] [--duration 10] [--surfaces search,ask,ingest1,mcp]
  *                         [--conversations 150] [--targets embedded,postgres] [--pg-port 55224] [--warmup 2]
+ *                         [--rounds 3]
  *
  * Per target (the embedded defaults: PGlite owned by the server process; PostgreSQL:
  * `../shared/tools/postgres-pgvector` beside the repository, started and stopped here): a fresh data
@@ -12,7 +13,11 @@
  * embedded database has no autovacuum; plans made without statistics cost the database twice the CPU
  * per search). Then, for each client level, each surface runs for `duration` seconds with that many
  * concurrent clients, one surface at a time, each after `--warmup` seconds of the same calls that are
- * not counted (a fresh app server's first seconds of compiling code otherwise land in the first row):
+ * not counted (a fresh app server's first seconds of compiling code otherwise land in the first row).
+ * REST and its in-process ceiling are measured interleaved: `--rounds` rounds of `duration / rounds`
+ * seconds each, REST first in one round and in-process first in the next, pooled into one row per
+ * path (the machine's other load drifts over a minute; measured one after the other, whichever path
+ * ran in a busier stretch lost, and the ratio of one run swung from 0.55 to 0.82 on unchanged code):
  * - REST over HTTP with an API key: search (GET …/search, hybrid, k=10), ask (POST …/ask, offline
  *   extractive, k=5), ingest1 (POST …/messages, one message per call; a session per client, 20
  *   messages each, then a new one); MCP search (POST /api/mcp, tools/call search);
@@ -20,11 +25,13 @@
  *   process, against the same database and data, at the same concurrency. That is the ceiling of
  *   the HTTP path; the ratio REST / in-process says what the request path costs.
  * Each row gives the load average (1 min) at its end and the CPU of the app and of the database
- * during it (% of one core; embedded: the database is the process owning PGlite, the app is Next;
- * in-process rows: the app is this process), and the CPU this process — the clients — used per call
+ * during it (% of one core, sampled every 200 ms, see `cpuMeter`; embedded: the database is the
+ * process owning PGlite, the app is Next; in-process rows: the app is this process), and the CPU
+ * this process — the clients — used per call
  * (REST and MCP clients are undici `Pool.request()` calls over keep-alive connections, see `http`). After the runs the ingested messages are counted in
  * the database (nothing lost). The output ends with one line per target and surface, at 20 clients
- * (or the highest level below), for scripts:
+ * (or the highest level below), for scripts (ratio: of the pooled throughputs; each round's ratio is
+ * printed above it):
  *   SUMMARY <target> <surface> clients=<n> rest=<req/s> inprocess=<req/s> ratio=<r> p99_ms=<ms> errors=<n>
  * The per-key and per-workspace request limits are raised for the run (it would otherwise measure 429s).
  *
@@ -40,12 +47,11 @@
  * how many query log entries were written of the calls the log rounds served (log_written=<n>/<calls>).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { gunzipSync, inflateSync } from "node:zlib";
-import { Pool } from "undici";
+import { type Answer, cpuMeter, descendants, http, percentile, type Probe, waitFor } from "./load-probe";
 
 type Surface = "search" | "ask" | "ingest1" | "mcp";
 const SURFACES: Surface[] = ["search", "ask", "ingest1", "mcp"];
@@ -98,126 +104,19 @@ function generatedExport(n: number): unknown[] {
   });
 }
 
-/** What a measured call returns: the status and the whole body (read in full, like a client would). */
-interface Answer {
-  status: number;
-  text(): Promise<string>;
-}
-
-/**
- * The load's HTTP client: undici's `Pool.request()`, one keep-alive pool per origin, as a load
- * generator (autocannon) does, instead of the global `fetch` — its WHATWG layer (Headers, Request,
- * Response, web streams) cost this process several times the CPU per call, on the same 2 cores the
- * app and the database use — or `request(url)` through an Agent (which parses the URL and looks the
- * origin's pool up on every call). The requests are the ones `fetch` sent: same URL, method, body
- * and headers, the defaults `fetch` adds included (accept, accept-language, sec-fetch-mode,
- * user-agent, accept-encoding; merged once per headers object); each answer's whole body is read,
- * and an encoded body is decoded as `fetch` would. No pipelining: one request at a time per
- * connection, like an agent's client.
- */
-const pools = new Map<string, Pool>();
-const FETCH_DEFAULT_HEADERS = { accept: "*/*", "accept-language": "*", "sec-fetch-mode": "cors", "user-agent": "node", "accept-encoding": "gzip, deflate" };
-const sentHeaders = new WeakMap<Record<string, string>, Record<string, string>>();
-async function http(url: string, init: { method?: "GET" | "POST"; headers: Record<string, string>; body?: string }): Promise<Answer> {
-  const cut = url.indexOf("/", url.indexOf("//") + 2);
-  const origin = url.slice(0, cut);
-  let pool = pools.get(origin);
-  if (!pool) pools.set(origin, (pool = new Pool(origin, { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, pipelining: 1 })));
-  let headers = sentHeaders.get(init.headers);
-  if (!headers) sentHeaders.set(init.headers, (headers = { ...FETCH_DEFAULT_HEADERS, ...init.headers }));
-  const res = await pool.request({ path: url.slice(cut), method: init.method ?? "GET", headers, body: init.body });
-  const encoding = res.headers["content-encoding"];
-  const text = encoding === "gzip" || encoding === "deflate"
-    ? await res.body.arrayBuffer().then((b) => (encoding === "gzip" ? gunzipSync(Buffer.from(b)) : inflateSync(Buffer.from(b))).toString("utf8"))
-    : await res.body.text();
-  return { status: res.statusCode, text: async () => text };
-}
-
-/** Parent pid → children, from /proc. */
-function processTree(): Map<number, number[]> {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return children;
-}
-
-function descendants(pid: number, tree = processTree()): number[] {
-  const out: number[] = [];
-  const stack = [pid];
-  while (stack.length) {
-    const p = stack.pop()!;
-    out.push(p);
-    stack.push(...(tree.get(p) ?? []));
-  }
-  return out;
-}
-
-/** CPU seconds (user + system) a process has used so far, with its reaped children's when `reaped`; 0 when it is gone. */
-function cpuSeconds(pid: number, reaped = false): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // utime, stime (and cutime, cstime) in clock ticks (USER_HZ = 100)
-    return (Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** What the app and the database processes of a target are, for the CPU columns: a root and whether its whole tree counts. */
-interface Probe {
-  app(): number[];
-  db(): number[];
-}
-
-/**
- * CPU of a set of processes from now on: per live process at the end, what it used since the
- * start (0 at the start for one born meanwhile), plus what the first (the root) reaped from
- * children that ended meanwhile (PostgreSQL backends come and go).
- */
-function cpuMeter(pids: () => number[]) {
-  const start = new Map(pids().map((p, i) => [p, cpuSeconds(p, i === 0)]));
-  return () => pids().reduce((sum, p, i) => sum + Math.max(0, cpuSeconds(p, i === 0) - (start.get(p) ?? 0)), 0);
-}
-
-async function waitFor(url: string, timeoutMs: number) {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    try {
-      const res = await fetch(url);
-      if (res.status < 500) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
-}
-
-function percentile(sorted: number[], p: number) {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 interface Row {
   target: string;
   surface: Surface;
   path: "REST" | "MCP" | "in-process";
   clients: number;
   requests: number;
+  /** Seconds measured (summed over the rounds). */
+  seconds: number;
   rps: number;
   p50: number;
   p95: number;
   p99: number;
-  /** Successful latencies, sorted (pooled by the --log / --shadow comparison). */
+  /** Successful latencies, sorted (pooled over rounds). */
   latencies: number[];
   errors: number;
   appCpu: number;
@@ -227,19 +126,10 @@ interface Row {
   load: number;
 }
 
-/** `clients` loops calling `call` until the deadline; a call that throws or answers ≥ 400 is an error. */
-async function phase(
-  target: string,
-  surface: Surface,
-  kind: Row["path"],
-  clients: number,
-  probe: Probe,
-  call: (client: number, n: number) => Promise<Answer | void>,
-): Promise<Row> {
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let errors = 0;
-  // Warm-up: the same calls at the same concurrency, not counted (a failing call fails the measured ones too).
+type Call = (client: number, n: number) => Promise<Answer | void>;
+
+/** Warm-up: the same calls at the same concurrency for `--warmup` seconds, not counted (a failing call fails the measured ones too). */
+async function warmUp(clients: number, call: Call) {
   const warmEnd = performance.now() + warmupS * 1000;
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
@@ -249,23 +139,30 @@ async function phase(
       }
     }),
   );
+}
+
+/**
+ * `clients` loops calling `call` for `seconds`; a call that throws or answers ≥ 400 is an error.
+ * `first` numbers the calls (a round goes on where the previous one stopped, so no query repeats).
+ */
+async function measure(target: string, surface: Surface, kind: Row["path"], clients: number, probe: Probe, call: Call, seconds: number, first = 0): Promise<Row> {
+  const latencies: number[] = [];
+  let errors = 0;
   const self0 = process.cpuUsage();
   const appMeter = cpuMeter(probe.app);
   const dbMeter = cpuMeter(probe.db);
   const started = performance.now();
-  const deadline = started + durationS * 1000;
+  const deadline = started + seconds * 1000;
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
-      for (let n = 0; performance.now() < deadline; n++) {
+      for (let n = first; performance.now() < deadline; n++) {
         const t = performance.now();
         try {
           const res = await call(c, n);
           if (res) {
             const body = await res.text();
             // MCP reports a failed tool inside a 200 answer.
-            const failed = res.status >= 400 || (kind === "MCP" && /"isError":\s*true/.test(body));
-            statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-            if (failed) {
+            if (res.status >= 400 || (kind === "MCP" && /"isError":\s*true/.test(body))) {
               errors++;
               if (errors <= 3) console.error(`${target} ${kind} ${surface}: ${res.status} ${body.slice(0, 300)}`);
               continue;
@@ -282,11 +179,13 @@ async function phase(
   const elapsedS = (performance.now() - started) / 1000;
   const selfUsed = process.cpuUsage(self0);
   const selfS = (selfUsed.user + selfUsed.system) / 1e6;
-  const appCpu = kind === "in-process" ? selfS : appMeter();
-  const sorted = latencies.sort((a, b) => a - b);
+  const serverApp = appMeter();
+  const appCpu = kind === "in-process" ? selfS : serverApp;
+  const sorted = latencies.sort((x, y) => x - y);
   return {
     target, surface, path: kind, clients,
     requests: latencies.length + errors,
+    seconds: elapsedS,
     rps: latencies.length / elapsedS,
     p50: percentile(sorted, 50),
     p95: percentile(sorted, 95),
@@ -298,6 +197,54 @@ async function phase(
     clientMs: (1000 * selfS) / Math.max(1, latencies.length + errors),
     load: loadavg()[0]!,
   };
+}
+
+/** Warm-up, then `--duration` seconds of calls. */
+async function phase(target: string, surface: Surface, kind: Row["path"], clients: number, probe: Probe, call: Call): Promise<Row> {
+  await warmUp(clients, call);
+  return measure(target, surface, kind, clients, probe, call, durationS);
+}
+
+/** Rounds of one path as one row: counts and seconds summed, latencies pooled, CPU shares weighted by time. */
+function pooled(rows: Row[]): Row {
+  const seconds = rows.reduce((s, r) => s + r.seconds, 0);
+  const requests = rows.reduce((s, r) => s + r.requests, 0);
+  const latencies = rows.flatMap((r) => r.latencies).sort((x, y) => x - y);
+  const weighted = (k: "appCpu" | "dbCpu") => rows.reduce((s, r) => s + r[k] * r.seconds, 0) / seconds;
+  return {
+    ...rows[rows.length - 1]!,
+    requests,
+    seconds,
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    latencies,
+    errors: rows.reduce((s, r) => s + r.errors, 0),
+    appCpu: weighted("appCpu"),
+    dbCpu: weighted("dbCpu"),
+    clientMs: rows.reduce((s, r) => s + r.clientMs * r.requests, 0) / Math.max(1, requests),
+  };
+}
+
+/**
+ * REST beside the in-process ceiling, interleaved: both warm up, then `--rounds` rounds each run
+ * REST and in-process for `--duration / --rounds` seconds, the order alternating (REST first in
+ * even rounds), so that the machine's other load drifting over a minute falls on both paths alike
+ * rather than on whichever ran second. Returns the pooled rows and each round's ratio.
+ */
+async function interleaved(target: string, surface: Surface, clients: number, probe: Probe, rest: Call, inProcess: Call) {
+  await warmUp(clients, rest);
+  await warmUp(clients, inProcess);
+  const rounds_: Array<{ rest: Row; inProcess: Row }> = [];
+  let next = 0;
+  for (let r = 0; r < rounds; r++) {
+    const one = (kind: "REST" | "in-process") => measure(target, surface, kind, clients, probe, kind === "REST" ? rest : inProcess, durationS / rounds, next);
+    const pair = r % 2 ? { inProcess: await one("in-process"), rest: await one("REST") } : { rest: await one("REST"), inProcess: await one("in-process") };
+    next += 100_000;
+    rounds_.push(pair);
+  }
+  return { rest: pooled(rounds_.map((p) => p.rest)), inProcess: pooled(rounds_.map((p) => p.inProcess)), ratios: rounds_.map((p) => p.rest.rps / p.inProcess.rps) };
 }
 
 function printRow(r: Row) {
@@ -416,9 +363,6 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
               body: JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "search", arguments: { pipeline: pipeline.id, query: query(c, n), limit: 10 } } }),
             }),
         };
-        const row = await phase(target, surface, surface === "mcp" ? "MCP" : "REST", clients, probe, rest[surface]);
-        rows.push(row);
-        printRow(row);
         const inProcess: Partial<Record<Surface, (c: number, n: number) => Promise<void>>> = {
           search: async (c, n) => void (await search(db, { ...scoped, query: query(c, n), mode: "hybrid", limit: 10, exact: false, dedupe: true, dates: "boost", snippets: true })),
           ask: async (c, n) => void (await ask(db, { ...scoped, question: question(c, n), k: 5, minConfidence: 0.2, restrictions: null })),
@@ -428,11 +372,17 @@ async function benchTarget(target: string, port: number): Promise<Row[]> {
           },
         };
         const direct = inProcess[surface];
-        if (direct) {
-          const row2 = await phase(target, surface, "in-process", clients, probe, direct);
-          rows.push(row2);
-          printRow(row2);
+        if (!direct) {
+          const row = await phase(target, surface, "MCP", clients, probe, rest[surface]);
+          rows.push(row);
+          printRow(row);
+          continue;
         }
+        const pair = await interleaved(target, surface, clients, probe, rest[surface], direct);
+        rows.push(pair.rest, pair.inProcess);
+        printRow(pair.rest);
+        printRow(pair.inProcess);
+        if (rounds > 1) console.log(`[bench:load] ${target} ${surface} ${clients} clients: REST / in-process per round ${pair.ratios.map((r) => r.toFixed(2)).join(" ")}`);
       }
     }
     const stored = await db.ingestMessage.count({ where: { workspaceId: workspace.id } });

@@ -49,6 +49,45 @@ describe("process state across module copies", () => {
     expect((await a.workspaceAndRole(t.db, workspace.id, null)).workspace?.name).toBe("Renamed through the other copy");
   });
 
+  it("a statement the direct path's copy registers is named for the pool Next's copy made", async () => {
+    // In `npm start`, Next's bundle opens the database (its copy makes the adapter's options) and the
+    // direct /api/v1 path's search registers its reads through tsx's copy.
+    const bundle = await import("../store/prepared-statements");
+    const direct = await secondCopy(() => import("../store/prepared-statements"));
+    expect(direct).not.toBe(bundle);
+    const generator = bundle.pgAdapterOptions(false).statementNameGenerator!;
+    const sql = direct.prepared(`SELECT 2 AS two /* process-state test: registered by the other copy */`);
+    expect(generator({ sql }), "the adapter sends the other copy's registered read unnamed: parsed and planned on every call").toMatch(/^sx_[0-9a-f]{20}$/);
+    expect(generator({ sql: `SELECT 3 /* never registered */` })).toBeUndefined();
+  });
+
+  it("an index refresh in one copy ends the BM25 statistics another copy cached", async () => {
+    const { signUp } = await import("../services/users");
+    const { appendSourceRecords, createPipeline } = await import("../services/pipelines");
+    const { runPipeline } = await import("../services/runs");
+    const { indexPipeline } = await import("../search/indexing");
+    const { resolveBranch } = await import("../search/context");
+    const reader = await import("../search/term-stats");
+    const { workspace } = await signUp(t.db, { email: "stats-copies@example.com", password: "stats-copies-password-1" });
+    const spec = new Pipeline("stats").source("notes", { format: "jsonl" }).transform("clean", { from: "notes", operator: { kind: "identity" } }).output("search", { from: "clean", surface: "search" }).toSpec();
+    const { pipeline } = await createPipeline(t.db, workspace.id, { name: "stats", spec });
+    await appendSourceRecords(t.db, pipeline.id, "notes", [{ externalId: "a", content: "tomato seedlings" }, { externalId: "b", content: "tomato soup" }]);
+    expect((await runPipeline(t.db, { workspaceId: workspace.id, pipelineId: pipeline.id })).status).toBe("completed");
+    await indexPipeline(t.db, pipeline.id);
+    const { branchId } = await resolveBranch(t.db, workspace.id, pipeline.id);
+    const df = async (now: number) => (await reader.loadTermStats(t.db, branchId, ["clean"], ["tomato"], now)).get("clean")?.df.get("tomato");
+    // The clock is given, so the entry is well within its lifetime however slow the machine.
+    const t0 = performance.now();
+    expect(await df(t0)).toBe(2);
+    await t.db.$executeRawUnsafe(`UPDATE "SearchTermStat" SET df = 5 WHERE "branchId" = $1 AND step = 'clean' AND term = 'tomato'`, branchId);
+    expect(await df(t0 + 1), "cached").toBe(2);
+    // The other copy's index pass (a run Next's routes started) forgets the branch's statistics.
+    const writer = await secondCopy(() => import("../search/term-stats"));
+    expect(writer).not.toBe(reader);
+    writer.forgetTermStats(branchId, t0 + 2);
+    expect(await df(t0 + 3)).toBe(5);
+  });
+
   it("run recovery in one copy does not resume a run another copy is executing, its heartbeat late", async () => {
     const { signUp } = await import("../services/users");
     const { appendSourceRecords, createPipeline } = await import("../services/pipelines");

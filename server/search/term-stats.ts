@@ -1,6 +1,7 @@
 /**
  * BM25 statistics for a search (each step's record count and mean length, each query term's
- * document frequency), cached per process like the rest of the request path: an entry is served
+ * document frequency), cached per process like the rest of the request path (one cache for every copy
+ * of this module in the process, see server/core/process-state.ts): an entry is served
  * for at most SYNTHEX_AUTH_CACHE_MS (default and maximum 1 s; 0 turns the cache off), and a refresh
  * of the index in this process (`forgetTermStats`, after its transaction commits) ends the
  * branch's entries at once. Another process's run is seen within that second — the same bound as
@@ -12,6 +13,7 @@
  * the steps' numbers and those words only.
  */
 import type { Db } from "../core/db";
+import { processState } from "../core/process-state";
 import { requestCacheMs } from "../core/ttl-cache";
 import { termStatRows } from "../store/lexical-index";
 
@@ -36,7 +38,7 @@ interface Entries {
   terms: Map<string, { at: number; df: number }>;
 }
 // Entries belong to one database client (tests and benches open several in one process).
-const perClient = new WeakMap<object, Entries>();
+const perClient = processState("term-stats.perClient", () => new WeakMap<object, Entries>());
 
 function entriesOf(db: Db): Entries {
   let m = perClient.get(db);
@@ -60,9 +62,9 @@ function bounded<V>(map: Map<string, V>) {
  * When each branch's statistics were last forgotten here (entries loaded before are stale), for
  * every database client of the process at once.
  */
-const forgotten = new Map<string, number>();
-let allForgottenAt = -Infinity;
-const forgottenAt = (branchId: string) => Math.max(allForgottenAt, forgotten.get(branchId) ?? -Infinity);
+const marks = processState("term-stats.forgotten", () => ({ branches: new Map<string, number>(), all: -Infinity }));
+const forgotten = marks.branches;
+const forgottenAt = (branchId: string) => Math.max(marks.all, forgotten.get(branchId) ?? -Infinity);
 
 /** BM25 statistics of `steps` on the branch for the given lexemes (steps never indexed are absent). */
 export async function loadTermStats(db: Db, branchId: string, steps: string[], lexemes: string[], now = performance.now()): Promise<Map<string, StepTermStats>> {
@@ -113,7 +115,7 @@ export async function loadTermStats(db: Db, branchId: string, steps: string[], l
 /** Ends the cached statistics of a branch (its index changed in this process), or of every branch. */
 export function forgetTermStats(branchId?: string, now = performance.now()) {
   if (!branchId) {
-    allForgottenAt = now;
+    marks.all = now;
     forgotten.clear();
     return;
   }
