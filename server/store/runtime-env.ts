@@ -1,6 +1,7 @@
 /**
  * Process setup shared by `npm start`, the CLI and scripts: .env, the local auth secret, the database
- * (owning the embedded one if nobody does), migrations. Leaves DATABASE_URL set for child processes.
+ * (owning the embedded one if nobody does), migrations. Leaves DATABASE_URL set for child processes
+ * (and, on the embedded database, named statements off for them).
  */
 import { existsSync } from "node:fs";
 import { ensureAuthSecret, requireEnvironmentSecrets } from "../auth/local-secret";
@@ -23,6 +24,10 @@ export async function prepareRuntimeEnv(): Promise<{ url: string; close(): Promi
   await openMigratedDb(); // opens (or finds) the database and applies migrations
   const url = await getDatabaseUrl();
   process.env.DATABASE_URL = url;
+  // Child processes (the app servers) reach the embedded database through DATABASE_URL as if it
+  // were a PostgreSQL server; its connections share one PGlite session, where two connections
+  // preparing the same statement name collide (server/store/prepared-statements.ts).
+  if (await isEmbeddedDatabase()) process.env.SYNTHEX_DB_PREPARED = "off";
   return { url, close: closeDb };
 }
 
