@@ -80,7 +80,7 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-/** What the app and the database processes of a target are, for the CPU columns: a root and whether its whole tree counts. */
+/** The app and the database processes of a target, for the CPU columns (asked again at each sample: backends come and go). */
 export interface Probe {
   app(): number[];
   db(): number[];
