@@ -25,10 +25,11 @@ export const MAX_PREPARED = 256;
 
 /**
  * Registered texts and their names, one map per process (server/core/process-state.ts): in
- * `npm start` the pool's adapter is made by Next's bundled copy of this module (instrumentation
- * opens the database first) while the direct /api/v1 path's search runs tsx's copy. With a map per
- * copy, the adapter found none of the direct path's texts, and every REST search was parsed and
- * planned again on each call (its database CPU per search 1.5× the same search called in-process).
+ * `npm start` the pool's adapter is made by the copy in Next's instrumentation bundle (it opens the
+ * database first), while the direct /api/v1 path's search runs tsx's copy and each Next route (MCP,
+ * tRPC) its own bundled one. With a map per copy, the adapter found none of their texts, and every
+ * search an app server answered was parsed and planned again on each call (a REST search's database
+ * CPU about 1.5× the same search called in-process).
  */
 const names = processState("prepared-statements.names", () => new Map<string, string>());
 
