@@ -179,6 +179,7 @@ async function measure(target: string, surface: Surface, kind: Row["path"], clie
   const elapsedS = (performance.now() - started) / 1000;
   const selfUsed = process.cpuUsage(self0);
   const selfS = (selfUsed.user + selfUsed.system) / 1e6;
+  // Read (and so stopped) on every row: an in-process row reports this process's CPU instead.
   const serverApp = appMeter();
   const appCpu = kind === "in-process" ? selfS : serverApp;
   const sorted = latencies.sort((x, y) => x - y);

@@ -63,8 +63,7 @@ function bounded<V>(map: Map<string, V>) {
  * every database client of the process at once.
  */
 const marks = processState("term-stats.forgotten", () => ({ branches: new Map<string, number>(), all: -Infinity }));
-const forgotten = marks.branches;
-const forgottenAt = (branchId: string) => Math.max(marks.all, forgotten.get(branchId) ?? -Infinity);
+const forgottenAt = (branchId: string) => Math.max(marks.all, marks.branches.get(branchId) ?? -Infinity);
 
 /** BM25 statistics of `steps` on the branch for the given lexemes (steps never indexed are absent). */
 export async function loadTermStats(db: Db, branchId: string, steps: string[], lexemes: string[], now = performance.now()): Promise<Map<string, StepTermStats>> {
@@ -116,10 +115,10 @@ export async function loadTermStats(db: Db, branchId: string, steps: string[], l
 export function forgetTermStats(branchId?: string, now = performance.now()) {
   if (!branchId) {
     marks.all = now;
-    forgotten.clear();
+    marks.branches.clear();
     return;
   }
   // Marks older than the lifetime end nothing that is not already stale.
-  if (forgotten.size >= 1000) for (const [b, at] of forgotten) if (now - at >= lifetime) forgotten.delete(b);
-  forgotten.set(branchId, now);
+  if (marks.branches.size >= 1000) for (const [b, at] of marks.branches) if (now - at >= lifetime) marks.branches.delete(b);
+  marks.branches.set(branchId, now);
 }
