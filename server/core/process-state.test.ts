@@ -126,4 +126,33 @@ describe("process state across module copies", () => {
     expect(done.status).toBe("completed");
     expect(await t.db.record.count({ where: { runId: run.id, step: "summaries" } })).toBe(1);
   });
+  it("a folder set through the route's copy is watched at once by the watchers the instrumentation's copy started", async () => {
+    const { mkdtemp, rm, writeFile } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const { signUp } = await import("../services/users");
+    const { createPipeline } = await import("../services/pipelines");
+    const { ragBaselineSpec } = await import("../pipeline/templates/rag");
+    const { workspace } = await signUp(t.db, { email: "inbox-copies@example.com", password: "inbox-copies-password-1" });
+    const { pipeline } = await createPipeline(t.db, workspace.id, { name: "inbox-copies", spec: ragBaselineSpec("folder") });
+    const dir = await mkdtemp(path.join(tmpdir(), "synthex-inbox-copies-"));
+    // instrumentation.ts starts the watchers in its copy; resyncing only every minute here.
+    const instrumentation = await import("../services/source-inbox");
+    const watchers = instrumentation.startInboxWatchers(() => t.db, { stableMs: 300, resyncMs: 60_000, owner: "app-server" });
+    try {
+      const route = await secondCopy(() => import("../services/source-inbox"));
+      expect(route).not.toBe(instrumentation);
+      await route.setInbox(t.db, { workspaceId: workspace.id, pipelineId: pipeline.id, source: "chats", path: dir });
+      const row = await t.db.sourceInbox.findUniqueOrThrow({ where: { pipelineId_source: { pipelineId: pipeline.id, source: "chats" } } });
+      expect(row.watcherId, "the setting waits for the next resync (a minute here, 30 s before)").toBe("app-server");
+      await writeFile(path.join(dir, "note.md"), "# Note\nwatched from the moment it was set");
+      const deadline = Date.now() + 20_000;
+      while ((await t.db.sourceImport.count({ where: { pipelineId: pipeline.id } })) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await watchers.idle();
+      expect(await t.db.sourceImport.count({ where: { pipelineId: pipeline.id, fileName: "note.md", status: "completed" } })).toBe(1);
+    } finally {
+      await watchers.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -125,4 +125,42 @@ describe("startInboxWatchers", () => {
       await watchers.stop();
     }
   }, 90_000);
+
+  it("two servers on one database: each folder is watched by one of them, and a stopped one's folder is taken over", async () => {
+    const shared = await mkdtemp(path.join(dir, "shared-"));
+    const { pipeline } = await createPipeline(db, workspaceId, { name: "inbox-two-servers", spec: ragBaselineSpec("folder") });
+    const importsOf = async (fileName: string) => db.sourceImport.findMany({ where: { pipelineId: pipeline.id, fileName } });
+    const fast = { stableMs: 300, resyncMs: 250, leaseMs: 2_000 };
+    const a = startInboxWatchers(() => db, { ...fast, owner: "server-a" });
+    const b = startInboxWatchers(() => db, { ...fast, owner: "server-b" });
+    const watcherOf = async () => (await db.sourceInbox.findUniqueOrThrow({ where: { pipelineId_source: { pipelineId: pipeline.id, source: "chats" } } })).watcherId;
+    const until = async (what: () => Promise<boolean>, label: string) => {
+      const deadline = Date.now() + 30_000;
+      while (!(await what()) && Date.now() < deadline) await sleep(100);
+      expect(await what(), label).toBe(true);
+    };
+    try {
+      await setInbox(db, { workspaceId, pipelineId: pipeline.id, source: "chats", path: shared });
+      // The last server started set it: its own watchers claimed the folder at once.
+      expect(await watcherOf()).toBe("server-b");
+      await writeFile(path.join(shared, "one.md"), "# One\nthe first file, dropped while both servers run");
+      await until(async () => (await importsOf("one.md")).length > 0, "one.md imported");
+      // Both servers resync several times meanwhile; neither imports the file a second time.
+      await sleep(1_500);
+      await Promise.all([a.idle(), b.idle()]);
+      expect((await importsOf("one.md")).map((i) => i.status)).toEqual(["completed"]);
+
+      // The watching server stops: it hands the folder over, and the other one watches it from then on.
+      await b.stop();
+      await until(async () => (await watcherOf()) === "server-a", "server-a took the folder over");
+      await writeFile(path.join(shared, "two.md"), "# Two\nthe second file, dropped after server b stopped");
+      await until(async () => (await importsOf("two.md")).length > 0, "two.md imported by server-a");
+      await sleep(1_000);
+      await a.idle();
+      expect(await importsOf("two.md")).toHaveLength(1);
+      expect(await db.record.count({ where: { pipelineId: pipeline.id, step: "chats", content: { contains: "the first file" } } })).toBe(1);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 90_000);
 });

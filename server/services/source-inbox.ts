@@ -14,6 +14,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
+import { processState } from "../core/process-state";
+import { claimInboxWatches, releaseInboxWatches } from "../store/inbox-lease";
+import { processLeaseOwner } from "../store/run-lease";
 import { executorKind } from "./executor";
 import { importFile } from "./imports";
 import { requestIncrementalRun } from "./ingest";
@@ -96,7 +99,7 @@ export async function setInbox(
       create: { workspaceId: input.workspaceId, pipelineId: pipeline.id, source: input.source, path: folder, createdById: input.userId ?? null },
       update: { path: folder, lastEvent: null, lastEventAt: null },
     });
-  await active?.sync();
+  await activeWatchers().current?.sync();
   return { pipelineId: pipeline.id, source: input.source, path: folder, previous, changed: true };
 }
 
@@ -117,20 +120,34 @@ export function describeInboxEvent(e: WatchEvent): string | null {
 }
 
 export interface InboxWatchers {
-  /** Start watchers for new or changed inbox rows, stop those of cleared ones. */
+  /** Start watchers for new or changed inbox rows this process holds (or now claims), stop those of cleared ones and lost claims. */
   sync(): Promise<void>;
   /** Resolves when every watcher's queued imports have finished (tests). */
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
 
-let active: InboxWatchers | null = null;
+/**
+ * This process's watchers, whichever module copy started them: the instrumentation's copy starts
+ * them and the tRPC route's copy sets a folder (Next bundles the two apart; process-state.ts), and
+ * the setting must reach the watchers at once, not at the next resync.
+ */
+const activeWatchers = () => processState("source-inbox.active", () => ({ current: null as InboxWatchers | null }));
 
 /**
- * Watch every configured inbox folder from this process (the app server). Rows changed by another
- * process are picked up every `resyncMs`; a setting changed here is followed at once.
+ * Watch the configured inbox folders from this process (the app server). Each folder is watched by
+ * one process of those sharing the database: a process claims the folders nobody holds on every
+ * resync (`resyncMs`, default 5 s) and keeps them while it renews the lease (`leaseMs`, default
+ * three resyncs; inbox-lease.ts). So a folder set through another app server is watched within a
+ * resync, and one whose server died is taken over when its lease expires.
  */
-export function startInboxWatchers(getDb: () => Db | Promise<Db>, opts: { stableMs?: number; resyncMs?: number; onEvent?: (inboxId: string, e: WatchEvent) => void } = {}): InboxWatchers {
+export function startInboxWatchers(
+  getDb: () => Db | Promise<Db>,
+  opts: { stableMs?: number; resyncMs?: number; leaseMs?: number; owner?: string; onEvent?: (inboxId: string, e: WatchEvent) => void } = {},
+): InboxWatchers {
+  const resyncMs = opts.resyncMs ?? 5_000;
+  const leaseMs = opts.leaseMs ?? 3 * resyncMs;
+  const owner = opts.owner ?? processLeaseOwner;
   const watching = new Map<string, { path: string; watcher: FolderWatcher }>();
   let syncing: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -159,26 +176,27 @@ export function startInboxWatchers(getDb: () => Db | Promise<Db>, opts: { stable
     if (stopped) return;
     const db = await getDb();
     const rows = await db.sourceInbox.findMany();
+    // A folder removed since it was set: not claimed until it is back (said on the settings page).
+    const present = await Promise.all(rows.map((row) => stat(row.path).then((s) => s.isDirectory(), () => false)));
+    const held = await claimInboxWatches(db, rows.filter((_, i) => present[i]).map((row) => row.id), owner, leaseMs);
     for (const [id, w] of watching) {
       const row = rows.find((r) => r.id === id);
-      if (!row || row.path !== w.path) {
+      if (!row || row.path !== w.path || !held.has(id)) {
         watching.delete(id);
         await w.watcher.close();
       }
     }
-    for (const row of rows) {
-      if (watching.has(row.id)) continue;
-      // A folder removed since it was set: skip it until it is back (said on the settings page).
-      const ok = await stat(row.path).then((s) => s.isDirectory(), () => false);
-      if (!ok) {
-        await db.sourceInbox.updateMany({ where: { id: row.id, NOT: { lastEvent: "the folder is missing; nothing is watched until it is back" } }, data: { lastEvent: "the folder is missing; nothing is watched until it is back", lastEventAt: new Date() } }).catch(() => {});
+    for (const [i, row] of rows.entries()) {
+      if (!present[i]) {
+        const missing = "the folder is missing; nothing is watched until it is back";
+        await db.sourceInbox.updateMany({ where: { id: row.id, NOT: { lastEvent: missing } }, data: { lastEvent: missing, lastEventAt: new Date() } }).catch(() => {});
         continue;
       }
-      start(db, row);
+      if (held.has(row.id) && !watching.has(row.id) && !stopped) start(db, row);
     }
   };
   const sync = () => (syncing = syncing.then(syncOnce, syncOnce).catch((err: unknown) => console.warn(`[synthex inbox] ${(err as Error).message}`)));
-  const timer = setInterval(() => void sync(), opts.resyncMs ?? 30_000);
+  const timer = setInterval(() => void sync(), resyncMs);
   timer.unref();
   const self: InboxWatchers = {
     sync,
@@ -192,10 +210,12 @@ export function startInboxWatchers(getDb: () => Db | Promise<Db>, opts: { stable
       await syncing;
       await Promise.all([...watching.values()].map((w) => w.watcher.close()));
       watching.clear();
-      if (active === self) active = null;
+      // Handed over at once: another server claims the folders at its next resync, not after the lease.
+      await releaseInboxWatches(await getDb(), owner).catch(() => {});
+      if (activeWatchers().current === self) activeWatchers().current = null;
     },
   };
-  active = self;
+  activeWatchers().current = self;
   void sync();
   return self;
 }

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "SourceInbox" ADD COLUMN     "watchedUntil" TIMESTAMP(3),
+ADD COLUMN     "watcherId" TEXT;
