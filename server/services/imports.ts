@@ -32,6 +32,8 @@ export interface ImportFileInput {
    * which for an upload is a server temp path that must not leak. Default: `path`.
    */
   displayName?: string;
+  /** The file's SHA-256 when the caller computed it (the inbox watcher), kept on the import row. */
+  contentSha256?: string;
   /** Items per `appendSourceRecords` call. Default 500. */
   batchSize?: number;
   /** Called after every batch (for progress bars). */
@@ -102,7 +104,7 @@ export async function importFile(db: Db, input: ImportFileInput): Promise<Import
   /** Messages name the file as the user knows it, never the temp path it was written to. */
   const shown = (message: string) => (input.displayName ? hidePath(message, [file, input.path], input.displayName) : message);
   const row = await db.sourceImport.create({
-    data: { workspaceId: input.workspaceId, pipelineId: pipeline.id, source: def.name, fileName, format: requested ?? "detecting", status: "running" },
+    data: { workspaceId: input.workspaceId, pipelineId: pipeline.id, source: def.name, fileName, format: requested ?? "detecting", status: "running", contentSha256: input.contentSha256 ?? null },
   });
 
   const warnings: ImportWarning[] = [];

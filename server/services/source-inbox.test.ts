@@ -126,7 +126,7 @@ describe("startInboxWatchers", () => {
     }
   }, 90_000);
 
-  it("two servers on one database: each folder is watched by one of them, and a stopped one's folder is taken over", async () => {
+  it("two servers on one database: each folder is watched by one of them; a stopped one's folder is taken over without reading it again", async () => {
     const shared = await mkdtemp(path.join(dir, "shared-"));
     const { pipeline } = await createPipeline(db, workspaceId, { name: "inbox-two-servers", spec: ragBaselineSpec("folder") });
     const importsOf = async (fileName: string) => db.sourceImport.findMany({ where: { pipelineId: pipeline.id, fileName } });
@@ -158,6 +158,8 @@ describe("startInboxWatchers", () => {
       await sleep(1_000);
       await a.idle();
       expect(await importsOf("two.md")).toHaveLength(1);
+      // Its first scan found one.md, which server b had imported: known by its content, not read again.
+      expect(await importsOf("one.md")).toHaveLength(1);
       expect(await db.record.count({ where: { pipelineId: pipeline.id, step: "chats", content: { contains: "the first file" } } })).toBe(1);
     } finally {
       await Promise.all([a.stop(), b.stop()]);

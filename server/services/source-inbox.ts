@@ -3,6 +3,8 @@
  * watches each configured folder with the same code as `synthex watch` (watch-folder.ts) — a new or
  * changed file is imported once (content hash), a half-written one is waited for, a deleted one is
  * NOT deleted from memory, and every import that adds records requests the incremental run (importFile).
+ * One process watches each folder (a lease, inbox-lease.ts), and the import rows keep each file's
+ * content hash, so a restarted or succeeding watcher does not import the folder's files again.
  *
  * The folder is on the server's disk, so the path is checked before it is stored: absolute, an
  * existing directory, and (after resolving symlinks) inside one of the allowed roots —
@@ -155,13 +157,16 @@ export function startInboxWatchers(
   const start = (db: Db, row: { id: string; workspaceId: string; pipelineId: string; source: string; path: string }) => {
     const watcher = watchFolder(row.path, {
       stableMs: opts.stableMs ?? 2000,
-      importOne: async (file) => {
+      importOne: async (file, sha256) => {
         const name = path.relative(row.path, file) || path.basename(file);
-        const res = await importFile(db, { workspaceId: row.workspaceId, pipelineId: row.pipelineId, source: row.source, path: file, displayName: name, actor: INBOX_ACTOR });
+        const res = await importFile(db, { workspaceId: row.workspaceId, pipelineId: row.pipelineId, source: row.source, path: file, displayName: name, actor: INBOX_ACTOR, contentSha256: sha256 });
         // importFile announces new records to Inngest; with the local executor the run starts here.
         if (res.added > 0 && executorKind() === "local") await requestIncrementalRun(db, row, "inbox: a file was imported", `${name} was imported into ${row.source}`);
         return res;
       },
+      // Imported by an earlier watcher of this source (before a restart, or a server that died).
+      importedBefore: async (sha256) =>
+        (await db.sourceImport.findFirst({ where: { pipelineId: row.pipelineId, source: row.source, contentSha256: sha256, status: "completed" }, orderBy: { createdAt: "desc" }, select: { fileName: true } }))?.fileName ?? null,
       onEvent: (e) => {
         opts.onEvent?.(row.id, e);
         const line = describeInboxEvent(e);

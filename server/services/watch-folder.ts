@@ -28,8 +28,13 @@ export type WatchEvent =
   | { kind: "ignored"; file: string };
 
 export interface WatchFolderOptions {
-  /** Imports one file (the CLI: `importFile` locally or an upload to a server). */
-  importOne: (file: string) => Promise<{ added: number; received: number }>;
+  /** Imports one file (the CLI: `importFile` locally or an upload to a server); `sha256` is its content's hash. */
+  importOne: (file: string, sha256: string) => Promise<{ added: number; received: number }>;
+  /**
+   * The name under which this content was imported before this watcher started, or null (the app
+   * server's inbox asks its import rows, so a restart or a takeover does not read the folder again).
+   */
+  importedBefore?: (sha256: string) => Promise<string | null>;
   /** Told of everything the watcher does. */
   onEvent?: (event: WatchEvent) => void;
   /** How long a file's size must stay still before it is read (ms). Default 2000. */
@@ -65,9 +70,14 @@ export function watchFolder(dir: string, opts: WatchFolderOptions): FolderWatche
       if (known !== undefined) {
         return emit({ kind: "unchanged", file: name, sameAs: known });
       }
+      const before = await opts.importedBefore?.(sha).catch(() => null);
+      if (before) {
+        seen.set(sha, before);
+        return emit({ kind: "unchanged", file: name, sameAs: before });
+      }
       seen.set(sha, name);
       try {
-        const res = await opts.importOne(file);
+        const res = await opts.importOne(file, sha);
         emit({ kind: "imported", file: name, added: res.added, received: res.received });
       } catch (err) {
         // Not remembered: a fixed version of the file (new bytes) is tried again.
