@@ -18,8 +18,12 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../server/http/testing/free-port";
+import { Pipeline } from "../server/pipeline/sdk";
+import { indexPipeline } from "../server/search/indexing";
 import { createApiKey } from "../server/services/api-keys";
 import { recordAudit } from "../server/services/audit";
+import { appendSourceRecords, createPipeline } from "../server/services/pipelines";
+import { runPipeline } from "../server/services/runs";
 import { signUp } from "../server/services/users";
 import { createTestDb, testDatabaseUrl, type TestDb } from "../server/store/test-db";
 
@@ -32,11 +36,14 @@ const SECURITY = ["x-frame-options", "content-security-policy", "x-content-type-
 let t: TestDb;
 const dir = mkdtempSync(path.join(tmpdir(), "synthex-app-server-"));
 const servers: Array<{ child: ChildProcess; port: number; log: string[] }> = [];
-const keys = { admin: "", readOnly: "", rateA: "", rateB: "", victim: "", victimId: "", revoker: "", large: "", hosts: [] as string[] };
+const keys = { admin: "", search: "", readOnly: "", rateA: "", rateB: "", victim: "", victimId: "", revoker: "", large: "", hosts: [] as string[] };
 /** Odd Host headers (each sent with a key of its own: the rate limit is 4 requests a minute). */
 const MALFORMED_HOSTS = ["exa mple.com", "localhost:99999", "[::1", "localhost:3000@evil.example", "evil.example/x", "evil.example\\x"];
 /** Requests this test sent that the direct path should answer (the app server logs its own count on stop). */
 let expectedDirect = 0;
+/** A pipeline with searchable records, and how many searches the direct path answered. */
+let pipelineId = "";
+let directSearches = 0;
 
 async function startServer(direct: boolean) {
   const port = await freePort();
@@ -51,7 +58,10 @@ async function startServer(direct: boolean) {
     SYNTHEX_API_RATE_PER_KEY: String(RATE_PER_KEY),
     SYNTHEX_MAX_BODY_BYTES: String(MAX_BODY),
     SYNTHEX_DATA_DIR: path.join(dir, direct ? "direct" : "next"),
-    SYNTHEX_INBOX_WATCH: "off",
+    // On for the direct server, as by default: its inbox watchers open the database from Next's copy
+    // of the modules at start-up, so the pool (and its statement names) is made by that copy while the
+    // direct path registers its search reads in tsx's copy, as under `npm start` (see the last test).
+    SYNTHEX_INBOX_WATCH: direct ? "on" : "off",
   };
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/start.ts")], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   const log: string[] = [];
@@ -113,6 +123,12 @@ beforeAll(async () => {
   [keys.victim, keys.victimId] = [victim.secret, victim.id];
   keys.large = (await createApiKey(t.db, workspace.id, owner, { name: "large", role: "admin" })).secret;
   keys.revoker = (await createApiKey(t.db, workspace.id, owner, { name: "revoker", role: "admin" })).secret;
+  keys.search = (await createApiKey(t.db, workspace.id, owner, { name: "search", role: "admin" })).secret;
+  const spec = new Pipeline("named").source("notes", { format: "jsonl" }).transform("clean", { from: "notes", operator: { kind: "identity" } }).output("search", { from: "clean", surface: "search" }).toSpec();
+  ({ pipeline: { id: pipelineId } } = await createPipeline(t.db, workspace.id, { name: "named", spec }));
+  await appendSourceRecords(t.db, pipelineId, "notes", [{ externalId: "a", content: "tomato seedlings go out in May" }, { externalId: "b", content: "tomato soup for the team lunch" }]);
+  expect((await runPipeline(t.db, { workspaceId: workspace.id, pipelineId })).status).toBe("completed");
+  await indexPipeline(t.db, pipelineId);
   for (const host of MALFORMED_HOSTS) keys.hosts.push((await createApiKey(t.db, workspace.id, owner, { name: `host ${host}`, role: "admin" })).secret);
   // A page of the audit log past the 64 KiB under which answers go uncompressed (server/api/rest.ts).
   for (let i = 0; i < 200; i++) await recordAudit(t.db, { workspaceId: workspace.id, actor: `user:${user.id}`, action: "bulk.entry", target: `${i} ${"x".repeat(450)}` });
@@ -248,15 +264,29 @@ describe.skipIf(!adminUrl)("npm start: /api/v1 without Next's router, refused an
     expect(after.status, `the revoked key still served ${Math.round(elapsed)} ms after its cache entry was loaded`).toBe(401);
   });
 
+  it("searches on the direct path (their reads go out as named statements: counted below)", async () => {
+    for (const q of ["tomato seedlings", "tomato soup", "lunch", "seedlings in May"]) {
+      const a = await sendDirect("GET", `/api/v1/pipelines/${pipelineId}/search?query=${encodeURIComponent(q)}&mode=fts`, bearer(keys.search));
+      expect(a.status, JSON.stringify(a.body).slice(0, 300)).toBe(200);
+      expect(JSON.stringify(a.body)).toContain("tomato");
+      directSearches++;
+    }
+  });
+
   // Last: stops the direct server.
   it("answered on the direct path exactly the requests meant for it (its count, logged on stop)", async () => {
     const server = servers.find((s) => s.port === direct)!;
     const exited = new Promise((resolve) => server.child.once("exit", resolve));
     process.kill(server.child.pid!, "SIGTERM");
     await exited;
-    const line = /(\d+) \/api\/v1 requests answered directly, (\d+) requests through Next/.exec(server.log.join(""));
+    const line = /(\d+) \/api\/v1 requests answered directly, (\d+) requests through Next, (\d+) queries sent as named statements/.exec(server.log.join(""));
     expect(line, server.log.join("")).not.toBeNull();
+    console.log(`[app-server test] ${line![0]}`);
     expect(Number(line![1])).toBe(expectedDirect);
     expect(Number(line![2])).toBeGreaterThan(0);
+    // The direct path registers its search reads in tsx's copy of the modules; the pool's adapter
+    // was made by Next's copy. Named only if both copies share one registry (process-state.ts).
+    expect(directSearches).toBe(4);
+    expect(Number(line![3]), "the direct path's search reads went out unnamed: parsed and planned on every call").toBeGreaterThanOrEqual(directSearches);
   });
 });

@@ -18,7 +18,8 @@
  * A request whose Host is not a plain `name[:port]` goes to Next too, so a malformed one gets
  * Next's answer. The path leaves no trace on an answer (both give the same headers); on a normal
  * stop the process logs how many requests each path answered:
- * `[synthex] app server <pid> stopping: <n> /api/v1 requests answered directly, <m> requests through Next`.
+ * `[synthex] app server <pid> stopping: <n> /api/v1 requests answered directly, <m> requests through Next,
+ * <k> queries sent as named statements` (prepared-statements.ts).
  *
  * SYNTHEX_DIRECT_API=off: scripts/start.ts runs plain `next start` instead (every request through Next).
  */
@@ -31,6 +32,7 @@ import { installPeerStamp } from "../server/http/client-address";
 import { SECURITY_HEADERS } from "../server/http/security-headers";
 import { countLiveHttpRequests } from "../server/services/live-requests";
 import { flushQueryLogOnStop } from "../server/services/query-log";
+import { namedStatementsSent } from "../server/store/prepared-statements";
 
 type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 const requireHere = createRequire(import.meta.url);
@@ -112,7 +114,7 @@ async function main() {
     // Once: a terminal's Ctrl-C reaches this process and scripts/start.ts, which passes a SIGTERM on.
     if (stopping) return;
     stopping = true;
-    console.log(`[synthex] app server ${process.pid} stopping: ${answered.direct} /api/v1 requests answered directly, ${answered.next} requests through Next`);
+    console.log(`[synthex] app server ${process.pid} stopping: ${answered.direct} /api/v1 requests answered directly, ${answered.next} requests through Next, ${namedStatementsSent()} queries sent as named statements`);
     server.close();
     const timeout = new Promise((resolve) => setTimeout(resolve, 3000).unref());
     void Promise.race([flushQueryLogOnStop(), timeout]).finally(() => process.exit(code));

@@ -39,9 +39,19 @@ export function prepared(sql: string): string {
   return sql;
 }
 
+/** Queries this process has sent named (the app server logs it on stop: a test reads it). */
+const sent = processState("prepared-statements.sent", () => ({ named: 0 }));
+
 /** The name of a registered statement; undefined (sent unnamed) for every other query. */
 export function statementName(query: { sql: string }): string | undefined {
-  return names.get(query.sql);
+  const name = names.get(query.sql);
+  if (name !== undefined) sent.named++;
+  return name;
+}
+
+/** How many queries this process has sent as named statements so far. */
+export function namedStatementsSent(): number {
+  return sent.named;
 }
 
 /** Whether named statements are on for a (non-embedded) PostgreSQL connection: SYNTHEX_DB_PREPARED, default on. */
