@@ -4,7 +4,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
 import { TWO_ALTITUDE_SPEC as SPEC } from "../server/eval/testing/two-altitude-spec";
-import { FIXTURE, newPipeline, signUp, trpc, uploadToSource, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
+import { FIXTURE, newPipeline, searchMemory, signUp, trpc, uploadToSource, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * Evals in a real browser: a pipeline with two branches, a LoCoMo-shaped file uploaded on the
@@ -111,8 +111,7 @@ test("add to question set from the explorer, then score the pipeline on it from 
 
   // Explorer: search, open a hit's source, add it to a new question set with the expected answer.
   await page.goto(`${overview}/explore?branch=main`);
-  await page.getByTestId("search-input").fill("lighthouse key");
-  await page.getByTestId("search-submit").click();
+  await searchMemory(page, "lighthouse key", "button");
   await page.getByTestId("search-result").first().click();
   await page.getByTestId("source-item").first().click();
   await expect(page.getByTestId("record-content")).toContainText("lighthouse");

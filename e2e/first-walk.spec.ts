@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { FIXTURE, newPipeline, signUp as signUpAs, trpc, waitForRun, uploadToSource, workspaceId } from "./helpers";
+import { FIXTURE, newPipeline, searchMemory, signUp as signUpAs, trpc, uploadToSource, waitForRun, workspaceId } from "./helpers";
 
 /**
  * What a first-time user trips on (issue 14), each in the real browser: canvas renames and
@@ -218,8 +218,7 @@ test("explorer: quick Altitude then Mode changes both stick; the URL holds the s
   // Next may keep a hidden copy of a route it rendered before (React Activity): assert on what is shown.
   const shown = (id: string) => page.locator(`[data-testid="${id}"]:visible`);
   await page.goto(`${overview}/explore?branch=main`);
-  await page.getByTestId("search-input").fill("blue ceramic frog");
-  await page.getByTestId("search-input").press("Enter");
+  await searchMemory(page, "blue ceramic frog");
   await expect(page).toHaveURL(/q=blue\+ceramic\+frog/);
   // Two changes back to back, without waiting in between.
   await page.getByTestId("search-step").selectOption("transcripts");

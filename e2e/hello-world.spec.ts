@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { editSummariesInCanvas, FIXTURE, signUp, waitForRun } from "./helpers";
+import { editSummariesInCanvas, FIXTURE, searchMemory, signUp, waitForRun } from "./helpers";
 
 /**
  * The hello-world path in a real browser, on the embedded defaults and the offline model:
@@ -50,8 +50,7 @@ test("hello world: upload, run, search, drill down, change a prompt, re-run incr
   // Search the planted phrase with the defaults (every indexed step, hybrid): the rare phrase said
   // once is the top hit, in the 3-turn window that holds it; then drill down to the raw conversation.
   await page.getByTestId("tab-explore").click();
-  await page.getByTestId("search-input").fill(QUERY);
-  await page.getByTestId("search-input").press("Enter");
+  await searchMemory(page, QUERY);
   const hit = page.getByTestId("search-result").first();
   await expect(hit).toBeVisible();
   await expect(hit).toHaveAttribute("data-step", "windows");

@@ -48,6 +48,20 @@ export async function uploadToSource(page: Page, source: string, files: Paramete
   await expect(page.getByTestId("run-button")).toHaveText(/^Run$/, { timeout });
 }
 
+/**
+ * Types `query` into the explorer's search box the page shows and submits it (Enter, or the Search
+ * button). A page can hold hidden copies of the box: Next keeps routes rendered before (React
+ * Activity, see first-walk.spec.ts), and while React streams the explorer's Suspense boundary its
+ * server-rendered copy can stay for a moment in a `<div hidden id="S:0">` beside the hydrated one
+ * (a CI trace showed both); a strict locator would then match two.
+ */
+export async function searchMemory(page: Page, query: string, submit: "enter" | "button" = "enter") {
+  const input = page.getByTestId("search-input").filter({ visible: true });
+  await input.fill(query);
+  if (submit === "enter") await input.press("Enter");
+  else await page.getByTestId("search-submit").filter({ visible: true }).click();
+}
+
 /** On a run's page: waits until it ends, and expects `status`. */
 export async function waitForRun(page: Page, status = "completed") {
   await expect(page).toHaveURL(/\/runs\/[^/?]+/);

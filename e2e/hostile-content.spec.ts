@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { FIXTURE, newPipeline, signUp, uploadToSource, waitForRun } from "./helpers";
+import { FIXTURE, newPipeline, searchMemory, signUp, uploadToSource, waitForRun } from "./helpers";
 
 /**
  * Issue 22, item 2: hostile record content, titles and metadata render as text everywhere. A
@@ -67,8 +67,7 @@ test("hostile content, titles and metadata render as text in every view, and not
 
   // Explorer: search hits, a record's content and its sources show the markup as text.
   await page.goto(`${overview}/explore?branch=main`);
-  await page.getByTestId("search-input").fill("lighthouse key");
-  await page.getByTestId("search-submit").click();
+  await searchMemory(page, "lighthouse key", "button");
   await expect(page.getByTestId("search-result").first()).toBeVisible();
   await expect(page.getByTestId("search-result").first()).toContainText("onerror");
   await page.getByTestId("search-result").first().click();

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
+import { searchMemory, signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * An inbox folder in Settings → Sources (issue 35): the owner sets a folder for a documents
@@ -36,8 +36,7 @@ test("inbox folder: set in Settings, a dropped file's text appears in the explor
 
     await expect(async () => {
       await page.goto(`/w/${slug}/pipelines/${created.pipeline.id}/explore`);
-      await page.getByTestId("search-input").fill("greenhouse vents");
-      await page.getByTestId("search-input").press("Enter");
+      await searchMemory(page, "greenhouse vents");
       await expect(page.getByTestId("search-result").first()).toContainText(/27 degrees/i, { timeout: 5_000 });
     }).toPass({ timeout: 120_000 });
     await page.screenshot({ path: info.outputPath("02-found.png"), fullPage: true });

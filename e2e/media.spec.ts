@@ -4,7 +4,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { textPdf, textPng, toneWav } from "../server/importers/testing/media-fixtures";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../server/llm/testing/mock-openai-server";
-import { signUp, trpc, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
+import { searchMemory, signUp, trpc, waitForRun, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * Documents, images and memos in a real browser: a 3-page PDF, a PNG of a whiteboard and a WAV memo
@@ -38,8 +38,7 @@ async function shots(page: Page, name: string, out: (n: string) => string) {
 /** Search, open the top hit and drill down to its raw source in the explorer (the origin shows there), then its record page. */
 async function openSourceOf(page: Page, overview: string, query: string, match: RegExp, shot: (name: string) => Promise<void>) {
   await page.goto(`${overview}/explore`);
-  await page.getByTestId("search-input").fill(query);
-  await page.getByTestId("search-input").press("Enter");
+  await searchMemory(page, query);
   await page.getByTestId("search-result").first().click();
   const content = page.getByTestId("record-content");
   for (let depth = 0; depth < 4; depth++) {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { signUp, uploadToSource, waitForRun } from "./helpers";
+import { searchMemory, signUp, uploadToSource, waitForRun } from "./helpers";
 
 /**
  * A person's path through Memex memories: a pipeline from the Memex template, an export where a
@@ -51,8 +51,7 @@ test("memex: a deleted memory shows its history and is restored from the record 
 
   // Search finds the restored memory.
   await page.getByTestId("tab-explore").click();
-  await page.getByTestId("search-input").fill("saltwater aquarium clownfish");
-  await page.getByTestId("search-input").press("Enter");
+  await searchMemory(page, "saltwater aquarium clownfish");
   await expect(page.getByTestId("search-result").filter({ hasText: "user keeps a saltwater aquarium" }).first()).toBeVisible();
   await expect(page.getByTestId("deleted-memories-memories")).toHaveCount(0);
   await shot("04-search-restored.png");

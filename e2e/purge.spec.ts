@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { FIXTURE, signUp, uploadToSource, waitForRun } from "./helpers";
+import { FIXTURE, searchMemory, signUp, uploadToSource, waitForRun } from "./helpers";
 
 /**
  * Purge (GDPR) in the browser: an owner finds the conversation that holds a phrase (exact search
@@ -27,8 +27,7 @@ test("purge a conversation from its record page: dry run first, typed confirmati
   // The source conversation that says it: exact search reads the raw sources.
   await page.getByTestId("tab-explore").click();
   await page.getByLabel("exact").check();
-  await page.getByTestId("search-input").fill(PHRASE);
-  await page.getByTestId("search-input").press("Enter");
+  await searchMemory(page, PHRASE);
   const hit = page.getByTestId("search-result");
   await expect(hit).toHaveCount(1);
   await expect(hit).toHaveAttribute("data-step", "chats");
@@ -56,13 +55,11 @@ test("purge a conversation from its record page: dry run first, typed confirmati
 
   // Back in the explorer: the phrase is gone from the sources and from every derived step.
   await expect(page).toHaveURL(/\/explore/);
-  await page.getByTestId("search-input").fill(PHRASE);
-  await page.getByTestId("search-input").press("Enter");
+  await searchMemory(page, PHRASE);
   await expect(page.getByTestId("results-column")).toContainText("No good match");
   await page.getByLabel("exact").uncheck();
   await page.getByTestId("search-mode").selectOption("fts");
-  await page.getByTestId("search-input").fill(PHRASE);
-  await page.getByTestId("search-input").press("Enter");
+  await searchMemory(page, PHRASE);
   await expect(page.getByTestId("results-column")).toContainText(/No good match|only stop words/);
   await expect(page.getByTestId("search-result").filter({ hasText: /ceramic frog/i })).toHaveCount(0);
   await shot("02-after-purge.png");

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
+import { searchMemory, signUp, trpc, workspaceId as workspaceIdOf } from "./helpers";
 
 /**
  * Quick add in a real browser (issue 35): on a documents pipeline's overview, a note typed into the
@@ -46,8 +46,7 @@ test("quick add a note: stored once, the requested run makes it searchable", asy
   // The run the note asked for makes it findable.
   await expect(async () => {
     await page.goto(`${overview}/explore`);
-    await page.getByTestId("search-input").fill("boiler pressure");
-    await page.getByTestId("search-input").press("Enter");
+    await searchMemory(page, "boiler pressure");
     await expect(page.getByTestId("search-result").first()).toContainText(/boiler/i, { timeout: 5_000 });
   }).toPass({ timeout: 120_000 });
   await shots(page, "03-found", out);
