@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
 import { textPdf } from "../importers/testing/media-fixtures";
 import { ragBaselineSpec } from "../pipeline/templates/rag";
+import { claimInboxWatches } from "../store/inbox-lease";
 import { createTestDb } from "../store/test-db";
 import { settleBackgroundWork } from "./background";
 import { createPipeline } from "./pipelines";
@@ -165,4 +166,27 @@ describe("startInboxWatchers", () => {
       await Promise.all([a.stop(), b.stop()]);
     }
   }, 90_000);
+
+  it("a server that died keeps its folders only until its lease expires; then another server watches them", async () => {
+    const orphaned = await mkdtemp(path.join(dir, "orphaned-"));
+    const { pipeline } = await createPipeline(db, workspaceId, { name: "inbox-dead-server", spec: ragBaselineSpec("folder") });
+    await setInbox(db, { workspaceId, pipelineId: pipeline.id, source: "chats", path: orphaned });
+    const row = await db.sourceInbox.findUniqueOrThrow({ where: { pipelineId_source: { pipelineId: pipeline.id, source: "chats" } } });
+    // A server claimed the folder for 5 s, then died: it never renews nor releases the claim.
+    expect(await claimInboxWatches(db, [row.id], "dead-server", 5_000)).toEqual(new Set([row.id]));
+    const live = startInboxWatchers(() => db, { stableMs: 300, resyncMs: 250, leaseMs: 2_000, owner: "live-server" });
+    const watcherOf = async () => (await db.sourceInbox.findUniqueOrThrow({ where: { id: row.id } })).watcherId;
+    try {
+      await writeFile(path.join(orphaned, "late.md"), "# Late\nwritten while the folder's server was dead");
+      await sleep(1_000);
+      expect(await watcherOf(), "taken over before the dead server's lease expired").toBe("dead-server");
+      const deadline = Date.now() + 30_000;
+      while ((await db.sourceImport.count({ where: { pipelineId: pipeline.id, fileName: "late.md" } })) === 0 && Date.now() < deadline) await sleep(200);
+      await live.idle();
+      expect(await watcherOf()).toBe("live-server");
+      expect((await db.sourceImport.findMany({ where: { pipelineId: pipeline.id } })).map((i) => [i.fileName, i.status])).toEqual([["late.md", "completed"]]);
+    } finally {
+      await live.stop();
+    }
+  }, 60_000);
 });
