@@ -36,6 +36,8 @@ test("sign up, second workspace, invite an editor and a viewer", async ({ browse
   await expect(owner.getByTestId("workspace-switcher")).toContainText("Acme Research");
 
   const editorLink = await createInvite(owner, "editor");
+  // The invite list names who made each link (a link ends when its maker leaves or loses the role).
+  await expect(owner.getByTestId("invite-created-by").first()).toHaveText(alice.email);
   await owner.screenshot({ path: testInfo.outputPath("02-members-invite.png") });
 
   const bobCtx = await browser.newContext();

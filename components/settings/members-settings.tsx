@@ -56,7 +56,10 @@ function Invites() {
     <Card>
       <CardHeader>
         <CardTitle>Invite by link</CardTitle>
-        <CardDescription>Anyone with the link can join once, with the role you choose. Links expire after 7 days.</CardDescription>
+        <CardDescription>
+          Anyone with the link can join once, with the role you choose. Links expire after 7 days. A link ends when the member who made it leaves or is removed, or is
+          demoted below the role it grants.
+        </CardDescription>
       </CardHeader>
       <CardContent className="space-y-4">
         <div className="flex items-center gap-2">
@@ -87,14 +90,25 @@ function Invites() {
             <TableHeader>
               <TableRow>
                 <TableHead>Role</TableHead>
+                <TableHead>Created by</TableHead>
                 <TableHead>Expires</TableHead>
                 <TableHead />
               </TableRow>
             </TableHeader>
             <TableBody>
               {invites.data.map((inv) => (
-                <TableRow key={inv.id}>
+                <TableRow key={inv.id} data-testid="invite-row">
                   <TableCell>{inv.role}</TableCell>
+                  <TableCell data-testid="invite-created-by">
+                    {inv.createdBy ? (
+                      <>
+                        <div>{inv.createdBy.name ?? inv.createdBy.email}</div>
+                        {inv.createdBy.name ? <div className="text-xs text-muted-foreground">{inv.createdBy.email}</div> : null}
+                      </>
+                    ) : (
+                      <span className="text-muted-foreground">a deleted account</span>
+                    )}
+                  </TableCell>
                   <TableCell>{inv.expiresAt.toLocaleString()}</TableCell>
                   <TableCell className="text-right">
                     <Button variant="ghost" size="sm" onClick={() => revoke.mutate({ workspaceId: workspace.id, inviteId: inv.id })}>
@@ -119,12 +133,26 @@ export function MembersSettings() {
   const members = useQuery(trpc.member.list.queryOptions({ workspaceId: workspace.id }));
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.member.list.queryKey() });
   const opts = { onSuccess: refresh, onError: (err: unknown) => toast.error(errorMessage(err)) };
-  const changeRole = useMutation(trpc.member.changeRole.mutationOptions(opts));
+  const changeRole = useMutation(
+    trpc.member.changeRole.mutationOptions({
+      ...opts,
+      onSuccess: (out) => {
+        if (out.invitesRevoked) toast.success(`Role changed; ${out.invitesRevoked} invite link${out.invitesRevoked === 1 ? "" : "s"} they made for a higher role revoked.`);
+        void queryClient.invalidateQueries({ queryKey: trpc.invite.list.queryKey() });
+        return refresh();
+      },
+    }),
+  );
   const remove = useMutation(
     trpc.member.remove.mutationOptions({
       ...opts,
       onSuccess: (out) => {
-        if (out.keysRevoked) toast.success(`Member removed; ${out.keysRevoked} API key${out.keysRevoked === 1 ? "" : "s"} they made revoked.`);
+        const revoked = [
+          out.keysRevoked ? `${out.keysRevoked} API key${out.keysRevoked === 1 ? "" : "s"}` : "",
+          out.invitesRevoked ? `${out.invitesRevoked} invite link${out.invitesRevoked === 1 ? "" : "s"}` : "",
+        ].filter(Boolean);
+        if (revoked.length) toast.success(`Member removed; ${revoked.join(" and ")} they made revoked.`);
+        void queryClient.invalidateQueries({ queryKey: trpc.invite.list.queryKey() });
         return refresh();
       },
     }),
@@ -133,7 +161,7 @@ export function MembersSettings() {
     <div className="max-w-3xl space-y-6">
       <PageHeader
         title="Members"
-        description="People in this workspace and what they may do. A member's API keys act with at most their current role; removing a member revokes the keys they made."
+        description="People in this workspace and what they may do. A member's API keys act with at most their current role; removing a member revokes the keys and invite links they made."
       />
       <Card>
         <CardContent>

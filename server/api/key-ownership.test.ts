@@ -212,7 +212,7 @@ describe("API keys belong to the member who made them", () => {
     expect((await agent(made.secret).rest("GET", "/pipelines")).status).toBe(200);
     const members = await (await as(owner)).member.list({ workspaceId });
     expect(members.find((m) => m.user.email === "max@keys.test")).toMatchObject({ apiKeys: 1 });
-    expect(await (await as(max)).workspace.leave({ workspaceId })).toEqual({ left: workspaceId, keysRevoked: 1 });
+    expect(await (await as(max)).workspace.leave({ workspaceId })).toEqual({ left: workspaceId, keysRevoked: 1, invitesRevoked: 0 });
     expect((await agent(made.secret).rest("GET", "/pipelines")).status).toBe(401);
     const entry = (await (await as(owner)).audit.list({ workspaceId, action: "member.leave" })).entries[0];
     expect(entry).toMatchObject({ target: `user:${max.userId}`, summary: { keysRevoked: 1 } });

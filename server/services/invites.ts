@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { canAssignRole, type Role } from "../auth/permissions";
+import { canAssignRole, isRole, type Role } from "../auth/permissions";
 import { randomToken, sha256Hex } from "../auth/secrets";
-import type { Db } from "../core/db";
+import type { Db, DbTx } from "../core/db";
 import { badRequest, forbidden, notFound } from "../core/errors";
-import { assertNotMember, roleSchema } from "./workspaces";
+import { assertNotMember, outranks, roleSchema } from "./workspaces";
 
 export const createInviteInput = z.object({
   role: roleSchema.default("editor"),
@@ -13,6 +13,7 @@ export const createInviteInput = z.object({
 export async function createInvite(
   db: Db,
   workspaceId: string,
+  /** The member who invites (for an API key, the member who made the key): their invites end with their role. */
   actor: { userId: string; role: Role },
   input: z.input<typeof createInviteInput>,
 ) {
@@ -32,12 +33,23 @@ export async function createInvite(
   return { id: invite.id, role: invite.role, expiresAt: invite.expiresAt, token };
 }
 
+/** The user an invite's `createdById` names: a user id, or `apikey:<id>` (older invites made with a key) for that key's member. */
+async function creatorUserIds(db: DbTx, createdByIds: string[]): Promise<Map<string, string>> {
+  const keyIds = createdByIds.filter((c) => c.startsWith("apikey:")).map((c) => c.slice("apikey:".length));
+  const keys = keyIds.length ? await db.apiKey.findMany({ where: { id: { in: keyIds } }, select: { id: true, createdById: true } }) : [];
+  return new Map(createdByIds.map((c) => [c, c.startsWith("apikey:") ? (keys.find((k) => `apikey:${k.id}` === c)?.createdById ?? "") : c]));
+}
+
+/** Live invites, each with who made it (null when that account no longer exists). */
 export async function listInvites(db: Db, workspaceId: string) {
-  return db.invite.findMany({
+  const invites = await db.invite.findMany({
     where: { workspaceId, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } },
-    select: { id: true, role: true, expiresAt: true, createdAt: true },
+    select: { id: true, role: true, expiresAt: true, createdAt: true, createdById: true },
     orderBy: { createdAt: "desc" },
   });
+  const creators = await creatorUserIds(db, [...new Set(invites.map((i) => i.createdById))]);
+  const users = await db.user.findMany({ where: { id: { in: [...new Set(creators.values())] } }, select: { id: true, email: true, name: true } });
+  return invites.map(({ createdById, ...invite }) => ({ ...invite, createdBy: users.find((u) => u.id === creators.get(createdById)) ?? null }));
 }
 
 export async function revokeInvite(db: Db, workspaceId: string, inviteId: string) {
@@ -49,11 +61,27 @@ export async function revokeInvite(db: Db, workspaceId: string, inviteId: string
   return { revoked: inviteId };
 }
 
-async function usableInvite(db: Pick<Db, "invite">, token: string) {
+const NOT_VALID = "This invite link is not valid. Ask for a new one.";
+
+/**
+ * Whether the invite's creator still holds at least the role it grants in its workspace. Leaving,
+ * removal and demotion revoke such invites (server/services/workspaces.ts); this answers the same
+ * for one whose creator lost the role by any other path.
+ */
+async function creatorStillGrants(db: DbTx, invite: { workspaceId: string; createdById: string; role: string }): Promise<boolean> {
+  const userId = (await creatorUserIds(db, [invite.createdById])).get(invite.createdById);
+  if (!userId || !isRole(invite.role)) return false;
+  const membership = await db.membership.findUnique({ where: { workspaceId_userId: { workspaceId: invite.workspaceId, userId } }, select: { role: true } });
+  return !!membership && isRole(membership.role) && !outranks(invite.role, membership.role);
+}
+
+async function usableInvite(db: DbTx, token: string) {
   const invite = await db.invite.findUnique({ where: { tokenHash: sha256Hex(token) }, include: { workspace: true } });
-  if (!invite || invite.revokedAt) throw notFound("This invite link is not valid. Ask for a new one.");
+  if (!invite || invite.revokedAt) throw notFound(NOT_VALID);
   if (invite.acceptedAt) throw badRequest("This invite link was already used. Ask for a new one.");
   if (invite.expiresAt.getTime() <= Date.now()) throw badRequest("This invite link has expired. Ask for a new one.");
+  // Answered as a revoked invite: its creator no longer grants what it grants.
+  if (!(await creatorStillGrants(db, invite))) throw notFound(NOT_VALID);
   return invite;
 }
 
@@ -68,11 +96,16 @@ export async function acceptInvite(db: Db, token: string, userId: string) {
     const invite = await usableInvite(tx, token);
     await assertNotMember(tx, invite.workspaceId, userId);
     // Conditional update: two concurrent accepts cannot both succeed.
+    // Nor can an accept and the revocation of the invite (its creator removed meanwhile).
     const claimed = await tx.invite.updateMany({
-      where: { id: invite.id, acceptedAt: null },
+      where: { id: invite.id, acceptedAt: null, revokedAt: null },
       data: { acceptedAt: new Date(), acceptedById: userId },
     });
-    if (claimed.count !== 1) throw badRequest("This invite link was already used. Ask for a new one.");
+    if (claimed.count !== 1) {
+      const now = await tx.invite.findUnique({ where: { id: invite.id }, select: { revokedAt: true } });
+      if (!now || now.revokedAt) throw notFound(NOT_VALID);
+      throw badRequest("This invite link was already used. Ask for a new one.");
+    }
     await tx.membership.create({ data: { workspaceId: invite.workspaceId, userId, role: invite.role } });
     return { workspaceId: invite.workspaceId, slug: invite.workspace.slug, role: invite.role as Role };
   });

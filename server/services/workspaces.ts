@@ -90,8 +90,39 @@ export async function changeMemberRole(db: Db, workspaceId: string, actorRole: R
     if (member.role === "owner" && role !== "owner" && (await ownerCount(tx, workspaceId)) <= 1) {
       throw badRequest("A workspace needs at least one owner. Make someone else owner first.");
     }
-    return tx.membership.update({ where: { id: member.id }, data: { role } });
+    const updated = await tx.membership.update({ where: { id: member.id }, data: { role } });
+    return { ...updated, invitesRevoked: await revokeInvitesAbove(tx, workspaceId, member.userId, role) };
   }).finally(clearRequestCaches);
+}
+
+/** Whether role `a` ranks above role `b` (ROLES runs from most to least: owner > admin > editor > viewer). */
+export function outranks(a: Role, b: Role): boolean {
+  return ROLES.indexOf(a) < ROLES.indexOf(b);
+}
+
+/**
+ * The ids an invite's `createdById` names its member by: the user's id, and `apikey:<id>` of each
+ * key the user made (invites made with a key before they were attributed to the key's member).
+ */
+async function inviteCreatorRefs(tx: DbTx, workspaceId: string, userId: string): Promise<string[]> {
+  const keys = await tx.apiKey.findMany({ where: { workspaceId, createdById: userId }, select: { id: true } });
+  return [userId, ...keys.map((k) => `apikey:${k.id}`)];
+}
+
+/**
+ * An invite grants at most what its creator holds: when a member leaves, is removed (`role` null)
+ * or is demoted, the live invites they made that grant more than they now hold are revoked, in the
+ * transaction of that change (accepting an invite checks its creator again: server/services/invites.ts).
+ * How many were revoked.
+ */
+async function revokeInvitesAbove(tx: DbTx, workspaceId: string, userId: string, role: Role | null): Promise<number> {
+  const above = role === null ? ROLES : ROLES.filter((r) => outranks(r, role));
+  if (!above.length) return 0;
+  const { count } = await tx.invite.updateMany({
+    where: { workspaceId, createdById: { in: await inviteCreatorRefs(tx, workspaceId, userId) }, role: { in: [...above] }, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } },
+    data: { revokedAt: new Date() },
+  });
+  return count;
 }
 
 /**
@@ -112,7 +143,8 @@ export async function removeMember(db: Db, workspaceId: string, actorRole: Role,
       throw badRequest("You cannot remove the last owner of a workspace.");
     }
     await tx.membership.delete({ where: { id: member.id } });
-    return { removed: member.id, keysRevoked: await revokeMemberKeys(tx, workspaceId, member.userId) };
+    const invitesRevoked = await revokeInvitesAbove(tx, workspaceId, member.userId, null);
+    return { removed: member.id, keysRevoked: await revokeMemberKeys(tx, workspaceId, member.userId), invitesRevoked };
   }).finally(clearRequestCaches);
 }
 
@@ -124,7 +156,8 @@ export async function leaveWorkspace(db: Db, workspaceId: string, userId: string
       throw badRequest("You are the last owner: make someone else owner before leaving.");
     }
     await tx.membership.delete({ where: { id: member.id } });
-    return { left: workspaceId, keysRevoked: await revokeMemberKeys(tx, workspaceId, userId) };
+    const invitesRevoked = await revokeInvitesAbove(tx, workspaceId, userId, null);
+    return { left: workspaceId, keysRevoked: await revokeMemberKeys(tx, workspaceId, userId), invitesRevoked };
   }).finally(clearRequestCaches);
 }
 

@@ -3,13 +3,21 @@ import * as invites from "../../services/invites";
 import * as workspaces from "../../services/workspaces";
 import { createTRPCRouter, publicProcedure, userProcedure, workspaceProcedure } from "../trpc";
 
+/** The member acting: the signed-in person, or the member who made the API key (an invite made with a key is theirs, and ends with their role). */
 const actorId = (ctx: { userId: string | null; actor: { kind: string } & Record<string, unknown> }) =>
-  ctx.userId ?? `apikey:${String(ctx.actor.apiKeyId)}`;
+  ctx.userId ?? String(ctx.actor.createdById);
 
 export const memberRouter = createTRPCRouter({
   list: workspaceProcedure("members:read").query(({ ctx }) => workspaces.listMembers(ctx.db, ctx.workspace.id)),
   changeRole: workspaceProcedure("members:manage")
-    .meta({ audit: { action: "member.changeRole", target: (input) => `member:${String(input.memberId)}`, summary: (input) => ({ role: input.role }) } })
+    // Demoting revokes the member's live invites that outrank the new role, in the same transaction.
+    .meta({
+      audit: {
+        action: "member.changeRole",
+        target: (input) => `member:${String(input.memberId)}`,
+        summary: (input, out) => ({ role: input.role, invitesRevoked: (out as { invitesRevoked: number }).invitesRevoked }),
+      },
+    })
     .input(z.object({ memberId: z.string(), role: z.string() }))
     .mutation(({ ctx, input }) =>
       workspaces.changeMemberRole(ctx.db, ctx.workspace.id, ctx.role, input.memberId, input.role),
@@ -19,7 +27,8 @@ export const memberRouter = createTRPCRouter({
       audit: {
         action: "member.remove",
         target: (input) => `member:${String(input.memberId)}`,
-        summary: (_input, out) => ({ keysRevoked: (out as { keysRevoked: number }).keysRevoked }),
+        // Removing revokes the member's API keys and live invites in the same transaction.
+        summary: (_input, out) => ({ keysRevoked: (out as { keysRevoked: number }).keysRevoked, invitesRevoked: (out as { invitesRevoked: number }).invitesRevoked }),
       },
     })
     .input(z.object({ memberId: z.string() }))

@@ -32,8 +32,8 @@ export const workspaceRouter = createTRPCRouter({
         action: "member.leave",
         workspaceId: (input) => String(input.workspaceId),
         target: (_input, _out, actor) => actor,
-        // Leaving revokes the member's API keys in the same transaction.
-        summary: (_input, out) => ({ keysRevoked: (out as { keysRevoked: number }).keysRevoked }),
+        // Leaving revokes the member's API keys and live invites in the same transaction.
+        summary: (_input, out) => ({ keysRevoked: (out as { keysRevoked: number }).keysRevoked, invitesRevoked: (out as { invitesRevoked: number }).invitesRevoked }),
       },
     })
     .input(z.object({ workspaceId: z.string() }))
