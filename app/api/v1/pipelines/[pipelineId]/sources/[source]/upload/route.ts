@@ -3,11 +3,11 @@
  * `format`), or a raw body with `?filename=` (optional `?format=`, `?workspaceId=` to find a
  * pipeline by name). Auth: a signed-in session or a Bearer API key (same context as tRPC); the
  * caller needs `pipelines:write` in the pipeline's workspace. Who is asking and whether they may
- * write there is settled before a byte of the body is read; the body is then streamed to a temp
- * file under SYNTHEX_MAX_UPLOAD_BYTES (413 beyond it) and handed to `importFile`.
+ * write there is settled before a byte of the body is read; the body is then streamed to a file in
+ * a private staging folder (inbox-roots.ts: mode 0700, outside every inbox root) under
+ * SYNTHEX_MAX_UPLOAD_BYTES (413 beyond it) and handed to `importFile`.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import { TRPCError } from "@trpc/server";
 import { actorRef, createContext, roleIn, type Context } from "@/server/api/trpc";
@@ -20,6 +20,7 @@ import { crossSiteRefusal } from "@/server/http/csrf";
 import { receiveUpload } from "@/server/http/upload-body";
 import { assertMayUpload, assertPipelineAllowed } from "@/server/services/api-keys";
 import { importFile } from "@/server/services/imports";
+import { makeStagingDir } from "@/server/services/inbox-roots";
 import { getDb } from "@/server/store/db";
 
 export const runtime = "nodejs";
@@ -79,7 +80,8 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
     if (declaresTooLarge(req, limit)) return apiTooLargeResponse(limit);
     if (!req.body) return fail(400, "The request has no body.");
 
-    dir = await mkdtemp(path.join(tmpdir(), "synthex-upload-"));
+    // A private folder (0700) outside every inbox root: no workspace's inbox can see an upload.
+    dir = await makeStagingDir("upload-");
     const received = await receiveUpload(req.body, req.headers.get("content-type") ?? "", dir, limit, url.searchParams.get("filename") ?? "upload");
     if (!received.file) return fail(400, 'Send the file in a multipart field named "file".');
     const result = await importFile(db, {
