@@ -8,7 +8,7 @@
  */
 import { readFile } from "node:fs/promises";
 import sharp, { type Metadata } from "sharp";
-import { checkFile, displayName, fileSha256, mediaLimits, mediaMetadata } from "./media";
+import { checkFile, displayName, FileBudget, fileSha256, mediaLimits, mediaMetadata } from "./media";
 import { ocrImage, withOcr } from "./ocr";
 import { ImportError, type ImportEvent, type ImporterOptions, type MediaOriginal } from "./types";
 
@@ -22,6 +22,7 @@ export async function* importImage(file: string, opts: ImporterOptions = {}): As
   const limits = mediaLimits(opts.limits);
   const bytes = await checkFile(file, limits);
   const name = displayName(file, opts);
+  const budget = new FileBudget(name, file, limits);
   let meta: Metadata;
   try {
     meta = await sharp(file, { limitInputPixels: false }).metadata();
@@ -44,7 +45,9 @@ export async function* importImage(file: string, opts: ImporterOptions = {}): As
   } catch (err) {
     throw new ImportError(`${name} could not be decoded (${(err as Error).message}): the image is damaged or truncated.`, file);
   }
-  const ocr = await withOcr(opts.ocr, (engine) => ocrImage(png, engine)).catch((err: Error) => {
+  // OCR runs in tesseract's worker thread: at the file's deadline (SYNTHEX_IMPORT_MAX_SECONDS) it is terminated.
+  const ocr = await withOcr(opts.ocr, (engine) => budget.within(ocrImage(png, engine), undefined, () => engine.close())).catch((err: Error) => {
+    if (err instanceof ImportError) throw err;
     throw new ImportError(`${name}: OCR failed (${err.message}).`, file);
   });
   if (!ocr.text.trim()) yield { warning: { conversation: name, reason: "OCR found no text in the image; kept as a record that says so" } };

@@ -7,7 +7,7 @@ import path from "node:path";
 import { importChatgpt } from "./chatgpt";
 import { importClaude } from "./claude";
 import { isZipPath, peek, pickConversationsEntry, zipEntryNames } from "./input";
-import { detectMedia, type MediaFormat } from "./media";
+import { assertContentFits, detectMedia, type MediaFormat } from "./media";
 import { importMedia } from "./media-file";
 import { importFolder, importJsonl, importMarkdown } from "./text";
 import { IMPORT_FORMATS, ImportError, type ImportEvent, type ImporterOptions, type ImportFormat } from "./types";
@@ -82,8 +82,13 @@ export async function detectFormat(file: string): Promise<ImportFormat> {
   return ext === "" || ext === ".text" ? "text" : "markdown";
 }
 
-/** Runs the importer for `format` over `file`; warnings whose reason ends in "skipped" are flagged `skipped: true`. */
+/**
+ * Runs the importer for `format` over `file`; warnings whose reason ends in "skipped" are flagged
+ * `skipped: true`. A file whose content is not what the format reads (a PNG as markdown, a zip as
+ * a PDF) is refused first, whether the format was detected or chosen.
+ */
 export async function* readImport(file: string, format: ImportFormat, opts: ImporterOptions = {}): AsyncGenerator<ImportEvent> {
+  await assertContentFits(file, format, path.basename(opts.displayPath ?? file));
   for await (const ev of importerFor(file, format, opts)) {
     if ("warning" in ev && /;\s*skipped\b/.test(ev.warning.reason)) yield { warning: { ...ev.warning, skipped: true } };
     else yield ev;

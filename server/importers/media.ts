@@ -81,10 +81,47 @@ async function head(file: string, bytes = 4096): Promise<Buffer> {
   }
 }
 
+/** Extensions that promise text (notes, transcripts, JSON exports): binary content under them is a lie. */
+export const TEXT_EXTENSIONS = new Set([".md", ".markdown", ".txt", ".text", ".jsonl", ".ndjson", ".json", ".csv"]);
+
+/** Whether `head` is UTF-8 text (no NUL byte, no invalid sequence). */
+function isUtf8Text(head: Buffer): boolean {
+  if (head.includes(0)) return false;
+  // The head may end inside a multi-byte character: allow up to 3 cut-off bytes.
+  for (let cut = 0; cut <= Math.min(3, head.length); cut++) {
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(head.subarray(0, head.length - cut));
+      return true;
+    } catch {
+      // try a shorter head
+    }
+  }
+  return false;
+}
+
+/**
+ * The binary file type `head` shows by a magic number no text starts with, or null. MP3's weak
+ * signatures (an `ID3` tag, a frame sync byte) count only when the bytes are not UTF-8 text, and a
+ * UTF-16 byte-order mark is text, not an MP3 frame.
+ */
+export function binaryKind(head: Buffer): FileKind | null {
+  const kind = sniff(head);
+  if (!kind || kind === "html") return null;
+  if (kind === "mp3" && ((head[0] === 0xff && head[1] === 0xfe) || isUtf8Text(head))) return null;
+  return kind;
+}
+
+/** `name is named .md but its content is a PNG image; …` */
+export function mismatchError(file: string, ext: string, kind: FileKind | null, head: Buffer): ImportError {
+  const is = kind ? KIND_LABEL[kind] : head.includes(0) ? "not a file type Synthex reads" : "plain text";
+  return new ImportError(`${path.basename(file)} is named ${ext} but its content is ${is}; rename it to match, or choose its format.`, file);
+}
+
 /**
  * The media format of `file` from its extension checked against its content, or null when it is
  * neither named nor shaped like a document, image or audio file. An extension that promises one
- * type over content of another is refused: importing it as either would be a guess.
+ * type over content of another is refused, both ways: a PNG named .pdf, and a PNG (or PDF, zip,
+ * audio…) named .md, .txt or .json: importing it as either would be a guess.
  */
 export async function detectMedia(file: string): Promise<MediaFormat | null> {
   const ext = path.extname(file).toLowerCase();
@@ -96,10 +133,46 @@ export async function detectMedia(file: string): Promise<MediaFormat | null> {
     if (kind && named.kinds.includes(kind)) return named.format;
     // An .htm(l) file need not start with a doctype: any text that is not another known type is HTML enough.
     if (named.format === "html" && !kind && !bytes.includes(0)) return "html";
-    const is = kind ? KIND_LABEL[kind] : bytes.includes(0) ? "not a file type Synthex reads" : "plain text";
-    throw new ImportError(`${path.basename(file)} is named ${ext} but its content is ${is}; rename it to match, or choose its format.`, file);
+    throw mismatchError(file, ext, kind, bytes);
   }
+  if (TEXT_EXTENSIONS.has(ext)) {
+    const binary = binaryKind(bytes);
+    if (binary) throw mismatchError(file, ext, binary, bytes);
+    return null;
+  }
+  if (ext === ".zip" && kind && kind !== "zip") throw mismatchError(file, ext, kind, bytes);
   return kind ? (FORMAT_OF_KIND[kind] ?? null) : null;
+}
+
+/** Kinds of content each chosen format reads; formats not listed take text. */
+const KINDS_OF_FORMAT: Partial<Record<string, FileKind[]>> = {
+  pdf: ["pdf"],
+  docx: ["zip"],
+  image: ["png", "jpeg", "webp"],
+  audio: ["wav", "mp3", "m4a"],
+  "chatgpt-export": ["zip"],
+  "claude-export": ["zip"],
+};
+const BINARY_FORMATS = new Set(["pdf", "docx", "image", "audio"]);
+
+/**
+ * Refuses a file whose content is not what `format` reads — whether the format was detected or
+ * chosen (the upload's Format menu, `--format`): a PNG imported as markdown, a zip as a PDF.
+ * `name` is the file as the user knows it.
+ */
+export async function assertContentFits(file: string, format: string, name = path.basename(file)): Promise<void> {
+  if (format === "folder") return;
+  const st = await stat(file).catch(() => null);
+  if (!st?.isFile() || st.size === 0) return; // the importer names a missing or empty file itself
+  const bytes = await head(file);
+  const kinds = KINDS_OF_FORMAT[format] ?? [];
+  const kind = BINARY_FORMATS.has(format) ? sniff(bytes) : binaryKind(bytes);
+  if (kind && kinds.includes(kind)) return;
+  if (BINARY_FORMATS.has(format)) {
+    const is = kind ? KIND_LABEL[kind] : bytes.includes(0) ? "not a file type Synthex reads" : "plain text";
+    throw new ImportError(`${name} was to be imported as ${format}, but its content is ${is}; choose the format that matches it.`, file);
+  }
+  if (kind) throw new ImportError(`${name} was to be imported as ${format} (text), but its content is ${KIND_LABEL[kind]}; choose the format that matches it.`, file);
 }
 
 /** Limits on what one media file may cost. Each has an environment override; an import may pass its own. */
@@ -112,6 +185,13 @@ export interface MediaLimits {
   maxPixels: number;
   /** Longest audio (seconds) to transcribe. SYNTHEX_IMPORT_MAX_AUDIO_SECONDS, default 4 hours. */
   maxAudioSeconds: number;
+  /**
+   * Most pixels one file may have decoded: the images of every page of a PDF that is OCR'd, an
+   * image drawn on 20 pages counting 20 times. SYNTHEX_IMPORT_MAX_FILE_PIXELS, default 2,000,000,000.
+   */
+  maxFilePixels: number;
+  /** Most seconds reading one document or image may take, OCR included. SYNTHEX_IMPORT_MAX_SECONDS, default 600. */
+  maxSeconds: number;
 }
 
 function envNumber(name: string, fallback: number): number {
@@ -126,7 +206,64 @@ export function mediaLimits(over: Partial<MediaLimits> = {}): MediaLimits {
     maxPages: over.maxPages ?? envNumber("SYNTHEX_IMPORT_MAX_PAGES", 2000),
     maxPixels: over.maxPixels ?? envNumber("SYNTHEX_IMPORT_MAX_PIXELS", 50_000_000),
     maxAudioSeconds: over.maxAudioSeconds ?? envNumber("SYNTHEX_IMPORT_MAX_AUDIO_SECONDS", 4 * 3600),
+    maxFilePixels: over.maxFilePixels ?? envNumber("SYNTHEX_IMPORT_MAX_FILE_PIXELS", 2_000_000_000),
+    maxSeconds: over.maxSeconds ?? envNumber("SYNTHEX_IMPORT_MAX_SECONDS", 600),
   };
+}
+
+/** Pixels as megapixels for messages: `64 MP`, `0.25 MP`. */
+export function megapixels(pixels: number): string {
+  const mp = pixels / 1e6;
+  const digits = mp >= 10 ? 0 : mp >= 1 ? 1 : 2;
+  return `${Number(mp.toFixed(digits)).toLocaleString("en-US")} MP`;
+}
+
+const EXPIRED: unique symbol = Symbol("expired");
+
+/**
+ * One file's time budget (SYNTHEX_IMPORT_MAX_SECONDS), from when its import starts. `check` throws
+ * once it is spent; `within` ends work that is still running at the deadline (`stop` terminates it:
+ * OCR runs in tesseract's worker thread, which is terminated) and throws, naming the file and page.
+ */
+export class FileBudget {
+  private readonly deadline: number;
+  constructor(
+    private readonly name: string,
+    private readonly file: string,
+    private readonly limits: Pick<MediaLimits, "maxSeconds">,
+  ) {
+    this.deadline = Date.now() + limits.maxSeconds * 1000;
+  }
+
+  error(where?: string): ImportError {
+    const s = this.limits.maxSeconds;
+    return new ImportError(
+      `${this.name}${where ? `, ${where}` : ""}: reading the file took longer than the ${s}-second limit for one file (SYNTHEX_IMPORT_MAX_SECONDS); nothing of it was imported.`,
+      this.file,
+      where,
+    );
+  }
+
+  check(where?: string): void {
+    if (Date.now() >= this.deadline) throw this.error(where);
+  }
+
+  async within<T>(work: Promise<T>, where: string | undefined, stop: () => Promise<unknown> | unknown): Promise<T> {
+    this.check(where);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<typeof EXPIRED>((resolve) => (timer = setTimeout(() => resolve(EXPIRED), Math.max(0, this.deadline - Date.now()))));
+    try {
+      const first = await Promise.race([work, expired]);
+      if (first === EXPIRED) {
+        work.catch(() => {}); // its end, once stopped, is nobody's error
+        await Promise.resolve(stop()).catch(() => {});
+        throw this.error(where);
+      }
+      return first;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
 
 const mib = (n: number) => `${(n / 1_048_576).toFixed(1)} MiB`;

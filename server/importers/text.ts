@@ -4,7 +4,7 @@ import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import type { SourceItem } from "../core/source-item";
-import { detectMedia, MEDIA_EXTENSIONS } from "./media";
+import { binaryKind, detectMedia, MEDIA_EXTENSIONS, mismatchError } from "./media";
 import { mediaEventsOrSkip } from "./media-file";
 import { lazyOcrEngine } from "./ocr";
 import { capMessage, capTitle, DEFAULT_MAX_MESSAGE_CHARS, ImportError, isObject, jsonPreview, str, toIso, type ImportEvent, type ImporterOptions, type OcrEngine } from "./types";
@@ -321,6 +321,9 @@ async function readTextFile(file: string): Promise<{ text: string | null; reason
   const st = await stat(file);
   if (st.size > MAX_TEXT_FILE_BYTES) return { text: null, reason: `is ${(st.size / 1_048_576).toFixed(1)} MiB, over the 64 MiB limit for a text file; skipped`, mtime: st.mtime };
   const buf = await readFile(file);
+  // A PNG (PDF, zip, audio…) named .md is refused by name, not read as text nor as what it is.
+  const binary = binaryKind(buf.subarray(0, 4096));
+  if (binary) return { text: null, reason: `${mismatchError(file, path.extname(file).toLowerCase(), binary, buf).message.slice(path.basename(file).length + 1).replace(/\.$/, "")}; skipped`, mtime: st.mtime };
   try {
     return { text: new TextDecoder("utf-8", { fatal: true }).decode(buf), mtime: st.mtime };
   } catch {

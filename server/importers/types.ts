@@ -40,7 +40,7 @@ export interface ImporterOptions {
   /** A media file's identity inside its source (a folder import passes its relative path); default its name. */
   fileKey?: string;
   /** Limits for documents, images and audio (see `mediaLimits`); unset ones come from the environment. */
-  limits?: Partial<{ maxFileBytes: number; maxPages: number; maxPixels: number; maxAudioSeconds: number }>;
+  limits?: Partial<{ maxFileBytes: number; maxPages: number; maxPixels: number; maxAudioSeconds: number; maxFilePixels: number; maxSeconds: number }>;
   /** An OCR engine to share across the files of one import (a folder); else each image starts its own. */
   ocr?: OcrEngine;
   /** Transcribes audio; without it an audio file becomes a record that awaits transcription. */

@@ -6,7 +6,8 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { PDFDocument, StandardFonts } from "pdf-lib";
+import { deflateSync } from "node:zlib";
+import { concatTransformationMatrix, drawObject, PDFDocument, popGraphicsState, pushGraphicsState, StandardFonts } from "pdf-lib";
 import sharp from "sharp";
 import { ZipFile } from "yazl";
 
@@ -41,6 +42,31 @@ export async function textPdf(pages: string[], meta: { title?: string; author?: 
       const png = await doc.embedPng(scan);
       page.drawImage(png, { x: 20, y: 300, width: 572, height: (572 * png.height) / png.width });
     }
+  }
+  return doc.save();
+}
+
+/**
+ * A PDF image bomb: `pages` scanned pages (no text layer) that all draw one grey image XObject
+ * declared `width`×`height`, deflated (8000×8000 of white is a 63 KB file that decodes to 64 MB
+ * of grey, 256 MB as pdf.js's RGBA). `textPages` typed pages come first; `viaForm` draws the image
+ * from inside a form XObject instead of from the page's own resources.
+ */
+export async function imagePdf(opts: { width: number; height: number; pages?: number; textPages?: number; viaForm?: boolean }): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (let i = 0; i < (opts.textPages ?? 0); i++) doc.addPage([612, 792]).drawText(`Typed page ${i + 1}`, { x: 50, y: 740, size: 12, font });
+  const pixels = deflateSync(Buffer.alloc(opts.width * opts.height, 0xff), { level: 9 });
+  const image = doc.context.register(
+    doc.context.stream(pixels, { Type: "XObject", Subtype: "Image", Width: opts.width, Height: opts.height, ColorSpace: "DeviceGray", BitsPerComponent: 8, Filter: "FlateDecode" }),
+  );
+  const drawn = opts.viaForm
+    ? doc.context.register(doc.context.formXObject([drawObject("Im")], { BBox: [0, 0, 1, 1], Resources: { XObject: { Im: image } } }))
+    : image;
+  for (let i = 0; i < (opts.pages ?? 1); i++) {
+    const page = doc.addPage([612, 792]);
+    const name = page.node.newXObject(opts.viaForm ? "Fm" : "Im", drawn);
+    page.pushOperators(pushGraphicsState(), concatTransformationMatrix(612, 0, 0, 792, 0, 0), drawObject(name), popGraphicsState());
   }
   return doc.save();
 }
