@@ -1,4 +1,5 @@
 "use client";
+import { useMutation } from "@tanstack/react-query";
 import { Check, ChevronsUpDown, Cpu, FolderInput, GitCompare, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut, ScrollText } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
@@ -6,6 +7,8 @@ import { signOut, useSession } from "next-auth/react";
 import { useState, type ReactNode } from "react";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
+import { toast } from "@/components/ui/sonner";
+import { errorMessage, useTRPC } from "@/lib/trpc";
 import {
   DropdownMenu,
   DropdownMenuContent,
@@ -71,6 +74,14 @@ function NavLink({ href, icon: Icon, children }: { href: string; icon: typeof Wo
 export function AppShell({ children }: { children: ReactNode }) {
   const { workspace } = useWorkspace();
   const { data: session } = useSession();
+  const trpc = useTRPC();
+  // Every device's session ends on the server; then this one's cookie goes too.
+  const everywhere = useMutation(
+    trpc.user.signOutEverywhere.mutationOptions({
+      onSuccess: () => void signOut({ callbackUrl: "/signin" }),
+      onError: (err) => toast.error(errorMessage(err)),
+    }),
+  );
   const base = `/w/${workspace.slug}`;
   return (
     <div className="flex min-h-screen">
@@ -123,6 +134,9 @@ export function AppShell({ children }: { children: ReactNode }) {
             <DropdownMenuContent align="end">
               <DropdownMenuItem onSelect={() => signOut({ callbackUrl: "/signin" })}>
                 <LogOut /> Sign out
+              </DropdownMenuItem>
+              <DropdownMenuItem disabled={everywhere.isPending} onSelect={() => everywhere.mutate()}>
+                <LogOut /> Sign out everywhere
               </DropdownMenuItem>
             </DropdownMenuContent>
           </DropdownMenu>

@@ -34,7 +34,7 @@ function declarations(kind: "none" | "writtenBy"): Record<string, string> {
 }
 
 /** Reviewed: no entry, each for the reason its procedure gives. */
-const NO_AUDIT = ["user.signUp", "user.updateProfile", "provider.testConnection", "search.search", "search.ask", "ingest.messages"];
+const NO_AUDIT = ["user.signUp", "user.updateProfile", "user.signOutEverywhere", "provider.testConnection", "search.search", "search.ask", "ingest.messages"];
 /** Reviewed: the service writes the entry itself (in its transaction). */
 const WRITTEN_BY_SERVICE = ["record.purge", "record.purgeScope"];
 

@@ -10,6 +10,7 @@
 import { TRPCError, type AnyTRPCRouter } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { z, ZodError } from "zod";
+import { sessionCookieName } from "../auth/cookies";
 import { apiRateLimit } from "../http/api-rate-limit";
 import { claimIdempotencyKey } from "../http/idempotency";
 import { actorRef, type Context, type ProcedureMeta, type RestRoute } from "./trpc";
@@ -337,7 +338,8 @@ export function openApiDocument(endpoints: RestEndpoint[], info: { version: stri
     components: {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "An API key (sx_…), created in Settings → API keys." },
-        session: { type: "apiKey", in: "cookie", name: "next-auth.session-token" },
+        // The name follows NEXTAUTH_URL: `__Host-synthex.session-token` over HTTPS, `synthex-PORT.session-token` over http.
+        session: { type: "apiKey", in: "cookie", name: sessionCookieName() },
       },
       schemas: components,
     },

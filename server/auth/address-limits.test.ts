@@ -11,6 +11,7 @@ import path from "node:path";
 import { Agent, fetch, type Response } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../http/testing/free-port";
+import { sessionCookieName } from "./cookies";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const PROXY = "127.0.0.2";
@@ -76,7 +77,7 @@ async function signIn(client: Client, email: string, password: string, headers: 
   const { url } = (await res.json()) as { url: string };
   const error = new URL(url).searchParams.get("error");
   if (error) return error;
-  expect(res.headers.getSetCookie().some((c) => c.startsWith("next-auth.session-token="))).toBe(true);
+  expect(res.headers.getSetCookie().some((c) => c.startsWith(`${sessionCookieName(base)}=`))).toBe(true);
   return "ok";
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { UNKNOWN_ADDRESS } from "../../http/client-address";
+import { signOutEverywhere } from "../../services/sessions";
 import * as users from "../../services/users";
 import { createTRPCRouter, publicProcedure, userProcedure } from "../trpc";
 
@@ -22,4 +23,8 @@ export const userRouter = createTRPCRouter({
         select: { id: true, email: true, name: true },
       }),
     ),
+  // Every session token issued to the caller so far is refused from now on, this one included.
+  signOutEverywhere: userProcedure
+    .meta({ audit: { none: "ends the person's own sessions on every device, outside every workspace" } })
+    .mutation(({ ctx }) => signOutEverywhere(ctx.db, ctx.user.userId)),
 });
