@@ -142,7 +142,8 @@ describe("API key restrictions", () => {
     expect(ingested.status).toBe("open");
     expect((await db.ingestSession.findFirstOrThrow({ where: { sessionId: "eng-2" } })).scope).toBe("acme:eng");
     await ingestMessages(db, { workspaceId, pipelineId: memoryId, source: "chats" }, { sessionId: "sales-2", scope: "acme:sales", messages: [{ role: "user", content: "pipeline review" }] });
-    expect(await failure(caller.ingest.messages({ pipelineId: "memory", source: "chats", sessionId: "sales-2", messages: [{ role: "user", content: "x" }] }))).toMatchObject({ code: "NOT_FOUND" });
+    // Refused like an id another scope uses in any source (one answer, naming nothing of acme:sales).
+    expect(await failure(caller.ingest.messages({ pipelineId: "memory", source: "chats", sessionId: "sales-2", messages: [{ role: "user", content: "x" }] }))).toMatchObject({ code: "FORBIDDEN", message: expect.not.stringContaining("acme:sales") });
     expect(await failure(caller.ingest.session({ pipelineId: "memory", source: "chats", sessionId: "sales-2" }))).toMatchObject({ code: "NOT_FOUND" });
     expect(await db.ingestMessage.count({ where: { content: "x" } })).toBe(0);
   }, 60_000);

@@ -22,6 +22,7 @@ export type Caller = ReturnType<typeof createCaller>;
 /** The pipeline a compat endpoint serves: its name, the source messages go into, its memory step. */
 export interface Binding {
   pipeline: string;
+  pipelineId: string;
   source: string;
   memoryStep: string;
   factStep: string;
@@ -115,7 +116,7 @@ export async function bindPipeline(req: Request, compat: CompatRequest, client: 
       );
     }
   }
-  const { version } = await compat.caller.pipeline.get({ pipelineId: name });
+  const { pipeline, version } = await compat.caller.pipeline.get({ pipelineId: name });
   const spec = version.spec;
   const consolidate = spec.steps.filter((s) => s.type === "consolidate");
   const memory = consolidate.find((s) => s.name === "memories") ?? (consolidate.length === 1 ? consolidate[0] : undefined);
@@ -126,7 +127,7 @@ export async function bindPipeline(req: Request, compat: CompatRequest, client: 
   if (!source) throw new CompatError(400, `Pipeline "${name}" has no source to ingest messages into.`);
   const from = (memory as { from: string | string[] }).from;
   const entities = spec.steps.find((s) => s.name === "entities" || s.type === "entities");
-  return { pipeline: name, source: source.name, memoryStep: memory.name, factStep: Array.isArray(from) ? from[0]! : from, entitiesStep: entities?.name ?? null };
+  return { pipeline: name, pipelineId: pipeline.id, source: source.name, memoryStep: memory.name, factStep: Array.isArray(from) ? from[0]! : from, entitiesStep: entities?.name ?? null };
 }
 
 // --- Entity ids ↔ scopes -------------------------------------------------------------------------

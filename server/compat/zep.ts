@@ -9,6 +9,7 @@
  * with the key's context. What Synthex does not have answers 400 `{ message }` saying what to use.
  */
 import { randomUUID } from "node:crypto";
+import { assertMayWriteSession } from "../services/ingest";
 import { bindPipeline, CompatError, encodeId, limitedRoute, openCompat, scopeOf, statusOf, type Binding, type CompatRequest } from "./binding";
 
 const BASE = "/compat/zep";
@@ -67,9 +68,10 @@ async function addUser(c: CompatRequest, b: Binding, input: Record<string, unkno
   if (title.length > 200) throw refuse("first_name, last_name, email and time_zone together are over 200 characters.");
   await c.caller.ingest
     .messages({ pipelineId: b.pipeline, source: b.source, sessionId: userSession(userId), scope: scopeOf({ user: userId }), title, messages: [] })
-    .catch((err: unknown) => {
-      // Registered before (its marker session has closed since): the user exists.
-      if (statusOf(err).status !== 409) throw err;
+    .catch(async (err: unknown) => {
+      // Registered before (its marker session has closed since): the user exists. Any other conflict
+      // (its id taken in another scope) is the caller's to see.
+      if (statusOf(err).status !== 409 || !(await findUser(c, b, userId).then(() => true, () => false))) throw err;
     });
   return userJson(await findUser(c, b, userId), userId);
 }
@@ -100,10 +102,17 @@ async function createThread(c: CompatRequest, b: Binding, input: Record<string, 
   const threadId = str(input.thread_id, "thread_id");
   const userId = str(input.user_id, "user_id");
   await findUser(c, b, userId);
+  const scope = scopeOf({ user: userId });
   await c.caller.ingest
-    .messages({ pipelineId: b.pipeline, source: b.source, sessionId: threadSession(threadId), scope: scopeOf({ user: userId }), title: `Thread ${threadId}`.slice(0, 200), messages: [] })
-    .catch((err: unknown) => {
+    .messages({ pipelineId: b.pipeline, source: b.source, sessionId: threadSession(threadId), scope, title: `Thread ${threadId}`.slice(0, 200), messages: [] })
+    .catch(async (err: unknown) => {
       if (statusOf(err).status !== 409) throw err;
+      // Created before for this user (its marker session has closed since): the same thread. A thread
+      // of another user is never handed back as this one (its messages would go to that user).
+      const existing = await findThread(c, b, threadId).catch(() => null);
+      if (existing?.scope === scope) return;
+      if (existing) throw new CompatError(409, `Thread ${threadId} belongs to scope ${existing.scope} (user ${threadJson(existing).user_id}), not ${scope}; pass that user or use another thread id.`);
+      throw err;
     });
   return threadJson(await findThread(c, b, threadId));
 }
@@ -141,11 +150,34 @@ async function contextBlock(c: CompatRequest, b: Binding, scope: string) {
   ].join("\n");
 }
 
-async function addMessages(c: CompatRequest, b: Binding, threadId: string, input: Record<string, unknown>) {
+/**
+ * `addMessages` names the thread, not its user: it is a follow-up to the thread without a scope, and
+ * the ingest service decides whether this caller may write it (a thread a key limited to a scope
+ * can also write is refused to other callers unless they name its user, `X-Synthex-User`).
+ */
+async function assertMayAddTo(c: CompatRequest, b: Binding, req: Request, thread: Session, threadId: string) {
+  const user = req.headers.get("x-synthex-user")?.trim();
+  const target = { workspaceId: c.ctx.actor.workspaceId, pipelineId: b.pipelineId, source: b.source };
+  try {
+    await assertMayWriteSession(c.ctx.db, target, { sessionId: thread.sessionId, ...(user ? { scope: scopeOf({ user }) } : {}) }, { restrictions: c.ctx.actor.restrictions });
+  } catch (err) {
+    if (statusOf(err).status !== 409) throw err;
+    const owner = threadJson(thread).user_id;
+    throw new CompatError(
+      409,
+      user
+        ? `Thread ${threadId} belongs to scope ${thread.scope} (user ${owner}), not ${scopeOf({ user })}; pass that user or use another thread id.`
+        : `Thread ${threadId} belongs to scope ${thread.scope} (user ${owner}), which an API key limited to a scope can also write: pass that user (header X-Synthex-User: ${owner}) or use another thread id.`,
+    );
+  }
+}
+
+async function addMessages(c: CompatRequest, b: Binding, req: Request, threadId: string, input: Record<string, unknown>) {
   if (Array.isArray(input.ignore_roles) && input.ignore_roles.length) {
     throw refuse("ignore_roles: not supported (every message of a thread goes to the pipeline; leave those messages out, or filter them in the facts step's prompt).");
   }
   const thread = await findThread(c, b, threadId);
+  await assertMayAddTo(c, b, req, thread, threadId);
   const raw = input.messages;
   if (!Array.isArray(raw) || !raw.length) throw refuse("messages: a non-empty list.");
   const messages = raw.map((m: unknown, i) => {
@@ -175,7 +207,7 @@ async function deleteThread(c: CompatRequest, b: Binding, threadId: string) {
   for (const chunk of chunks) if (chunk.recordId) await c.caller.record.purge({ id: chunk.recordId });
   // The thread's marker and any open chunk have no record: closing them leaves nothing to purge.
   for (const s of [thread, ...chunks.filter((x) => !x.recordId)]) {
-    if (s.status === "open") await c.caller.ingest.messages({ pipelineId: b.pipeline, source: b.source, sessionId: s.sessionId, close: true });
+    if (s.status === "open") await c.caller.ingest.messages({ pipelineId: b.pipeline, source: b.source, sessionId: s.sessionId, scope: s.scope, close: true });
   }
   return { message: `Thread ${threadId} deleted: its records and what derives from them are purged.` };
 }
@@ -269,7 +301,7 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
   if ((m = /^\/threads\/([^/]+)$/.exec(path)) && method === "DELETE") return deleteThread(c, b, decodeURIComponent(m[1]!));
   if ((m = /^\/threads\/([^/]+)\/messages$/.exec(path))) {
     const threadId = decodeURIComponent(m[1]!);
-    if (method === "POST") return addMessages(c, b, threadId, await body(req));
+    if (method === "POST") return addMessages(c, b, req, threadId, await body(req));
     if (method === "GET") {
       const thread = await findThread(c, b, threadId);
       let messages = await threadMessages(c, b, threadId);

@@ -7,11 +7,13 @@
  */
 import { z } from "zod";
 import type { Db } from "../core/db";
-import { badRequest, conflict, DomainError, notFound } from "../core/errors";
+import { conflict, DomainError, forbidden, notFound } from "../core/errors";
 import type { SourceItem } from "../core/source-item";
 import { toJsonColumn } from "../core/json";
 import { processState } from "../core/process-state";
 import type { IngestSession } from "../generated/prisma/client";
+import { conversationScopes, findSessionOwner, writingScopePrefixes } from "../store/ingest-owners";
+import { effectiveScope, scopeWithin, type KeyRestrictions } from "./api-keys";
 import { trackBackground } from "./background";
 import { notifySourceAppended } from "./executor";
 import { appendSourceRecords } from "./pipelines";
@@ -58,7 +60,70 @@ async function requireSource(db: Db, target: IngestTarget) {
   const { spec } = await cachedBranch(db, target.pipelineId, "main");
   const def = spec.sources.find((s) => s.name === target.source);
   if (!def) throw notFound(`Source "${target.source}" is not in this pipeline. Sources: ${spec.sources.map((s) => s.name).join(", ") || "none"}.`);
-  return def;
+  return { def, sources: spec.sources.map((s) => s.name) };
+}
+
+/** Who is writing: the API key's restrictions, or null (a person, a key without limits, Synthex itself). */
+export interface IngestCaller {
+  restrictions: KeyRestrictions | null;
+}
+
+const belongsTo = (sessionId: string, scope: string) =>
+  conflict(`Session "${sessionId}" belongs to scope "${scope}"; pass that scope or use another sessionId.`);
+
+/**
+ * An id belongs to the scope that made it: the scope this call writes in, decided before anything is
+ * stored. Every surface (REST, MCP, tRPC, the Mem0 and Zep endpoints) comes through here.
+ *
+ * - A key limited to a scope writes only in it: a scope outside it is refused (403) before the id
+ *   is looked up, and an id that any conversation outside its scope already uses — a live session
+ *   of any source, or a source record carrying it as `chat.conversation_id` (a merge by
+ *   conversation id would join that copy to the key's) — is refused with one answer (403) that
+ *   names no scope and quotes nothing. Without a scope it writes in its prefix (a new session) or
+ *   in the session's own scope (one inside its prefix).
+ * - Any other caller naming a scope that is not the existing session's gets 409 naming the
+ *   session's scope, never a silent append.
+ * - A call without a scope to an existing session with a scope of its own (not the source's
+ *   default) is a follow-up that names nothing: accepted from a caller allowed every scope only
+ *   when no key limited to a scope could have opened that session (no writing key of the
+ *   workspace, revoked or not, has a prefix covering its scope); otherwise 409 — restate the scope.
+ *   So an agent that names the scope on the first call and omits it later keeps working, and a
+ *   session a limited key opened first under an id the app uses is never filled by the app's
+ *   unscoped calls.
+ */
+async function sessionScope(
+  db: Db,
+  target: IngestTarget,
+  source: { defaultScope: string; sources: string[] },
+  input: { sessionId: string; scope?: string },
+  caller: IngestCaller,
+): Promise<string> {
+  const r = caller.restrictions;
+  const prefix = r?.scopePrefix ?? null;
+  // A scope outside the key's prefix is refused whether or not the id exists.
+  const named = prefix ? (input.scope === undefined ? undefined : effectiveScope(r, input.scope)) : input.scope;
+  const existing = await findSessionOwner(db, { ...target, sessionId: input.sessionId });
+  const own = existing && existing.workspaceId === target.workspaceId ? existing : null;
+  if (prefix) {
+    const scopes = await conversationScopes(db, { workspaceId: target.workspaceId, pipelineId: target.pipelineId, sessionId: input.sessionId }, source.sources);
+    if (scopes.some((s) => !scopeWithin(s, prefix))) {
+      throw forbidden(`sessionId: "${input.sessionId}" is a conversation outside this API key's scope "${prefix}"; send these messages under another sessionId.`);
+    }
+  }
+  if (!own) return named ?? prefix ?? source.defaultScope;
+  if (named !== undefined) {
+    if (named !== own.scope) throw belongsTo(input.sessionId, own.scope);
+    return own.scope;
+  }
+  // A follow-up without a scope.
+  if (prefix || own.scope === source.defaultScope) return own.scope;
+  const prefixes = await writingScopePrefixes(db, target);
+  if (prefixes.some((p) => scopeWithin(own.scope, p))) {
+    throw conflict(
+      `Session "${input.sessionId}" belongs to scope "${own.scope}", which an API key limited to a scope can also write: pass that scope (scope: "${own.scope}") on every call, or use another sessionId.`,
+    );
+  }
+  return own.scope;
 }
 
 /**
@@ -68,9 +133,21 @@ async function requireSource(db: Db, target: IngestTarget) {
  * positions it reserved. A closed session or another scope rolls it back. Idle sessions are closed
  * by the sweeper beside the app (`npm start`, `npm run worker`), not on the request's path.
  */
-export async function ingestMessages(db: Db, target: IngestTarget, raw: IngestInput, now = new Date()) {
+/**
+ * May this caller add to the existing session `sessionId`, naming `scope` or not? The decision
+ * `ingestMessages` makes, for a surface that writes a session's messages elsewhere (a Zep thread's
+ * `addMessages` is one more session of the thread: it writes the thread without naming its user).
+ * Answers the session's scope, or throws what `ingestMessages` would.
+ */
+export async function assertMayWriteSession(db: Db, target: IngestTarget, input: { sessionId: string; scope?: string }, caller: IngestCaller): Promise<string> {
+  const { def, sources } = await requireSource(db, target);
+  return sessionScope(db, target, { defaultScope: def.scope ?? "", sources }, input, caller);
+}
+
+export async function ingestMessages(db: Db, target: IngestTarget, raw: IngestInput, now = new Date(), caller: IngestCaller = { restrictions: null }) {
   const input = ingestInputSchema.parse(raw);
-  const def = await requireSource(db, target);
+  const { def, sources } = await requireSource(db, target);
+  const scope = await sessionScope(db, target, { defaultScope: def.scope ?? "", sources }, input, caller);
   const n = input.messages.length;
   const session = await db.$transaction(async (tx) => {
     const row = await tx.ingestSession.upsert({
@@ -80,18 +157,17 @@ export async function ingestMessages(db: Db, target: IngestTarget, raw: IngestIn
         pipelineId: target.pipelineId,
         source: target.source,
         sessionId: input.sessionId,
-        scope: input.scope ?? def.scope ?? "",
+        scope,
         title: input.title ?? null,
         lastMessageAt: now,
         messageCount: n,
       },
       update: { messageCount: { increment: n }, lastMessageAt: now },
     });
+    // Opened meanwhile by another call in another scope: nothing of this call is kept.
+    if (row.scope !== scope) throw belongsTo(input.sessionId, row.scope);
     if (row.status !== "open") {
       throw conflict(`Session "${input.sessionId}" is closed (it became record ${row.recordId ?? "?"}): send later messages under a new sessionId.`);
-    }
-    if (input.scope !== undefined && input.scope !== row.scope) {
-      throw badRequest(`scope: session "${input.sessionId}" has scope "${row.scope}", not "${input.scope}".`);
     }
     if (n) {
       const first = row.messageCount - n;
@@ -228,13 +304,19 @@ export async function closeIdleSessions(db: Db, options: { pipelineId?: string; 
   return { closed: idle.length };
 }
 
-/** A session's state and its messages so far (for an agent or the UI). */
-export async function getSession(db: Db, target: IngestTarget, sessionId: string) {
+/**
+ * A session's state and its messages so far (for an agent or the UI). A session outside the
+ * caller's scope answers exactly like one that does not exist.
+ */
+export async function getSession(db: Db, target: IngestTarget, sessionId: string, caller: IngestCaller = { restrictions: null }) {
   const session = await db.ingestSession.findUnique({
     where: { pipelineId_source_sessionId: { pipelineId: target.pipelineId, source: target.source, sessionId } },
     include: { messages: { orderBy: { position: "asc" }, take: 1000, select: { role: true, content: true, time: true, position: true } } },
   });
-  if (!session || session.workspaceId !== target.workspaceId) throw notFound(`Session "${sessionId}" not found in source "${target.source}".`);
+  const prefix = caller.restrictions?.scopePrefix;
+  if (!session || session.workspaceId !== target.workspaceId || (prefix && !scopeWithin(session.scope, prefix))) {
+    throw notFound(`Session "${sessionId}" not found in source "${target.source}".`);
+  }
   return session;
 }
 

@@ -9,10 +9,9 @@
  *   depth; no scope, no preview, `redacted: true`).
  * People and keys without a pipeline list or a scope prefix see every record of their workspace.
  */
-import type { Db } from "../core/db";
-import { forbidden, notFound } from "../core/errors";
+import { notFound } from "../core/errors";
 import type { LineageResult, LineageTree } from "../search/provenance";
-import { scopeWithin, type KeyRestrictions } from "./api-keys";
+import { isRestricted, scopeWithin, type KeyRestrictions } from "./api-keys";
 
 /** A record as far as visibility goes: its scope, and its pipeline when the read knows it. */
 export interface ScopedRecord {
@@ -32,6 +31,15 @@ export function assertMaySeeRecord(restrictions: KeyRestrictions | null | undefi
   if (!maySeeRecord(restrictions, record)) throw notFound(`${what} not found.`);
 }
 
+/**
+ * A record a key limited to pipelines or a scope asked for by id: one that does not exist and one
+ * it may not see answer the same "not found" (status, code and message), so ids are not probeable.
+ */
+export function assertMayReach(restrictions: KeyRestrictions | null | undefined, record: ScopedRecord | null, what: string) {
+  if (!restrictions || !isRestricted(restrictions)) return;
+  if (!record || !maySeeRecord(restrictions, record)) throw notFound(`${what} not found.`);
+}
+
 /** A list without the records the caller may not see. */
 export function visibleOnly<T extends ScopedRecord>(restrictions: KeyRestrictions | null | undefined, records: T[]): T[] {
   return restrictions ? records.filter((r) => maySeeRecord(restrictions, r)) : records;
@@ -49,34 +57,4 @@ export function redactLineage(restrictions: KeyRestrictions | null | undefined, 
     nodes: lineage.nodes.map((n) => (hidden.has(n.id) ? { ...n, scope: "", preview: "", redacted: true } : n)),
     tree: tree(lineage.tree),
   };
-}
-
-/**
- * A key limited to a scope writes only into conversations of its scope. A session id already used
- * by a conversation of another scope — a live session in any source of the pipeline, or a record
- * that carries it as `chat.conversation_id` (imported, or closed from a session) — is refused:
- * otherwise a step that merges by conversation id would join the other scope's copy to the key's
- * new record. The refusal names no other scope and quotes nothing of it.
- */
-export async function assertMayIngestInto(
-  db: Db,
-  restrictions: KeyRestrictions | null | undefined,
-  target: { workspaceId: string; pipelineId: string; sessionId: string; sources: string[] },
-): Promise<void> {
-  if (!restrictions?.scopePrefix) return;
-  const where = { workspaceId: target.workspaceId, pipelineId: target.pipelineId };
-  const [sessions, records] = await Promise.all([
-    db.ingestSession.findMany({ where: { ...where, sessionId: target.sessionId }, select: { scope: true }, distinct: ["scope"] }),
-    // The source records a merge by conversation id would group with the new one.
-    db.record.findMany({
-      where: { ...where, step: { in: target.sources }, metadata: { path: ["chat", "conversation_id"], equals: target.sessionId } },
-      select: { scope: true },
-      distinct: ["scope"],
-    }),
-  ]);
-  if ([...sessions, ...records].some((r) => !maySeeRecord(restrictions, r))) {
-    throw forbidden(
-      `sessionId: "${target.sessionId}" is a conversation outside this API key's scope "${restrictions.scopePrefix}"; send these messages under another sessionId.`,
-    );
-  }
 }

@@ -1,31 +1,9 @@
 import { z } from "zod";
-import type { Db } from "../../core/db";
-import { effectiveScope, type KeyRestrictions } from "../../services/api-keys";
+import { effectiveScope } from "../../services/api-keys";
 import { getSession, ingestInputSchema, ingestMessages } from "../../services/ingest";
 import { noteInputSchema } from "../../core/note";
 import { addNote } from "../../services/notes";
-import { assertMayIngestInto, assertMaySeeRecord } from "../../services/record-visibility";
 import { createTRPCRouter, pipelineProcedure } from "../trpc";
-
-/**
- * The scope a key limited to a scope prefix ingests in: an existing session must lie inside it; a
- * new one takes the asked scope (inside the prefix) or the prefix itself. The session id must not
- * be a conversation of another scope in any source (see `assertMayIngestInto`).
- */
-async function sessionScope(
-  ctx: { db: Db; workspace: { id: string }; pipeline: { id: string }; spec: { sources: Array<{ name: string }> }; restrictions: KeyRestrictions | null },
-  input: { source: string; sessionId: string; scope?: string },
-) {
-  if (!ctx.restrictions?.scopePrefix) return input.scope;
-  const existing = await ctx.db.ingestSession.findUnique({
-    where: { pipelineId_source_sessionId: { pipelineId: ctx.pipeline.id, source: input.source, sessionId: input.sessionId } },
-    select: { scope: true },
-  });
-  if (existing) assertMaySeeRecord(ctx.restrictions, existing, `Session "${input.sessionId}"`);
-  await assertMayIngestInto(ctx.db, ctx.restrictions, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, sessionId: input.sessionId, sources: ctx.spec.sources.map((s) => s.name) });
-  if (existing) return input.scope === undefined ? undefined : effectiveScope(ctx.restrictions, input.scope);
-  return effectiveScope(ctx.restrictions, input.scope);
-}
 
 const source = z.string().min(1).max(200).meta({ description: "A source of the pipeline's spec, e.g. chats." });
 
@@ -50,14 +28,15 @@ export const ingestRouter = createTRPCRouter({
         runRequested: z.boolean(),
       }),
     )
+    // Which scope the session is in, and whether this caller may write it, is decided by the service (one place for every surface).
     .mutation(async ({ ctx, input }) =>
-      ingestMessages(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, {
-        sessionId: input.sessionId,
-        scope: await sessionScope(ctx, input),
-        title: input.title,
-        messages: input.messages,
-        close: input.close,
-      }),
+      ingestMessages(
+        ctx.db,
+        { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source },
+        { sessionId: input.sessionId, scope: input.scope, title: input.title, messages: input.messages, close: input.close },
+        new Date(),
+        { restrictions: ctx.restrictions },
+      ),
     ),
   /** Quick add: a note or pasted text becomes a source item (same note twice: nothing added); a new one requests a run. */
   addItem: pipelineProcedure("pipelines:write")
@@ -111,9 +90,5 @@ export const ingestRouter = createTRPCRouter({
         messages: z.array(z.object({ position: z.number().int(), role: z.string(), content: z.string(), time: z.date() })),
       }),
     )
-    .query(async ({ ctx, input }) => {
-      const session = await getSession(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, input.sessionId);
-      assertMaySeeRecord(ctx.restrictions, session, `Session "${input.sessionId}"`);
-      return session;
-    }),
+    .query(({ ctx, input }) => getSession(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, input.sessionId, { restrictions: ctx.restrictions })),
 });

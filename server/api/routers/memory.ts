@@ -8,7 +8,7 @@ import { notFound } from "../../core/errors";
 import { effectiveScope } from "../../services/api-keys";
 import { reviseMemory } from "../../services/memories";
 import { getMemory, listMemories, listSessions, memoryStepOf, memoryVersionsOfSource } from "../../services/memory-reads";
-import { assertMaySeeRecord, visibleOnly } from "../../services/record-visibility";
+import { assertMayReach, assertMaySeeRecord, visibleOnly } from "../../services/record-visibility";
 import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
 const step = z.string().min(1).max(64).optional().meta({ description: "The consolidate step; default: `memories`, else the pipeline's only one." });
@@ -20,6 +20,8 @@ const memoryWrite = workspaceProcedure("pipelines:write")
   .use(async ({ ctx, input, next }) => {
     const record = await ctx.db.record.findFirst({ where: { id: input.id, workspaceId: ctx.workspace.id }, select: { pipelineId: true, scope: true } });
     if (record) assertMaySeeRecord(ctx.restrictions, record, `Record "${input.id}"`);
+    // A limited key: an id that does not exist answers like one outside its reach.
+    assertMayReach(ctx.restrictions, record, `Record "${input.id}"`);
     return next();
   });
 

@@ -5,7 +5,7 @@ import { getRecord, leaves, lineage, listByStep, sources } from "../../search/pr
 import { recordOriginal } from "../../services/media-originals";
 import { deletedMemories, memoryHistory, restoreMemory } from "../../services/memories";
 import { purgeRecord, purgeScope } from "../../services/purge";
-import { assertMaySeeRecord, redactLineage, visibleOnly } from "../../services/record-visibility";
+import { assertMayReach, redactLineage, visibleOnly } from "../../services/record-visibility";
 import { deletedMemorySchema, leavesResultSchema, lineageResultSchema, memoryHistorySchema, purgeResultSchema, recordDetailSchema, recordSummarySchema } from "../schemas";
 import { actorRef, createTRPCRouter, pipelineProcedure, workspaceProcedure } from "../trpc";
 
@@ -23,7 +23,7 @@ const visibleRecord = workspaceProcedure("pipelines:read")
   .use(async ({ ctx, input, next }) => {
     if (ctx.restrictions && isRestricted(ctx.restrictions)) {
       const record = await ctx.db.record.findFirst({ where: { id: input.id, workspaceId: ctx.workspace.id }, select: { pipelineId: true, scope: true } });
-      if (record) assertMaySeeRecord(ctx.restrictions, record, `Record "${input.id}"`);
+      assertMayReach(ctx.restrictions, record, `Record "${input.id}"`);
     }
     return next();
   });
@@ -113,7 +113,7 @@ export const recordRouter = createTRPCRouter({
       // A key limited to pipelines or a scope: another scope's record answers "not found" before anything is said about it.
       if (ctx.restrictions && isRestricted(ctx.restrictions)) {
         const record = await ctx.db.record.findFirst({ where: { id: input.id, workspaceId: ctx.workspace.id }, select: { pipelineId: true, scope: true } });
-        if (record) assertMaySeeRecord(ctx.restrictions, record, `Record "${input.id}"`);
+        assertMayReach(ctx.restrictions, record, `Record "${input.id}"`);
       }
       return memoryHistory(ctx.db, ctx.workspace.id, input.id, { branch: input.branch });
     }),
