@@ -21,6 +21,7 @@ export function SourcesSettings() {
   const workspaceId = workspace.id;
   const [drafts, setDrafts] = useState<Record<string, string>>({});
   const inboxes = useQuery({ ...trpc.source.inboxes.queryOptions({ workspaceId }), enabled: canManage, refetchInterval: 3000 });
+  const settings = useQuery({ ...trpc.source.inboxSettings.queryOptions({ workspaceId }), enabled: canManage });
   const setInbox = useMutation(
     trpc.source.setInbox.mutationOptions({
       onSuccess: (r) => {
@@ -45,6 +46,8 @@ export function SourcesSettings() {
     );
   }
   const rows = inboxes.data ?? [];
+  const enabled = settings.data?.enabled ?? true;
+  const folder = settings.data?.folder ?? null;
   return (
     <div className="max-w-5xl space-y-6">
       <PageHeader
@@ -55,11 +58,22 @@ export function SourcesSettings() {
         <CardHeader>
           <CardTitle>Inbox folders</CardTitle>
           <CardDescription>
-            An absolute path on the server, inside SYNTHEX_INBOX_ROOTS (default: the server user&apos;s home and temp folders). A file deleted from the folder is not deleted
-            from memory: forget its records in the explorer. Hidden files and partial downloads are never read.
+            A folder inside this workspace&apos;s inbox folder on the server: give its name (e.g. <code>support-exports</code>) or an absolute path below it. A file deleted
+            from the folder is not deleted from memory: forget its records in the explorer. Hidden files, partial downloads and symbolic links are never read.
           </CardDescription>
         </CardHeader>
-        <CardContent>
+        <CardContent className="space-y-4">
+          {settings.data && !enabled ? (
+            <div role="status" data-testid="inbox-off" className="rounded-md border border-amber-500/40 bg-amber-500/10 p-3 text-sm">
+              Inbox folders are off on this server. The operator turns them on by setting <code>SYNTHEX_INBOX_ROOTS</code> to one or more absolute folders and restarting
+              the server; each workspace then gets its own folder inside each of them, and only that folder can be an inbox.
+            </div>
+          ) : null}
+          {folder ? (
+            <p className="text-sm" data-testid="inbox-workspace-folder">
+              This workspace&apos;s inbox folder: <code className="break-all">{folder}</code>. Make folders inside it and drop files there; nothing outside it can be an inbox.
+            </p>
+          ) : null}
           {rows.length === 0 && !inboxes.isLoading ? (
             <EmptyState icon={FolderInput} title="No pipeline sources yet" />
           ) : (
@@ -89,8 +103,14 @@ export function SourcesSettings() {
                             setInbox.mutate({ workspaceId, pipelineId: row.pipelineId, source: row.source, path: draft.trim() || null });
                           }}
                         >
-                          <Input aria-label={label} placeholder="/home/me/Inbox" value={draft} onChange={(e) => setDrafts((d) => ({ ...d, [key]: e.target.value }))} />
-                          <Button type="submit" size="sm" disabled={setInbox.isPending}>
+                          <Input
+                            aria-label={label}
+                            placeholder="support-exports"
+                            disabled={!enabled && !row.path}
+                            value={draft}
+                            onChange={(e) => setDrafts((d) => ({ ...d, [key]: e.target.value }))}
+                          />
+                          <Button type="submit" size="sm" disabled={setInbox.isPending || !enabled}>
                             Save
                           </Button>
                           {row.path ? (
@@ -107,7 +127,17 @@ export function SourcesSettings() {
                         </form>
                       </TableCell>
                       <TableCell className="text-sm text-muted-foreground" data-testid={`inbox-event-${row.source}`}>
-                        {row.lastEvent ? `${row.lastEvent} (${row.lastEventAt ? new Date(row.lastEventAt).toLocaleTimeString() : ""})` : row.path ? "watching" : "—"}
+                        {row.problem ? (
+                          <span className="text-destructive" role="alert">
+                            Not watched: {row.problem}
+                          </span>
+                        ) : row.lastEvent ? (
+                          `${row.lastEvent} (${row.lastEventAt ? new Date(row.lastEventAt).toLocaleTimeString() : ""})`
+                        ) : row.path ? (
+                          "watching"
+                        ) : (
+                          "—"
+                        )}
                       </TableCell>
                     </TableRow>
                   );
