@@ -1,8 +1,14 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { defineConfig } from "@playwright/test";
 
 const port = Number(process.env.E2E_PORT ?? 3123);
 // A fresh embedded database per e2e run, so tests never see an earlier run's users.
 const dataDir = process.env.E2E_DATA_DIR ?? `.synthex-e2e/${Date.now()}`;
+// Inbox folders are off without SYNTHEX_INBOX_ROOTS: a root made for this run (each workspace gets
+// its own folder inside it). Kept in the environment so the workers, which load this file again, share it.
+const inboxRoot = (process.env.E2E_INBOX_ROOT ??= mkdtempSync(path.join(tmpdir(), "synthex-e2e-inbox-root-")));
 
 export default defineConfig({
   testDir: "e2e",
@@ -29,6 +35,7 @@ export default defineConfig({
       // The e2e mock model server listens on 127.0.0.1: allowed as an operator would for development.
       SYNTHEX_ALLOW_HTTP_HOSTS: "127.0.0.1,localhost", SYNTHEX_ALLOW_PRIVATE_NETWORKS: "127.0.0.1/32",
       // Every spec signs up its own people from 127.0.0.1 (about 25 per run): more than one address's budget.
-      SYNTHEX_SIGNUP_RATE_PER_ADDRESS: "1000" },
+      SYNTHEX_SIGNUP_RATE_PER_ADDRESS: "1000",
+      SYNTHEX_INBOX_ROOTS: inboxRoot },
   },
 });
