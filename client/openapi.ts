@@ -636,6 +636,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sources/inbox-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether inbox folders are on, and this workspace's inbox folder on the server */
+        get: operations["source_inboxSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sources/inboxes": {
         parameters: {
             query?: never;
@@ -4163,7 +4180,7 @@ export interface operations {
                 "application/json": {
                     /** @default main */
                     branch?: string;
-                    /** @description Absolute folder path on the server; null clears the inbox (records already imported stay). */
+                    /** @description A folder inside this workspace's inbox folder (GET /sources/inbox-settings): relative to it ("support-exports") or an absolute path below it; null clears the inbox (records already imported stay). */
                     path: string | null;
                     /** @description The workspace; optional with an API key (its own workspace). */
                     workspaceId?: string;
@@ -5650,6 +5667,90 @@ export interface operations {
             };
         };
     };
+    source_inboxSettings: {
+        parameters: {
+            query?: {
+                /** @description The workspace; optional with an API key (its own workspace). */
+                workspaceId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description False when the server's operator has not set SYNTHEX_INBOX_ROOTS: inbox folders are off. */
+                        enabled: boolean;
+                        /** @description This workspace's inbox folder on the server: a source's inbox is this folder or one below it (relative paths are taken from here). */
+                        folder: string | null;
+                        /** @description This workspace's folder under each root (the first is `folder`). */
+                        folders: string[];
+                    };
+                };
+            };
+            /** @description The input is invalid (the message says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No session and no API key, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role, or the API key's restrictions (read-only, pipelines, scope prefix), do not allow this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (SYNTHEX_MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     source_inboxes: {
         parameters: {
             query?: {
@@ -5674,6 +5775,8 @@ export interface operations {
                         path: string | null;
                         pipelineId: string;
                         pipelineName: string;
+                        /** @description Why this folder is not watched (inbox folders off, outside this workspace's folder, a symlink, missing), or null. */
+                        problem: string | null;
                         source: string;
                     }[];
                 };

@@ -142,7 +142,7 @@ describe("REST /api/v1", () => {
           expect({ op: `${method} ${template}`, status: mine.status }).toEqual({ op: `${method} ${template}`, status: method === "post" && template.endsWith("/runs") ? 201 : 200 });
         }
         const theirs = await call(method.toUpperCase() as "GET" | "POST" | "DELETE", url, keys.b, body);
-        if (template === "/pipelines" || template === "/audit" || template === "/sources/inboxes") {
+        if (template === "/pipelines" || template === "/audit" || template === "/sources/inboxes" || template === "/sources/inbox-settings") {
           // Listing is of the caller's own workspace: B's is empty of A's pipelines and A's audit.
           expect(theirs.status).toBe(200);
           expect(JSON.stringify(theirs.json)).not.toContain(pipelineId);
