@@ -3,7 +3,8 @@
  * (standalone output, in a directory of its own), two `next start` processes on different ports,
  * and the standalone `node server.js`.
  *
- * - a session signed in on one server is valid on the other; an API key works on both;
+ * - a session signed in on one server is valid on the other (both behind one public name, as a load
+ *   balancer sends them: a session is bound to the Host it was issued for); an API key works on both;
  * - a run started on one executes once and is seen finished from the other; its memory, indexed
  *   after the run, is searched within a scope over REST on both (full text and semantic);
  * - a server SIGKILLed mid-run: the other resumes the run once the lease expires;
@@ -11,6 +12,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,6 +30,8 @@ const DIST = ".next/servers-test";
 const NEXT = path.join(ROOT, "node_modules/next/dist/bin/next");
 const SECRET = "two-servers-test-secret-0123456789abcdef";
 const LEASE_MS = 3000;
+/** The public name every server is reached by (NEXTAUTH_URL), as behind a load balancer. */
+const PUBLIC_HOST = "synthex.internal";
 
 let t: TestDb;
 const servers: ChildProcess[] = [];
@@ -39,7 +43,7 @@ function serverEnv(port: number, extra: Record<string, string | undefined> = {})
     NODE_ENV: "production",
     DATABASE_URL: t.url!,
     NEXTAUTH_SECRET: SECRET,
-    NEXTAUTH_URL: `http://127.0.0.1:${port}`,
+    NEXTAUTH_URL: `http://${PUBLIC_HOST}`,
     SYNTHEX_DIST_DIR: DIST,
     SYNTHEX_STANDALONE: "1",
     SYNTHEX_RUN_LEASE_MS: String(LEASE_MS),
@@ -86,19 +90,33 @@ function kill(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM") {
   }
 }
 
+/** A request to one server with the public Host, as the load balancer forwards it (fetch cannot set Host). */
+function viaBalancer(port: number, method: string, url: string, headers: Record<string, string> = {}, body?: string) {
+  return new Promise<{ status: number; body: string; setCookies: string[] }>((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method, path: url, headers: { host: PUBLIC_HOST, ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), setCookies: res.headers["set-cookie"] ?? [] }));
+    });
+    req.on("error", reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
 /** Credentials sign-in through next-auth on one server: the session cookie it sets. */
 async function signIn(port: number, email: string, password: string): Promise<string> {
-  const base = `http://127.0.0.1:${port}`;
-  const csrf = await fetch(`${base}/api/auth/csrf`);
-  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const cookies = csrf.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
-  const res = await fetch(`${base}/api/auth/callback/credentials`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookies },
-    body: new URLSearchParams({ csrfToken, email, password, json: "true" }),
-  });
-  const session = res.headers.getSetCookie().find((c) => c.includes("session-token="));
+  const csrf = await viaBalancer(port, "GET", "/api/auth/csrf");
+  const { csrfToken } = JSON.parse(csrf.body) as { csrfToken: string };
+  const cookies = csrf.setCookies.map((c) => c.split(";")[0]).join("; ");
+  const res = await viaBalancer(
+    port,
+    "POST",
+    "/api/auth/callback/credentials",
+    { "content-type": "application/x-www-form-urlencoded", cookie: cookies },
+    new URLSearchParams({ csrfToken, email, password, json: "true" }).toString(),
+  );
+  const session = res.setCookies.find((c) => c.includes("session-token="));
   if (!session) throw new Error(`no session cookie from ${port} (HTTP ${res.status})`);
   return session.split(";")[0]!;
 }
@@ -145,8 +163,8 @@ describe.skipIf(!adminUrl)("two app servers on one PostgreSQL", () => {
   it("a session from one server is valid on the other; an API key works on both", { timeout: 120_000 }, async () => {
     const cookie = await signIn(ports[0]!, "ops@example.com", "ops-password-123");
     for (const port of ports) {
-      const res = await fetch(`http://127.0.0.1:${port}/api/auth/session`, { headers: { cookie } });
-      expect(((await res.json()) as { user?: { email?: string } }).user?.email).toBe("ops@example.com");
+      const res = await viaBalancer(port, "GET", "/api/auth/session", { cookie });
+      expect((JSON.parse(res.body) as { user?: { email?: string } }).user?.email).toBe("ops@example.com");
     }
     for (const port of ports) {
       const api = await connectRemote(`http://127.0.0.1:${port}`, apiKey);
