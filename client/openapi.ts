@@ -1004,7 +1004,7 @@ export interface components {
             };
             /** @description Copies of the purged text outside the records, per kind. */
             copies: {
-                /** @description Eval cases whose retrieved previews and answer quoted a purged record: replaced (ids and scores stay). */
+                /** @description Eval cases whose retrieved previews and answer quoted a purged record, or whose question came from purged data (its gold evidence or the logged query it was labelled from; question, expected answer and answer): replaced (ids and scores stay). */
                 evalCases: number;
                 /** @description Idempotency-Key answers kept for the workspace's callers, replaced by a 410 tombstone (a replay is never the purged answer, nor run again). */
                 idempotencyResponses: number;

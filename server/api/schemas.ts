@@ -339,7 +339,7 @@ export const purgeResultSchema = z
     copies: z
       .object({
         idempotencyResponses: z.number().int().meta({ description: "Idempotency-Key answers kept for the workspace's callers, replaced by a 410 tombstone (a replay is never the purged answer, nor run again)." }),
-        evalCases: z.number().int().meta({ description: "Eval cases whose retrieved previews and answer quoted a purged record: replaced (ids and scores stay)." }),
+        evalCases: z.number().int().meta({ description: "Eval cases whose retrieved previews and answer quoted a purged record, or whose question came from purged data (its gold evidence or the logged query it was labelled from; question, expected answer and answer): replaced (ids and scores stay)." }),
         runFailures: z.number().int().meta({ description: "Run failures about a purged record or its scope: error and raw model response replaced." }),
         webhookDeliveries: z.number().int().meta({ description: "Webhook deliveries (queued or sent) of a purged record or scope: deleted." }),
         questions: z.number().int().meta({ description: "Team question-set questions answered by a purged record: the ids go, and a question left with none goes." }),
