@@ -51,7 +51,7 @@ export async function receiveUpload(
   const outputs: Array<{ file: string; out: WriteStream; done: Promise<unknown> }> = [];
   const writeTo = (file: string) => {
     const out = createWriteStream(file);
-    outputs.push({ file, out, done: new Promise((resolve) => out.once("close", resolve)) });
+    outputs.push({ file, out, done: new Promise<void>((resolve) => out.once("close", () => resolve())) });
     return out;
   };
   try {

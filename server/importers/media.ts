@@ -187,10 +187,10 @@ export interface MediaLimits {
   maxAudioSeconds: number;
   /**
    * Most pixels one file may have decoded: the images of every page of a PDF that is OCR'd, an
-   * image drawn on 20 pages counting 20 times. SYNTHEX_IMPORT_MAX_FILE_PIXELS, default 2,000,000,000.
+   * image drawn on 20 pages counting 20 times. SYNTHEX_IMPORT_MAX_FILE_PIXELS, default 1,000,000,000 (some 115 A4 pages scanned at 300 dpi).
    */
   maxFilePixels: number;
-  /** Most seconds reading one document or image may take, OCR included. SYNTHEX_IMPORT_MAX_SECONDS, default 600. */
+  /** Most seconds reading one document or image may take, OCR included. SYNTHEX_IMPORT_MAX_SECONDS, default 300. */
   maxSeconds: number;
 }
 
@@ -206,8 +206,8 @@ export function mediaLimits(over: Partial<MediaLimits> = {}): MediaLimits {
     maxPages: over.maxPages ?? envNumber("SYNTHEX_IMPORT_MAX_PAGES", 2000),
     maxPixels: over.maxPixels ?? envNumber("SYNTHEX_IMPORT_MAX_PIXELS", 50_000_000),
     maxAudioSeconds: over.maxAudioSeconds ?? envNumber("SYNTHEX_IMPORT_MAX_AUDIO_SECONDS", 4 * 3600),
-    maxFilePixels: over.maxFilePixels ?? envNumber("SYNTHEX_IMPORT_MAX_FILE_PIXELS", 2_000_000_000),
-    maxSeconds: over.maxSeconds ?? envNumber("SYNTHEX_IMPORT_MAX_SECONDS", 600),
+    maxFilePixels: over.maxFilePixels ?? envNumber("SYNTHEX_IMPORT_MAX_FILE_PIXELS", 1_000_000_000),
+    maxSeconds: over.maxSeconds ?? envNumber("SYNTHEX_IMPORT_MAX_SECONDS", 300),
   };
 }
 
