@@ -9,6 +9,7 @@
 import { requireEnvironmentSecrets } from "../auth/local-secret";
 import { getDb } from "../store/db";
 import { executorKind } from "./executor";
+import { privateStagingDir } from "./inbox-roots";
 import { flushQueryLogOnStop } from "./query-log";
 import { startRunRecovery } from "./run-recovery";
 import { startInboxWatchers } from "./source-inbox";
@@ -16,6 +17,8 @@ import { startInboxWatchers } from "./source-inbox";
 export function startAppServer(env: Record<string, string | undefined> = process.env): { stop(): void } {
   requireEnvironmentSecrets(env);
   const stopRecovery = executorKind(env) === "local" ? startRunRecovery(getDb) : () => {};
+  // Uploads and inbox files are staged in a private folder outside every inbox root: said at once when none is usable.
+  void privateStagingDir(env).catch((err: unknown) => console.error(`[synthex] ${(err as Error).message}`));
   const inboxes = env.SYNTHEX_INBOX_WATCH === "off" ? null : startInboxWatchers(getDb);
   const flushLog = () => void flushQueryLogOnStop();
   process.once("SIGTERM", flushLog);
