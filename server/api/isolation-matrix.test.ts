@@ -667,6 +667,58 @@ describe("isolation matrix", () => {
       await settleBackgroundWork();
       while (await db.run.findFirst({ where: { pipelineId: String(C.pipelineId), status: { in: ["queued", "running"] } } })) await new Promise((r) => setTimeout(r, 100));
     }, 600_000);
+
+    /**
+     * An id belongs to the scope that made it, per procedure: to the key limited to acme:eng, every
+     * procedure that names a session, record or memory answers another scope's id exactly like an
+     * id that does not exist (status, code and message, the id aside); a write under an id of
+     * another scope is refused (nothing stored), and an unrestricted key naming another scope for
+     * an existing session gets CONFLICT naming the session's scope.
+     */
+    it("answers another scope's ids like unknown ones, per procedure; another scope's session is never written", async () => {
+      const salesRecord = (await db.record.findFirstOrThrow({ where: { pipelineId: String(C.pipelineId), step: "sales" } })).id;
+      const pipelineId = String(C.pipelineId);
+      const answer = async (name: string, type: ProcDef["type"], input: Record<string, unknown>, who: Credentials, id: string) => {
+        const outcome = await callTrpc(name, { type, inputs: [] }, input, who);
+        const error = (JSON.parse(outcome.body) as { error?: { json?: { message?: string; data?: { code?: string } } } }).error?.json;
+        return { name, status: outcome.status, code: outcome.code, message: (error?.message ?? outcome.body).replaceAll(id, "<id>") };
+      };
+      const cases: Array<[string, ProcDef["type"], (id: string) => Record<string, unknown>, string]> = [
+        ["ingest.session", "query", (id) => ({ pipelineId, source: "sales", sessionId: id }), "call-1"],
+        ["ingest.session", "query", (id) => ({ pipelineId, source: "sales", sessionId: id }), "deal-7"],
+        // Naming the other scope is refused before the id is looked up.
+        ["ingest.messages", "mutation", (id) => ({ pipelineId, source: "eng", sessionId: id, scope: "acme:sales", messages: [{ role: "user", content: "x" }] }), "deal-7"],
+        ["record.get", "query", (id) => ({ id }), salesRecord],
+        ["record.sources", "query", (id) => ({ id }), salesRecord],
+        ["record.leaves", "query", (id) => ({ id }), salesRecord],
+        ["record.lineage", "query", (id) => ({ id }), salesRecord],
+        ["record.original", "query", (id) => ({ id }), salesRecord],
+        ["record.history", "query", (id) => ({ id }), salesRecord],
+        ["memory.ofSource", "query", (id) => ({ pipelineId, recordId: id }), salesRecord],
+        ["memory.update", "mutation", (id) => ({ id, content: "x" }), salesRecord],
+        ["memory.delete", "mutation", (id) => ({ id }), salesRecord],
+      ];
+      for (const [name, type, input, otherId] of cases) {
+        const unknownId = `zz-unknown-${name.replace(".", "-")}`;
+        const other = await answer(name, type, input(otherId), scopedKey, otherId);
+        const unknown = await answer(name, type, input(unknownId), scopedKey, unknownId);
+        expect(other.status, `${name}: refused`).toBeGreaterThanOrEqual(400);
+        expect(other).toEqual(unknown);
+        // (A refusal may quote the scope the caller itself named.)
+        for (const s of OUT_OF_SCOPE) if (!JSON.stringify(input(otherId)).includes(s)) expect(other.message).not.toContain(s);
+      }
+      const messagesBefore = await db.ingestMessage.count({ where: { workspaceId: String(C.workspaceId) } });
+      // A write under a sales conversation's id, in its own source or another: one refusal, naming nothing of sales.
+      const sameSource = await answer("ingest.messages", "mutation", { pipelineId, source: "sales", sessionId: "deal-7", messages: [{ role: "user", content: "x" }] }, scopedKey, "deal-7");
+      const otherSource = await answer("ingest.messages", "mutation", { pipelineId, source: "eng", sessionId: "deal-7", messages: [{ role: "user", content: "x" }] }, scopedKey, "deal-7");
+      expect(sameSource).toMatchObject({ status: 403, code: "FORBIDDEN" });
+      expect(sameSource).toEqual(otherSource);
+      for (const s of OUT_OF_SCOPE) expect(sameSource.message).not.toContain(s);
+      // The workspace's unrestricted key naming another scope for an existing session: CONFLICT, naming the session's scope.
+      const conflict = await answer("ingest.messages", "mutation", { pipelineId, source: "sales", sessionId: "deal-7", scope: "acme:eng", messages: [{ role: "user", content: "x" }] }, ownerKeyC, "deal-7");
+      expect(conflict).toEqual({ name: "ingest.messages", status: 409, code: "CONFLICT", message: `Session "<id>" belongs to scope "acme:sales"; pass that scope or use another sessionId.` });
+      expect(await db.ingestMessage.count({ where: { workspaceId: String(C.workspaceId) } })).toBe(messagesBefore);
+    }, 120_000);
   });
 
   /**
