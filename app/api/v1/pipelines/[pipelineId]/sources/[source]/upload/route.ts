@@ -100,8 +100,9 @@ export async function POST(req: Request, { params }: { params: Promise<{ pipelin
     if (err instanceof BodyTooLargeError) return apiTooLargeResponse(limit);
     if (err instanceof TRPCError) return fail(STATUS[err.code] ?? 500, err.message);
     if (err instanceof DomainError) return fail(STATUS[err.code] ?? 400, err.message);
+    // An unexpected failure is logged here with its detail; the caller gets no internals.
     console.error("upload failed", err);
-    return fail(500, err instanceof Error ? err.message : "Upload failed.");
+    return fail(500, "The upload failed on the server; the server log has the detail.");
   } finally {
     if (dir) await rm(dir, { recursive: true, force: true }).catch(() => {});
   }
