@@ -25,7 +25,7 @@ const HOST = "localhost:3123";
 async function issue(host = HOST) {
   return { sub: userId, ...(await issueSessionClaims(db, userId, host)) };
 }
-async function refusal(token: object, host = HOST): Promise<string | null> {
+async function refusal(token: object, host: string | null = HOST): Promise<string | null> {
   return checkSession(db, token, host).then(
     () => null,
     (err: unknown) => {
