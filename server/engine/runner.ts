@@ -16,6 +16,7 @@ import type { PipelineSpec } from "../pipeline/spec";
 import { downstreamOf, topologicalOrder, upstreamOf } from "../pipeline/validate";
 import { EngineError, failureKind, ModelError, type FailureKind } from "./model";
 import { emptyStats, RunCancelled, StepContext, type ExecutionOptions, type StepIdentity, type StepStats } from "./step-context";
+import { runOutcome } from "./step-outcomes";
 import { inputsOf, stepKindOf, type StepDefinition, type StepKind } from "./steps";
 import type { RecordStore, RunFailureInput } from "./types";
 
@@ -271,8 +272,8 @@ export async function executeRun(ctx: EngineContext, options: RunOptions = {}): 
     }
     options.onEvent?.({ type: "step-finished", step: def.name, stats: { ...stats.get(def.name)! } });
   }
-  const errors = all().reduce((n, s) => n + s.errors, 0);
-  return { status: errors > 0 ? "completed_with_errors" : "completed", steps: all() };
+  const outcome = runOutcome(all());
+  return { status: outcome.status, steps: all(), ...(outcome.error ? { error: outcome.error } : {}) };
 }
 
 export interface StepPlan {

@@ -43,3 +43,19 @@ export function settleSteps(spec: { steps: StepDefinition[] }, steps: StepStats[
   }
   return out;
 }
+
+/**
+ * How a run that was not cancelled and did not stop on an error ended, from its steps' stats. The
+ * rule: a run with no failed work item is completed; a run in which some work item failed but
+ * something succeeded (a step made a record, or computed more work items than failed) is
+ * completed_with_errors; a run in which work items failed and none succeeded — every model call
+ * failed — is failed, with the reason naming each step's failures.
+ */
+export function runOutcome(steps: StepStats[]): { status: "completed" | "completed_with_errors" | "failed"; error?: string } {
+  const errors = steps.reduce((n, s) => n + s.errors, 0);
+  if (errors === 0) return { status: "completed" };
+  const succeeded = steps.some((s) => s.output > 0 || (s.items ?? 0) > s.errors);
+  if (succeeded) return { status: "completed_with_errors" };
+  const failing = steps.filter((s) => s.errors > 0).map((s) => `${s.step} ${s.errors} of ${Math.max(s.items ?? 0, s.errors)}`);
+  return { status: "failed", error: `Every work item failed (${failing.join(", ")}): nothing was computed. The run's failures list each item's error.` };
+}

@@ -49,6 +49,19 @@ export interface Evaluated {
   aggregates: EvalAggregates;
 }
 
+/** Every search of an eval failed: the run ends failed with this reason (the first error, and how many). */
+export class EvalSearchFailed extends Error {
+  constructor(failures: Array<{ question: string; error: string }>, questions: number) {
+    const first = failures[0]!;
+    const others = new Set(failures.map((f) => f.error)).size - 1;
+    super(
+      `Every search failed (${failures.length} of ${questions} questions): nothing was scored. First error (question ${first.question}): ${first.error}` +
+        (others > 0 ? ` (and ${others} other error${others === 1 ? "" : "s"}).` : ""),
+    );
+    this.name = "EvalSearchFailed";
+  }
+}
+
 /** Searches, traces, scores (and answers and judges) every question of the run, over what `buildEval` built. */
 export async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model: ModelProvider | undefined, { progress, checkCancel }: EvalControl): Promise<Evaluated> {
   const corpus = await evalCorpus(db, run, built);
@@ -58,6 +71,7 @@ export async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model:
   const cases: Prisma.EvalCaseCreateManyInput[] = [];
   const scored: Array<{ q: Question; m: Metrics }> = [];
   const latencies: number[] = [];
+  const searchFailures: Array<{ question: string; error: string }> = [];
   const { questions, tracer } = corpus;
   const configured = judgeRecordSchema.parse(run.judge);
   const categories = run.benchmark === "locomo" ? LOCOMO_CATEGORIES : Object.fromEntries([...new Set(questions.map((q) => q.category))].map((c) => [c, c]));
@@ -80,6 +94,7 @@ export async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model:
       }
     } catch (err) {
       skips.push({ where: q.id, reason: `search failed: ${(err as Error).message}; skipped`, dropped: true });
+      searchFailures.push({ question: q.id, error: (err as Error).message });
       continue;
     }
     const latencyMs = performance.now() - started;
@@ -121,6 +136,9 @@ export async function evaluate(db: Db, run: EvalRunRow, built: EvalBuilt, model:
     });
     progress({ phase: "search", done: i + 1, total: questions.length });
   }
+
+  // An eval whose every search failed measured nothing: it is failed, with the reason, never completed with zeros.
+  if (questions.length > 0 && scored.length === 0 && searchFailures.length > 0) throw new EvalSearchFailed(searchFailures, questions.length);
 
   const main = scored.filter((s) => !s.q.apart);
   const perCategory: Evaluated["perCategory"] = {};

@@ -186,6 +186,16 @@ describe("eval runs", () => {
     expect(ended.metrics).toEqual({});
   }, 60_000);
 
+  it("an eval whose every search fails is stored as failed with the reason, not completed (issue #48 item 3)", async () => {
+    const run = await createEvalRun(db, { workspaceId, template: "bm25-sessions", datasetId });
+    // A bm25 eval without a step to rank: every question's search throws.
+    await db.evalRun.update({ where: { id: run.id }, data: { mode: "bm25", step: null } });
+    const ended = await executeEvalRun(db, run.id);
+    expect(ended.status).toBe("failed");
+    expect(ended.error).toBe("Every search failed (9 of 9 questions): nothing was scored. First error (question conv-a:q1): Mode bm25 ranks one step: this eval run has none.");
+    expect(await db.evalCase.count({ where: { evalRunId: run.id } })).toBe(0);
+  }, 60_000);
+
   it("refuses bad requests with what is wrong", async () => {
     await expect(createEvalRun(db, { workspaceId, datasetId })).rejects.toThrow(/either a pipeline or a template/);
     await expect(createEvalRun(db, { workspaceId, template: "nope", datasetId })).rejects.toThrow(/Unknown template "nope"/);

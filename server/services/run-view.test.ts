@@ -72,3 +72,25 @@ describe("the live run view", () => {
     expect(steps.get("facts")).toMatchObject({ status: "completed", items: 6, errors: 0, output: 6 });
   }, 120_000);
 });
+
+/** Every model call fails (an item failure each time). */
+class FailingAll implements ModelProvider {
+  complete() {
+    return Promise.reject(new ModelError("the provider returned no text"));
+  }
+}
+
+describe("a run's end status (issue #48 item 3)", () => {
+  it("a run in which every model call failed is failed with the reason, not completed with errors", async () => {
+    const { pipeline } = await createPipeline(db, workspaceId, { name: "run-all-fail", spec });
+    await appendSourceRecords(db, pipeline.id, "chats", Array.from({ length: 4 }, (_, i) => ({ externalId: `f-${i}`, content: `conversation ${i}`, metadata: { time: { created_at: `2024-03-0${i + 1}T10:00:00Z` } } })));
+    const run = await runPipeline(db, { workspaceId, pipelineId: pipeline.id }, { model: new FailingAll(), afterRun: false, runOptions: { retryBaseMs: 1, maxAttempts: 1 } });
+    expect(run.status).toBe("failed");
+    expect(run.error).toBe("Every work item failed (summaries 4 of 4, facts 4 of 4): nothing was computed. The run's failures list each item's error.");
+    const steps = new Map(parseRunStats(run).steps.map((s) => [s.step, s]));
+    expect(steps.get("summaries")).toMatchObject({ status: "failed", errors: 4, output: 0 });
+    expect(steps.get("facts")).toMatchObject({ status: "failed", errors: 4, output: 0 });
+    expect(steps.get("weekly")?.status).toBe("skipped");
+    expect(await db.runFailure.count({ where: { runId: run.id } })).toBe(8);
+  }, 120_000);
+});

@@ -29,7 +29,7 @@ import {
   type StepStats,
 } from "../engine/runner";
 import { isRunnableStepType } from "../engine/steps";
-import { queuedStats, settleSteps } from "../engine/step-outcomes";
+import { queuedStats, runOutcome, settleSteps } from "../engine/step-outcomes";
 import { parseRunStats } from "../store/runs";
 
 export { queuedStats };
@@ -298,15 +298,16 @@ export async function finishRun(
   options: FinishOptions = {},
 ) {
   const listed = outcome.order.map((name) => outcome.totals[name]).filter((s): s is StepStats => Boolean(s));
-  const status = outcome.failed ? "failed" : listed.some((s) => s.errors > 0) ? "completed_with_errors" : "completed";
+  // A run whose every work item failed (every model call) is failed, not completed with errors (runOutcome).
+  const ended = outcome.failed ? { status: "failed", error: outcome.failed } : runOutcome(listed);
   await db.run.updateMany({
     where: { id: runId, status: { in: ACTIVE } },
-    data: { status, error: outcome.failed ?? null, finishedAt: new Date() },
+    data: { status: ended.status, error: ended.error ?? null, finishedAt: new Date() },
   });
   const run = await loadRun(db, runId);
-  const ended = run.status === "cancelled" ? "cancelled" : run.status === "failed" ? "failed" : "completed";
+  const end = run.status === "cancelled" ? "cancelled" : run.status === "failed" ? "failed" : "completed";
   const spec = parseSpec((await db.pipelineVersion.findUniqueOrThrow({ where: { id: run.versionId } })).spec);
-  const steps = spec.ok ? settleSteps(spec.spec, listed, ended) : listed;
+  const steps = spec.ok ? settleSteps(spec.spec, listed, end) : listed;
   const finished = await db.run.update({ where: { id: runId }, data: { stats: toJsonColumn({ steps }) } });
   if (options.afterRun !== false) await afterRun(db, finished, options);
   return finished;
