@@ -8,10 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
 import { ModelError, type ModelProvider, type ModelRequest } from "../engine/model";
 import { OfflineModel } from "../llm/offline-model";
+import { startMockOpenAIServer } from "../llm/testing/mock-openai-server";
+import { workspaceModel } from "../llm/workspace-model";
 import { Pipeline } from "../pipeline/sdk";
 import { parseRunStats, type StepRunStats } from "../store/runs";
 import { createTestDb } from "../store/test-db";
 import { appendSourceRecords, createPipeline } from "./pipelines";
+import { upsertProvider } from "./providers";
 import { runPipeline } from "./runs";
 import { signUp } from "./users";
 
@@ -92,5 +95,54 @@ describe("a run's end status (issue #48 item 3)", () => {
     expect(steps.get("facts")).toMatchObject({ status: "failed", errors: 4, output: 0 });
     expect(steps.get("weekly")?.status).toBe("skipped");
     expect(await db.runFailure.count({ where: { runId: run.id } })).toBe(8);
+  }, 120_000);
+});
+
+/**
+ * The slow fake LLM: the mock OpenAI-compatible server answering after 300 ms, reached through the
+ * workspace's real provider resolver. Before each call it reads the Run row (as the run view's poll
+ * would), so what the row says is seen while that step's model calls are in flight.
+ */
+class WatchedSlowModel implements ModelProvider {
+  seen: Array<{ step: string; statuses: Record<string, string> }> = [];
+  constructor(
+    private readonly inner: ModelProvider,
+    private readonly pipelineId: string,
+  ) {}
+  async complete(request: ModelRequest) {
+    const row = await db.run.findFirstOrThrow({ where: { pipelineId: this.pipelineId }, orderBy: { createdAt: "desc" } });
+    const step = request.prompt?.startsWith("Facts:") ? "facts" : "summaries";
+    this.seen.push({ step, statuses: Object.fromEntries(parseRunStats(row).steps.map((s) => [s.step, s.status])) });
+    return this.inner.complete(request);
+  }
+}
+
+describe("the step at work (issue #48 item 2)", () => {
+  it("shows as running while its model calls are in flight; steps after it stay queued; then completed", async () => {
+    process.env.SYNTHEX_ENCRYPTION_KEY ??= "test-encryption-secret-for-run-view";
+    const mock = await startMockOpenAIServer({ latencyMs: 300 });
+    try {
+      await upsertProvider(db, workspaceId, { name: "slow", kind: "openai-compatible", baseUrl: mock.baseUrl, apiKey: "sk-test", timeoutMs: 10_000, maxConcurrency: 2 });
+      const slowSpec = new Pipeline("run-slow", { agent: "test" })
+        .source("chats", { format: "jsonl" })
+        .transform("summaries", { from: "chats", prompt: "Summarize:\n{{ record.content }}", model: "slow/gpt-4o-mini" })
+        .transform("facts", { from: "summaries", prompt: "Facts:\n{{ record.content }}", model: "slow/gpt-4o-mini" })
+        .toSpec();
+      const { pipeline } = await createPipeline(db, workspaceId, { name: "run-slow", spec: slowSpec });
+      await appendSourceRecords(db, pipeline.id, "chats", Array.from({ length: 3 }, (_, i) => ({ externalId: `s-${i}`, content: `slow conversation ${i}`, metadata: {} })));
+      const model = new WatchedSlowModel(workspaceModel(db, workspaceId), pipeline.id);
+      const run = await runPipeline(db, { workspaceId, pipelineId: pipeline.id }, { model, afterRun: false });
+
+      expect(run.status).toBe("completed");
+      expect(mock.count("chat/completions")).toBe(6);
+      const during = (step: string) => model.seen.filter((s) => s.step === step).map((s) => s.statuses);
+      expect(during("summaries")).toHaveLength(3);
+      for (const statuses of during("summaries")) expect(statuses).toEqual({ summaries: "running", facts: "pending" });
+      expect(during("facts")).toHaveLength(3);
+      for (const statuses of during("facts")) expect(statuses).toEqual({ summaries: "completed", facts: "running" });
+      expect(parseRunStats(run).steps.map((s) => s.status)).toEqual(["completed", "completed"]);
+    } finally {
+      await mock.close();
+    }
   }, 120_000);
 });

@@ -257,7 +257,12 @@ export async function runBatch(db: Db, input: BatchInput, deps: BatchDeps): Prom
   const options: RunOptions = { ...input.options, signal: deps.signal, onEvent: deps.onEvent };
   let out;
   try {
-    const progress = input.progress ?? (await startStep(ctx, input.step, options));
+    let progress = input.progress;
+    if (!progress) {
+      progress = await startStep(ctx, input.step, options);
+      // The step at work shows "running" while its first batch computes, not "queued" until it ends.
+      await persistStats(db, run.id, ctx.spec, input.order, { ...input.totals, [input.step]: progress.stats });
+    }
     out = await runStepBatch(ctx, progress, options);
   } catch (err) {
     if (err instanceof EngineError && err.kind === "permanent") return failPermanently(db, run.id, `${input.step}: ${err.message}`);
