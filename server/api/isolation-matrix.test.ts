@@ -12,13 +12,16 @@
  *   (e) a key limited to a scope, on a pipeline merging two scopes → no content of the other scope
  *   (f) the key of a member removed since                       → UNAUTHORIZED
  *   (g) the key of a member demoted to viewer since              → FORBIDDEN above a viewer
+ *   (h) the invite of a member removed or demoted since           → NOT_FOUND (as a revoked invite)
+ *   (i) a viewer, after a purge, on the eval reads of a question about the purged data → no purged text
  *
  * Refusals carry no data of workspace A, and workspace A's rows are the same after the matrix.
  * A procedure must declare who may call it (`workspaceProcedure(permission)`, or a builder listed
  * in NOT_WORKSPACE_SCOPED below with a reason): one that does not fails the first test, so
  * procedures added later join the matrix or break it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
@@ -731,6 +734,10 @@ describe("isolation matrix", () => {
     let removedKey: Credentials;
     let demotedKey: Credentials;
     let fingerprintKeys = "";
+    /** (h) The admin invite each made, and the removed admin's own session. */
+    let removedInvite = "";
+    let demotedInvite = "";
+    let removedSession: Credentials;
 
     beforeAll(async () => {
       const owner = createCaller(await createContext({ db, session: sessions.ownerA.session }));
@@ -739,17 +746,23 @@ describe("isolation matrix", () => {
         const member = await db.membership.create({ data: { workspaceId: workspaceA, userId: user.id, role: "admin" } });
         const admin = createCaller(await createContext({ db, session: { userId: user.id, email } }));
         const { secret, id } = await admin.apiKey.create({ workspaceId: workspaceA, name: `${email}-key`, role: "admin" });
-        return { memberId: member.id, keyId: id, creds: { session: null, key: secret } };
+        const invite = await admin.invite.create({ workspaceId: workspaceA, role: "admin" });
+        return { memberId: member.id, keyId: id, creds: { session: null, key: secret }, invite, session: { session: { userId: user.id, email }, key: null } };
       };
       const removed = await adminKey("removed-admin@matrix.test");
-      expect((await owner.member.remove({ workspaceId: workspaceA, memberId: removed.memberId })).keysRevoked).toBe(1);
-      // The removal revoked the key; the matrix un-revokes it, so what refuses it below is the
-      // per-request check that its creator is no longer a member (any path out of the workspace).
+      expect(await owner.member.remove({ workspaceId: workspaceA, memberId: removed.memberId })).toMatchObject({ keysRevoked: 1, invitesRevoked: 1 });
+      // The removal revoked the key and the invite; the matrix un-revokes them, so what refuses them
+      // below is the per-request (per-accept) check that their creator is no longer a member (any path out of the workspace).
       await db.apiKey.update({ where: { id: removed.keyId }, data: { revokedAt: null } });
+      await db.invite.update({ where: { id: removed.invite.id }, data: { revokedAt: null } });
       removedKey = removed.creds;
+      removedInvite = removed.invite.token;
+      removedSession = removed.session;
       const demoted = await adminKey("demoted-admin@matrix.test");
-      await owner.member.changeRole({ workspaceId: workspaceA, memberId: demoted.memberId, role: "viewer" });
+      expect(await owner.member.changeRole({ workspaceId: workspaceA, memberId: demoted.memberId, role: "viewer" })).toMatchObject({ invitesRevoked: 1 });
+      await db.invite.update({ where: { id: demoted.invite.id }, data: { revokedAt: null } });
       demotedKey = demoted.creds;
+      demotedInvite = demoted.invite.token;
       fingerprintKeys = await fingerprint();
     }, 60_000);
 
@@ -781,6 +794,25 @@ describe("isolation matrix", () => {
       expect(await fingerprint()).toBe(fingerprintKeys);
     }, 600_000);
 
+    it("(h) refuses the admin invite of a removed admin (to herself) and of an admin demoted to viewer, as a revoked invite, with nothing of A", async () => {
+      const { user } = await signUp(db, { email: "invite-joiner@matrix.test", password: "matrix-password-joiner" });
+      const joiner: Credentials = { session: { userId: user.id, email: user.email }, key: null };
+      const def = (name: string) => (appRouter._def.procedures as unknown as Record<string, { _def: ProcDef }>)[name]!._def;
+      for (const [what, token, who] of [
+        ["a removed admin's own invite, by herself", removedInvite, removedSession],
+        ["a demoted admin's invite, by a newcomer", demotedInvite, joiner],
+      ] as const) {
+        for (const name of ["invite.preview", "invite.accept"]) {
+          const outcome = await callTrpc(name, def(name), { token }, who);
+          pairs.trpc += 1;
+          expectRefused(`${name} (h) ${what}`, outcome, "NOT_FOUND", { token });
+          expect(outcome.body).toContain("This invite link is not valid. Ask for a new one.");
+        }
+      }
+      expect(await db.membership.count({ where: { workspaceId: workspaceA, userId: { in: [removedSession.session!.userId, user.id] } } })).toBe(0);
+      expect(await fingerprint()).toBe(fingerprintKeys);
+    }, 60_000);
+
     it("refuses every REST route to a removed member's key, and everything above a viewer to a demoted member's", async () => {
       for (const e of appRestEndpoints()) {
         const def = (appRouter._def.procedures as unknown as Record<string, { _def: ProcDef }>)[e.procedure]!._def;
@@ -807,5 +839,89 @@ describe("isolation matrix", () => {
       }
       expect(await fingerprint()).toBe(fingerprintKeys);
     }, 600_000);
+  });
+
+  /**
+   * (i) Purge and the eval reads (workspace D, so A's fingerprint stays as it was): a team question
+   * set picked on one scope's records, scored; the scope is purged over REST (the real route, an
+   * admin key) and one record of another question over REST too. A viewer's `evals.case`,
+   * `evals.question` and `evals.compareQuestions` then hold neither the question nor the expected
+   * answer (before the fix both stayed), while the question about kept data reads as before.
+   */
+  describe("(i) eval questions about purged data", () => {
+    const marker = `zq${randomBytes(5).toString("hex")}x`;
+    const D: Values = {};
+    let viewerD: Credentials;
+    let adminKeyD: Credentials;
+    const def = (name: string) => (appRouter._def.procedures as unknown as Record<string, { _def: ProcDef }>)[name]!._def;
+
+    beforeAll(async () => {
+      const { addToQuestionSet } = await import("@/server/eval/question-sets");
+      const { runEval } = await import("@/server/eval/service");
+      const d = await signUp(db, { email: "purge-owner@matrix.test", password: "matrix-password-d" });
+      const reader = await signUp(db, { email: "purge-viewer@matrix.test", password: "matrix-password-dv" });
+      await db.membership.create({ data: { workspaceId: d.workspace.id, userId: reader.user.id, role: "viewer" } });
+      viewerD = { session: { userId: reader.user.id, email: reader.user.email }, key: null };
+      adminKeyD = { session: null, key: (await createApiKey(db, d.workspace.id, { userId: d.user.id, role: "owner" }, { name: "d-admin", role: "admin" })).secret };
+      const { pipeline } = await createPipeline(db, d.workspace.id, { name: "purge-memory", spec: templateSpec("chat-memory") });
+      const file = path.join(dataDir, "purge-questions.jsonl");
+      const line = (id: string, scope: string, text: string) => JSON.stringify({ id, scope, messages: [{ role: "user", content: text }, { role: "assistant", content: "Noted." }] });
+      writeFileSync(file, [line("v1", "acme:victim", `My locker is ${marker}-locker.`), line("k1", "acme:kept", "Lunch is on Fridays."), line("k2", "acme:kept", "The printer is upstairs.")].join("\n"));
+      await importFile(db, { workspaceId: d.workspace.id, pipelineId: pipeline.id, source: "chats", path: file, format: "jsonl" });
+      const records = await db.record.findMany({ where: { pipelineId: pipeline.id, step: "chats" }, select: { id: true, content: true } });
+      const of = (text: string) => records.find((r) => r.content.includes(text))!.id;
+      const victim = await addToQuestionSet(db, d.workspace.id, { set: "purge-set", question: `Which locker is ${marker}-question?`, answer: `${marker}-gold`, recordIds: [of(`${marker}-locker`)] });
+      const printer = await addToQuestionSet(db, d.workspace.id, { set: "purge-set", question: `Where is the ${marker}-printer?`, answer: `${marker}-upstairs`, recordIds: [of("printer")] });
+      await addToQuestionSet(db, d.workspace.id, { set: "purge-set", question: "When is lunch?", answer: "Fridays", recordIds: [of("Lunch")] });
+      const run = await runEval(db, { workspaceId: d.workspace.id, pipeline: pipeline.id, questionSet: "purge-set", mode: "fts" });
+      expect(run.status).toBe("completed");
+      const cases = await db.evalCase.findMany({ where: { evalRunId: run.id }, orderBy: { position: "asc" } });
+      Object.assign(D, {
+        workspaceId: d.workspace.id,
+        pipelineId: pipeline.id,
+        runId: run.id,
+        printerRecord: of("printer"),
+        cases: Object.fromEntries(cases.map((c) => [c.questionId, c.id])),
+        victimQuestion: victim.question.id,
+        printerQuestion: printer.question.id,
+        keptCase: cases.find((c) => c.question === "When is lunch?")!.id,
+      });
+    }, 120_000);
+
+    /** What a viewer of D reads of one question through each eval read that shows cases. */
+    async function viewerReads(questionId: string): Promise<Array<[string, Outcome]>> {
+      const cases = D.cases as Record<string, string>;
+      const calls: Array<[string, Record<string, unknown>]> = [
+        ["evals.case", { workspaceId: D.workspaceId, id: cases[questionId] }],
+        ["evals.question", { workspaceId: D.workspaceId, runIds: [D.runId], questionId }],
+        ["evals.compareQuestions", { workspaceId: D.workspaceId, baselineId: D.runId, otherId: D.runId }],
+      ];
+      const out: Array<[string, Outcome]> = [];
+      for (const [name, input] of calls) {
+        const outcome = await callTrpc(name, def(name), input, viewerD);
+        pairs.trpc += 1;
+        expect(outcome.status, `${name}: ${outcome.body.slice(0, 200)}`).toBe(200);
+        out.push([name, outcome]);
+      }
+      return out;
+    }
+
+    it("after a scope purge and a record purge (REST), a viewer's evals.case, evals.question and evals.compareQuestions hold no purged question or expected answer", async () => {
+      // Control: before the purges the viewer reads both questions and their expected answers.
+      for (const q of [D.victimQuestion, D.printerQuestion] as string[]) {
+        for (const [name, outcome] of await viewerReads(q)) expect(outcome.body, `${name} before the purge`).toContain(marker);
+      }
+      const scope = await callRest("POST", `/pipelines/${String(D.pipelineId)}/purge`, { scope: "acme:victim", dryRun: false }, adminKeyD);
+      expect(scope.status, scope.body).toBe(200);
+      const record = await callRest("POST", `/records/${String(D.printerRecord)}/purge`, {}, adminKeyD);
+      expect(record.status, record.body).toBe(200);
+      pairs.rest += 2;
+      for (const q of [D.victimQuestion, D.printerQuestion] as string[]) {
+        for (const [name, outcome] of await viewerReads(q)) expect(outcome.body.includes(marker), `${name} after the purge: ${outcome.body.slice(0, 300)}`).toBe(false);
+      }
+      // The question about kept data reads as before, and the run keeps its three cases.
+      expect((await callTrpc("evals.case", def("evals.case"), { workspaceId: D.workspaceId, id: D.keptCase }, viewerD)).body).toContain("When is lunch?");
+      expect(await db.evalCase.count({ where: { evalRunId: String(D.runId) } })).toBe(3);
+    }, 120_000);
   });
 });
