@@ -9,7 +9,7 @@ import type { Db } from "../core/db";
 import type { ModelProvider, ModelRequest } from "../engine/model";
 import { OfflineModel } from "../llm/offline-model";
 import { endStalledEvalRuns } from "../services/run-recovery";
-import { claimEvalLease } from "../store/run-lease";
+import { claimEvalLease, renewRunLease, writeEvalProgress } from "../store/run-lease";
 import { listEvalRuns } from "./run-reads";
 import { createEvalRun, executeEvalRun } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
@@ -89,6 +89,27 @@ describe("eval recovery", () => {
     expect(await endStalledEvalRuns(db, 60_000)).toEqual([]);
     // The dead server cannot take it back.
     expect(await claimEvalLease(db, run.id, "dead-server", 500)).toBe(false);
+  }, 60_000);
+
+  it("a killed eval says 'no heartbeat since' its last heartbeat, not its lease's expiry (issue #48 item 7)", async () => {
+    const run = await createEvalRun(db, { workspaceId, template: "bm25-sessions", datasetId });
+    expect(await claimEvalLease(db, run.id, "killed-server", 2500)).toBe(true);
+    await sleep(1200);
+    // One more heartbeat, then the process dies.
+    expect(await renewRunLease(db, run.id, "killed-server", 2500, "EvalRun")).toBe(true);
+    const beat = await db.evalRun.findUniqueOrThrow({ where: { id: run.id } });
+    const heartbeatAt = (beat.progress as { heartbeatAt?: string }).heartbeatAt!;
+    expect(heartbeatAt).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/);
+    const expiry = beat.leaseExpiresAt!.toISOString().slice(0, 19).replace("T", " ");
+    expect(expiry).not.toBe(heartbeatAt.slice(0, 19)); // 2.5 s apart
+    // Progress written by the phase keeps the heartbeat time.
+    await writeEvalProgress(db, run.id, "killed-server", { phase: "build", done: 1, total: 9 });
+    expect((await db.evalRun.findUniqueOrThrow({ where: { id: run.id } })).progress).toEqual({ phase: "build", done: 1, total: 9, heartbeatAt });
+    await sleep(2700);
+    expect(await endStalledEvalRuns(db, 60_000)).toEqual([{ id: run.id, status: "failed" }]);
+    const ended = await db.evalRun.findUniqueOrThrow({ where: { id: run.id } });
+    expect(ended.error).toContain(`(no heartbeat since ${heartbeatAt.slice(0, 19)} UTC,`);
+    expect(ended.error).not.toContain(expiry);
   }, 60_000);
 
   it("ends a dead eval that was asked to cancel as cancelled, and a queued eval nobody started as failed", async () => {

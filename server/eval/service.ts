@@ -27,7 +27,7 @@ import { executorKind, type Env } from "../services/executor";
 import { getBranch, getPipeline } from "../services/pipelines";
 import { availableProviders } from "../services/provider-check";
 import { retryTransient } from "../store/db-errors";
-import { claimEvalLease, keepLeaseAlive, processLeaseOwner, renewRunLease, runLeaseMs } from "../store/run-lease";
+import { claimEvalLease, keepLeaseAlive, processLeaseOwner, renewRunLease, runLeaseMs, writeEvalProgress } from "../store/run-lease";
 import { buildEval } from "./build";
 import { getDataset } from "./dataset-store";
 import { ensureEvalCopy } from "./eval-copy";
@@ -211,7 +211,7 @@ async function underEvalLease<T>(
       deps.onProgress?.(p);
       if (!force && Date.now() - lastWrite < 500) return;
       lastWrite = Date.now();
-      void db.evalRun.updateMany({ where: { id: run.id, leaseOwner: owner }, data: { progress: toJsonColumn(p) } }).catch(() => {});
+      void writeEvalProgress(db, run.id, owner, p).catch(() => {});
     },
     checkCancel: async () => {
       if (deps.signal?.aborted) throw new EvalCancelled("cancelled");

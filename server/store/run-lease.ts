@@ -14,6 +14,12 @@ import { retryTransient } from "./db-errors";
 
 const ACTIVE = `('queued', 'running')`;
 const NOW = `(now() AT TIME ZONE 'UTC')`;
+/**
+ * An eval's last heartbeat (claim or renewal), kept in its progress JSON as `heartbeatAt` (UTC): a
+ * killed eval is reported as "no heartbeat since" then, not since its lease's expiry (a lease
+ * length later).
+ */
+const HEARTBEAT_AT = `jsonb_build_object('heartbeatAt', to_char(${NOW}, 'YYYY-MM-DD HH24:MI:SS.MS'))`;
 
 /** This process, as a lease owner: `host:pid:random`. */
 export const processLeaseOwner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
@@ -42,7 +48,8 @@ export async function claimRunLease(db: DbTx, runId: string, owner: string, ttlM
 /** Heartbeat: extends `owner`'s lease; false when another owner now holds the active run (expired and taken over), true when held or the run has ended. */
 export async function renewRunLease(db: DbTx, runId: string, owner: string, ttlMs: number, table: LeasedTable = "Run"): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
-    `UPDATE "${table}" SET "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond' WHERE id = $1 AND "leaseOwner" = $2`,
+    `UPDATE "${table}" SET "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond'${table === "EvalRun" ? `, progress = progress || ${HEARTBEAT_AT}` : ""}
+     WHERE id = $1 AND "leaseOwner" = $2`,
     runId,
     owner,
     ttlMs,
@@ -99,7 +106,7 @@ export async function expiredRunLeases(db: DbTx, limit = 10, unclaimedAfterMs = 
 export async function claimEvalLease(db: DbTx, evalRunId: string, owner: string, ttlMs: number): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
     `UPDATE "EvalRun" SET status = 'running', "startedAt" = COALESCE("startedAt", ${NOW}), "leaseOwner" = $2,
-       "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond'
+       "leaseExpiresAt" = ${NOW} + $3 * interval '1 millisecond', progress = progress || ${HEARTBEAT_AT}
      WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND "leaseOwner" = $2))`,
     evalRunId,
     owner,
@@ -121,7 +128,7 @@ export async function endExpiredEvalRuns(db: DbTx, unclaimedAfterMs: number): Pr
        status = CASE WHEN "cancelRequested" THEN 'cancelled' ELSE 'failed' END,
        error = CASE
          WHEN "cancelRequested" THEN 'Cancelled before it finished: no results were stored.'
-         WHEN status = 'running' THEN 'The process running this eval stopped (no heartbeat since ' || to_char("leaseExpiresAt", 'YYYY-MM-DD HH24:MI:SS') || ' UTC, e.g. a server restart, crash or database outage): no results were stored. Run it again.'
+         WHEN status = 'running' THEN 'The process running this eval stopped (no heartbeat since ' || to_char(COALESCE((progress->>'heartbeatAt')::timestamp, "leaseExpiresAt"), 'YYYY-MM-DD HH24:MI:SS') || ' UTC, e.g. a server restart, crash or database outage): no results were stored. Run it again.'
          ELSE 'The server that queued this eval stopped before starting it: nothing was run. Run it again.'
        END,
        "finishedAt" = ${NOW}, "leaseOwner" = NULL, "leaseExpiresAt" = NULL
@@ -131,6 +138,17 @@ export async function endExpiredEvalRuns(db: DbTx, unclaimedAfterMs: number): Pr
     unclaimedAfterMs,
   );
   return rows;
+}
+
+/** Writes an eval's progress (while `owner` holds it), keeping its last heartbeat time. */
+export async function writeEvalProgress(db: DbTx, evalRunId: string, owner: string, progress: object): Promise<void> {
+  await db.$executeRawUnsafe(
+    `UPDATE "EvalRun" SET progress = $3::jsonb || jsonb_strip_nulls(jsonb_build_object('heartbeatAt', progress->'heartbeatAt'))
+     WHERE id = $1 AND "leaseOwner" = $2`,
+    evalRunId,
+    owner,
+    JSON.stringify(progress),
+  );
 }
 
 /**
