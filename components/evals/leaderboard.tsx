@@ -162,7 +162,7 @@ function LeaderboardTable({ board, onRemove }: { board: EvalLeaderboard; onRemov
           </thead>
           <tbody>
             {rows.map((r) => (
-              <LeaderboardRowView key={r.id} row={r} metrics={board.metrics} lower={lower} color={colors.get(r.id)!} onRemove={onRemove} />
+              <LeaderboardRowView key={r.id} row={r} metrics={board.metrics} lower={lower} color={colors.get(r.id)!} apartLabel={board.apartLabel} onRemove={onRemove} />
             ))}
           </tbody>
         </table>
@@ -171,7 +171,21 @@ function LeaderboardTable({ board, onRemove }: { board: EvalLeaderboard; onRemov
   );
 }
 
-function LeaderboardRowView({ row, metrics, lower, color, onRemove }: { row: LeaderboardRunRow; metrics: string[]; lower: Set<string>; color: string; onRemove?: (id: string) => void }) {
+function LeaderboardRowView({
+  row,
+  metrics,
+  lower,
+  color,
+  apartLabel,
+  onRemove,
+}: {
+  row: LeaderboardRunRow;
+  metrics: string[];
+  lower: Set<string>;
+  color: string;
+  apartLabel: string;
+  onRemove?: (id: string) => void;
+}) {
   const done = row.status === "completed";
   const cell = "px-1.5 py-2 align-top";
   const num = "block whitespace-nowrap tabular-nums";
@@ -188,7 +202,13 @@ function LeaderboardRowView({ row, metrics, lower, color, onRemove }: { row: Lea
               {row.mode}
               {row.step ? ` @ ${row.step}` : ""}
               {row.version ? ` · ${row.version}` : ""}
-              {done ? ` · ${row.questions} q` : ""}
+              {done && !row.questionsApart ? ` · ${row.questions} q` : ""}
+            </span>
+            {done && row.questionsApart ? (
+              <span className="text-xs break-words text-muted-foreground" data-testid="leaderboard-questions" data-scored={row.questions} data-apart={row.questionsApart}>
+                {row.questions} q scored · {row.questionsApart} {apartLabel} not scored
+              </span>
+            ) : null}
             </span>
             {row.isBaseline ? <span className="text-xs font-medium text-primary">baseline</span> : null}
             {row.offlineStandIn ? (

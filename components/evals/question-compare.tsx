@@ -106,6 +106,12 @@ export function QuestionCompare({ baselineId, runs, benchmark, colors }: { basel
               </button>
             ))}
           </div>
+          {cmp.data.apart > 0 && (
+            <p className="text-xs text-muted-foreground" data-testid="question-count-note" data-scored={cmp.data.scored} data-apart={cmp.data.apart}>
+              <span className="tabular-nums">{cmp.data.scored}</span> scored · <span className="tabular-nums">{cmp.data.apart}</span> {cmp.data.apartLabel} not scored: the
+              leaderboard&rsquo;s metrics and question count leave the {cmp.data.apartLabel} questions out; they are listed here too, marked.
+            </p>
+          )}
           <Table data-testid="question-table" className="table-fixed">
             <colgroup>
               <col className="w-32" />
@@ -140,6 +146,7 @@ export function QuestionCompare({ baselineId, runs, benchmark, colors }: { basel
                   </TableCell>
                   <TableCell className="whitespace-normal break-words text-xs" data-testid="question-category">
                     {names[q.category] ?? q.category}
+                    {q.apart && <span className="block text-muted-foreground">not scored ({cmp.data.apartLabel})</span>}
                   </TableCell>
                   <TableCell className="text-right tabular-nums text-xs">{fmtMetric(metric, q.base)}</TableCell>
                   <TableCell className="text-right tabular-nums text-xs">{fmtMetric(metric, q.other)}</TableCell>

@@ -22,3 +22,12 @@ export type OutcomeMetric = (typeof OUTCOME_METRICS)[number];
 
 /** A question counts as answered right by a run when its metric reaches this (a hit is 1, a miss 0). */
 export const RIGHT_AT = 0.5;
+
+/**
+ * What a benchmark's questions scored apart are called on screen (LoCoMo's adversarial category,
+ * LongMemEval's abstention questions): they are left out of the headline metrics and the
+ * leaderboard's question count, and listed in Question by question.
+ */
+export function apartLabel(benchmark: string | null | undefined): string {
+  return benchmark === "locomo" ? "adversarial" : benchmark === "longmemeval" ? "abstention" : "scored apart";
+}

@@ -40,6 +40,15 @@ describe("question outcomes (baseline against one run)", () => {
     expect(out.rows.find((r) => r.questionId === "q7")).toMatchObject({ base: null, other: 1, question: "question q7?" });
   });
 
+  it("says how many questions are scored and how many are scored apart (the leaderboard's count and the rest)", () => {
+    const base = [c("q1", 1), c("q2", 0), c("q3", 1, { category: "5" })];
+    const other = [c("q1", 1), c("q2", 1), c("q3", 0, { category: "5" })];
+    const out = questionOutcomes(base, other, "session_hit@5", new Set(["q3"]));
+    expect(out).toMatchObject({ total: 3, scored: 2, apart: 1 });
+    expect(out.rows.find((r) => r.questionId === "q3")!.apart).toBe(true);
+    expect(questionOutcomes(base, other, "session_hit@5")).toMatchObject({ total: 3, scored: 3, apart: 0 });
+  });
+
   it("the old rule's overcount cannot happen: a 383-question pair gives 383 in all", () => {
     // Every question lost by the evidence-recall rule and won by the hit rule at once used to count twice.
     const base = Array.from({ length: 383 }, (_, i) => c(`q${i}`, i % 3 === 0 ? 1 : 0));

@@ -10,7 +10,8 @@
  */
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
-import { QUESTION_OUTCOMES, RIGHT_AT, type OutcomeMetric, type QuestionOutcome } from "./compare-kinds";
+import { ensureAggregates } from "./aggregates";
+import { apartLabel, QUESTION_OUTCOMES, RIGHT_AT, type OutcomeMetric, type QuestionOutcome } from "./compare-kinds";
 import { METRIC_NAMES, type Metrics } from "./metrics";
 import { evidenceSchema, metricsSchema, storedHitsSchema } from "./stored";
 
@@ -40,6 +41,8 @@ export interface QuestionRow {
   outcome: QuestionOutcome;
   base: number | null;
   other: number | null;
+  /** Scored apart (adversarial, abstention): not in the headline metrics nor the leaderboard's count. */
+  apart: boolean;
 }
 
 const ORDER: Record<QuestionOutcome, number> = { regressed: 0, improved: 1, both_wrong: 2, only_one: 3, both_right: 4 };
@@ -47,8 +50,10 @@ const ORDER: Record<QuestionOutcome, number> = { regressed: 0, improved: 1, both
 /**
  * Every question of either run, once, with its outcome; `counts` has one entry per outcome and
  * they sum to `total` (= rows). Regressions first, then improvements, both wrong, the rest.
+ * `scored` + `apart` = `total`: `scored` is the leaderboard's question count, `apart` the questions
+ * scored apart (`apartIds`) that it leaves out — said on screen so the two counts agree.
  */
-export function questionOutcomes(baseCases: readonly CaseScores[], otherCases: readonly CaseScores[], metric: OutcomeMetric) {
+export function questionOutcomes(baseCases: readonly CaseScores[], otherCases: readonly CaseScores[], metric: OutcomeMetric, apartIds: ReadonlySet<string> = new Set()) {
   const other = new Map(otherCases.map((c) => [c.questionId, c]));
   const seen = new Set<string>();
   const rows: QuestionRow[] = [];
@@ -60,6 +65,7 @@ export function questionOutcomes(baseCases: readonly CaseScores[], otherCases: r
     outcome: questionOutcome(b?.scores, o?.scores, metric),
     base: b ? (b.scores[metric] ?? 0) : null,
     other: o ? (o.scores[metric] ?? 0) : null,
+    apart: apartIds.has(c.questionId),
   });
   for (const b of baseCases) {
     if (seen.has(b.questionId)) continue;
@@ -73,13 +79,14 @@ export function questionOutcomes(baseCases: readonly CaseScores[], otherCases: r
   }
   rows.sort((a, b) => ORDER[a.outcome] - ORDER[b.outcome]);
   const counts = Object.fromEntries(QUESTION_OUTCOMES.map((k) => [k, rows.filter((r) => r.outcome === k).length])) as Record<QuestionOutcome, number>;
-  return { rows, counts, total: rows.length };
+  const apart = rows.filter((r) => r.apart).length;
+  return { rows, counts, total: rows.length, scored: rows.length - apart, apart };
 }
 
 async function completedRun(db: Db, workspaceId: string, id: string) {
   const run = await db.evalRun.findFirst({
     where: { id, workspaceId },
-    select: { id: true, status: true, datasetId: true, pipelineId: true, template: true, branch: true, evalPipelineId: true },
+    select: { id: true, workspaceId: true, status: true, benchmark: true, datasetId: true, pipelineId: true, template: true, branch: true, evalPipelineId: true },
   });
   if (!run) throw notFound(`Eval run ${id} not found.`);
   if (run.status !== "completed") throw badRequest(`Eval run ${id} is ${run.status}: only completed runs can be compared question by question.`);
@@ -101,7 +108,26 @@ export async function compareQuestions(db: Db, workspaceId: string, input: { bas
   const [base, other] = await Promise.all([completedRun(db, workspaceId, input.baselineId), completedRun(db, workspaceId, input.otherId)]);
   if (base.datasetId !== other.datasetId) throw badRequest(`Eval run ${other.id} scored another dataset than the baseline ${base.id}: compare runs of one benchmark file.`);
   const [baseCases, otherCases] = await Promise.all([caseScores(db, workspaceId, base.id), caseScores(db, workspaceId, other.id)]);
-  return { baselineId: base.id, otherId: other.id, metric: input.metric, rightAt: RIGHT_AT, ...questionOutcomes(baseCases, otherCases, input.metric) };
+  const apartIds = await apartQuestionIds(db, [base, other]);
+  return {
+    baselineId: base.id,
+    otherId: other.id,
+    metric: input.metric,
+    rightAt: RIGHT_AT,
+    apartLabel: apartLabel(base.benchmark),
+    ...questionOutcomes(baseCases, otherCases, input.metric, apartIds),
+  };
+}
+
+/** The questions the runs scored apart (from their aggregates, built once per completed run). */
+async function apartQuestionIds(db: Db, runs: Array<{ id: string; workspaceId: string; status: string; benchmark: string; datasetId: string }>) {
+  const ids = new Set<string>();
+  const stored = await db.evalRun.findMany({ where: { id: { in: runs.map((r) => r.id) } }, select: { id: true, aggregates: true } });
+  for (const run of runs) {
+    const agg = await ensureAggregates(db, { ...run, aggregates: stored.find((s) => s.id === run.id)?.aggregates ?? null });
+    agg?.questionIds.forEach((q, i) => agg.apart[i] && ids.add(q));
+  }
+  return ids;
 }
 
 /** Hits per run the drill-down shows. */

@@ -50,6 +50,16 @@ describe("question by question", () => {
     expect(back.counts.improved).toBe(out.counts.regressed);
   }, 60_000);
 
+  it("the two question counts agree: Question by question's scored + apart = all, scored = the leaderboard's count, with the reason (issue #48 item 4)", async () => {
+    const api = await ws.caller();
+    const out = await api.evals.compareQuestions({ workspaceId: ws.workspaceId, baselineId: windows.id, otherId: sessions.id, metric: "session_hit@5" });
+    expect(out).toMatchObject({ total: 9, scored: 8, apart: 1, apartLabel: "adversarial" });
+    expect(out.rows.filter((r) => r.apart).map((r) => r.category)).toEqual(["5"]);
+    const board = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [windows.id, sessions.id], baselineId: windows.id });
+    expect(board.apartLabel).toBe("adversarial");
+    for (const row of board.rows) expect(row).toMatchObject({ questions: out.scored, questionsApart: out.apart });
+  }, 60_000);
+
   it("drills into one question: the gold evidence, each run's top hits, the evidence hits marked, on a record of the eval copy", async () => {
     const api = await ws.caller();
     const pepper = await ws.db.evalCase.findFirstOrThrow({ where: { evalRunId: windows.id, question: "What kind of dog is Pepper?" } });

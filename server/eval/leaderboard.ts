@@ -14,6 +14,7 @@ import { badRequest, notFound } from "../core/errors";
 import { findTemplate, offlineStandInOf } from "../pipeline/templates";
 import { ensureAggregates, type EvalAggregates } from "./aggregates";
 import { pairedDelta, type BootstrapPlan } from "./bootstrap";
+import { apartLabel } from "./compare-kinds";
 import { LOWER_IS_BETTER, type MetricName } from "./metrics";
 import { evalLabel, runNames, runVersion } from "./run-labels";
 import { evalCostSchema, judgeRecordSchema, latencySchema, metricsSchema } from "./stored";
@@ -51,7 +52,10 @@ export interface LeaderboardRow {
   error: string | null;
   progress: { phase: string; done: number; total: number } | null;
   isBaseline: boolean;
+  /** Questions in the headline metrics (what Question by question calls scored). */
   questions: number;
+  /** Questions the run scored apart (adversarial, abstention): not in `questions`; null until completed. */
+  questionsApart: number | null;
   metrics: Record<string, LeaderboardCell>;
   buildCostUsd: number | null;
   buildTokens: number | null;
@@ -74,6 +78,8 @@ export interface Leaderboard {
   datasetId: string | null;
   metrics: string[];
   lowerIsBetter: string[];
+  /** What the questions scored apart are called on screen ("adversarial" for LoCoMo). */
+  apartLabel: string;
   rows: LeaderboardRow[];
 }
 
@@ -93,6 +99,7 @@ const SELECT = {
   error: true,
   progress: true,
   questions: true,
+  perCategory: true,
   metrics: true,
   cost: true,
   latency: true,
@@ -120,6 +127,13 @@ function offlineStandIn(template: string | null): string | null {
   const def = template ? findTemplate(template) : undefined;
   const standIn = def ? offlineStandInOf(def) : null;
   return standIn ? `${standIn.note} — ${standIn.detail}` : null;
+}
+
+/** Questions scored apart: every question scored (per category, apart ones too) less the headline's. */
+function questionsApart(perCategory: unknown, questions: number): number {
+  const cats = (perCategory ?? {}) as Record<string, { questions?: unknown }>;
+  const all = Object.values(cats).reduce((n, c) => n + (typeof c?.questions === "number" ? c.questions : 0), 0);
+  return Math.max(0, all - questions);
 }
 
 function progressOf(stored: unknown): LeaderboardRow["progress"] {
@@ -231,6 +245,7 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
       progress: done ? null : progressOf(r.progress),
       isBaseline: r.id === baseline?.id,
       questions: r.questions,
+      questionsApart: done ? questionsApart(r.perCategory, r.questions) : null,
       metrics: cells,
       buildCostUsd: done ? (cost.buildCostUsd ?? 0) : null,
       buildTokens: done ? (cost.buildTokens ?? 0) : null,
@@ -253,6 +268,7 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
     datasetId: baseline?.datasetId ?? runs[0]!.datasetId,
     metrics,
     lowerIsBetter: [...LOWER_IS_BETTER],
+    apartLabel: apartLabel(baseline?.benchmark ?? runs[0]!.benchmark),
     rows,
   };
 }
