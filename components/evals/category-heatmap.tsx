@@ -2,24 +2,18 @@
 import { LOWER_IS_BETTER } from "@/server/eval/metrics";
 import { RunDot } from "./run-dot";
 import { fmtDelta, fmtMetric, type CompareChartsData } from "./format";
-
-/** Green for better than the baseline, red for worse; the stronger, the larger the change on this grid. */
-function shade(delta: number | null, max: number, lowerIsBetter: boolean): string | undefined {
-  if (delta === null || Math.abs(delta) < 1e-9 || max === 0) return undefined;
-  const good = lowerIsBetter ? delta < 0 : delta > 0;
-  const alpha = 0.12 + 0.5 * Math.min(1, Math.abs(delta) / max);
-  return good ? `rgba(22, 163, 74, ${alpha.toFixed(2)})` : `rgba(220, 38, 38, ${alpha.toFixed(2)})`;
-}
+import { heatmapShade, signalMax } from "./heatmap-shade";
 
 /**
  * Per category, each run against the baseline: runs × categories, each cell the delta (the
- * baseline's row its values), coloured by direction and size — one glance instead of ten bars.
+ * baseline's row its values), coloured by direction and size only when the difference is outside
+ * noise (heatmap-shade.ts), neutral otherwise — one glance instead of ten bars.
  */
 export function CategoryHeatmap({ data, colors, names }: { data: CompareChartsData; colors: Map<string, string>; names: Record<string, string> }) {
   const { categories, rows } = data.categories;
   const labels = new Map(data.runs.map((r) => [r.id, r.label]));
   const lower = LOWER_IS_BETTER.has(data.metric);
-  const max = Math.max(0, ...rows.flatMap((r) => r.cells.map((c) => Math.abs(c.delta ?? 0))));
+  const max = signalMax(rows.filter((r) => r.runId !== data.baselineId).flatMap((r) => r.cells));
   return (
     <div className="w-full overflow-x-auto" data-testid="chart-category-heatmap">
       <table className="w-full border-separate border-spacing-1 text-sm">
@@ -67,9 +61,13 @@ export function CategoryHeatmap({ data, colors, names }: { data: CompareChartsDa
                       key={c.category}
                       data-testid="heatmap-cell"
                       data-delta={c.delta ?? ""}
-                      title={`${labels.get(r.runId)} · ${names[c.category] ?? c.category}: ${fmtMetric(data.metric, c.value)}${baseline ? "" : ` (baseline ${fmtMetric(data.metric, base)})`}`}
+                      data-noise={baseline || c.delta === null ? undefined : c.withinNoise === false ? "outside" : "within"}
+                      data-shaded={!baseline && heatmapShade(c, max, lower) ? "true" : undefined}
+                      title={`${labels.get(r.runId)} · ${names[c.category] ?? c.category}: ${fmtMetric(data.metric, c.value)}${
+                        baseline ? "" : ` (baseline ${fmtMetric(data.metric, base)})${c.ci95 ? ` · 95% interval ${c.ci95.map((x) => x.toFixed(3)).join(" to ")}` : ""}${c.withinNoise === false ? "" : " · within noise"}`
+                      }`}
                       className="rounded px-2 py-1.5 text-center tabular-nums"
-                      style={{ background: baseline ? "var(--muted)" : shade(c.delta, max, lower) }}
+                      style={{ background: baseline ? "var(--muted)" : heatmapShade(c, max, lower) }}
                     >
                       {baseline ? fmtMetric(data.metric, c.value) : (d?.text ?? "—")}
                     </td>
@@ -80,8 +78,9 @@ export function CategoryHeatmap({ data, colors, names }: { data: CompareChartsDa
           })}
         </tbody>
       </table>
-      <p className="mt-1 text-xs text-muted-foreground">
-        The baseline&apos;s row shows its {data.metric}; the others their delta to it (green better, red worse).
+      <p className="mt-1 text-xs text-muted-foreground" data-testid="heatmap-legend">
+        The baseline&apos;s row shows its {data.metric}; the others their delta to it. A cell is coloured (green better, red worse) only when the difference is outside noise — its 95% interval from
+        the leaderboard&apos;s paired bootstrap over that category&apos;s questions excludes zero; uncoloured cells are within noise.
       </p>
     </div>
   );

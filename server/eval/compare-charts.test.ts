@@ -1,5 +1,49 @@
 import { describe, expect, it } from "vitest";
-import { categoryDeltaGrid, historySeries, paretoFrontier } from "./compare-charts";
+import type { EvalAggregates } from "./aggregates";
+import { pairedDelta } from "./bootstrap";
+import { categoryDeltaGrid, categoryInterval, historySeries, paretoFrontier } from "./compare-charts";
+
+const agg = (categories: string[], hits: number[]): EvalAggregates => ({
+  version: 1,
+  questionIds: categories.map((_, i) => `q${i}`),
+  categories,
+  apart: categories.map(() => false),
+  metrics: { "session_hit@5": hits },
+});
+
+describe("category cells: within noise or not (issue #48 item 8)", () => {
+  it("gives each cell the leaderboard's paired-bootstrap interval over that category's questions", () => {
+    // Category 1: 40 questions, the other run loses one hit (−0.025): within noise.
+    // Category 2: 40 questions, the other run loses 20 hits (−0.5): outside noise.
+    const cats = [...Array(40).fill("1"), ...Array(40).fill("2")] as string[];
+    const baseHits = cats.map(() => 1);
+    const otherHits = cats.map((c, i) => (c === "1" ? (i === 0 ? 0 : 1) : i % 2 ? 0 : 1));
+    const aggregates = new Map([
+      ["base", agg(cats, baseHits)],
+      ["other", agg(cats, otherHits)],
+    ]);
+    const grid = categoryDeltaGrid(
+      [
+        { id: "base", metrics: {}, perCategory: { "1": { "session_hit@5": 1, questions: 40 }, "2": { "session_hit@5": 1, questions: 40 } } },
+        { id: "other", metrics: {}, perCategory: { "1": { "session_hit@5": 0.975, questions: 40 }, "2": { "session_hit@5": 0.5, questions: 40 } } },
+      ],
+      "base",
+      "session_hit@5",
+      aggregates,
+    );
+    const [one, two] = grid.rows[1]!.cells;
+    expect(one).toMatchObject({ category: "1", withinNoise: true });
+    expect(one!.ci95![0]).toBeLessThanOrEqual(0);
+    expect(two).toMatchObject({ category: "2", withinNoise: false });
+    expect(two!.ci95![1]).toBeLessThan(0);
+    // The same interval as the leaderboard's bootstrap over those questions.
+    const i2 = cats.map((c, i) => i).filter((i) => cats[i] === "2");
+    expect(two!.ci95).toEqual(pairedDelta(i2.map((i) => otherHits[i]!), i2.map((i) => baseHits[i]!)).ci95);
+    // The baseline's own cells have none.
+    expect(grid.rows[0]!.cells.every((c) => c.withinNoise === null && c.ci95 === null)).toBe(true);
+    expect(categoryInterval(undefined, aggregates.get("base"), "1", "session_hit@5", new Map())).toEqual({ ci95: null, withinNoise: null });
+  });
+});
 
 describe("chart data", () => {
   it("marks the runs another run beats on accuracy and cost (Pareto)", () => {
@@ -32,9 +76,9 @@ describe("chart data", () => {
     expect(grid.categories).toEqual([{ key: "1", questions: 10 }, { key: "2", questions: 4 }, { key: "10", questions: 2 }]);
     expect(grid.rows[0]!.cells.map((c) => c.delta)).toEqual([0, 0, 0]);
     expect(grid.rows[1]!.cells).toEqual([
-      { category: "1", value: 0.75, delta: 0.25 },
-      { category: "2", value: null, delta: null },
-      { category: "10", value: null, delta: null },
+      { category: "1", value: 0.75, delta: 0.25, ci95: null, withinNoise: null },
+      { category: "2", value: null, delta: null, ci95: null, withinNoise: null },
+      { category: "10", value: null, delta: null, ci95: null, withinNoise: null },
     ]);
     expect(() => categoryDeltaGrid([], "base", "mrr")).toThrow(/baseline base/);
   });

@@ -10,6 +10,8 @@
  */
 import type { Db } from "../core/db";
 import { badRequest, notFound } from "../core/errors";
+import { ensureAggregates, type EvalAggregates } from "./aggregates";
+import { BootstrapPlan, pairedDelta } from "./bootstrap";
 import { COST_AXIS_LABELS, type CostAxis } from "./compare-kinds";
 import { LOWER_IS_BETTER, type MetricName, type Metrics } from "./metrics";
 import { evalLabel, runNames } from "./run-labels";
@@ -45,13 +47,39 @@ export interface RunAggregates {
 }
 
 /**
- * Runs × categories: each cell the run's value of `metric` in that category and its delta to the
- * baseline's (null where either run has no such category). Categories sorted by key.
+ * The per-category 95% interval of a run's delta to the baseline: the leaderboard's paired
+ * bootstrap (bootstrap.ts, same resamples and seed), over the questions of that category both runs
+ * scored (aligned by question id). Null without both runs' per-question values or with < 2 pairs.
  */
-export function categoryDeltaGrid(runs: readonly RunAggregates[], baselineId: string, metric: MetricName) {
+export function categoryInterval(run: EvalAggregates | null | undefined, baseline: EvalAggregates | null | undefined, category: string, metric: MetricName, plans: Map<number, BootstrapPlan>) {
+  const a = run?.metrics[metric];
+  const b = baseline?.metrics[metric];
+  if (!run || !baseline || !a || !b) return { ci95: null, withinNoise: null };
+  const baseIndex = new Map<string, number>();
+  baseline.questionIds.forEach((q, i) => baseline.categories[i] === category && baseIndex.set(q, i));
+  const mine: Array<number | null> = [];
+  const theirs: Array<number | null> = [];
+  run.questionIds.forEach((q, i) => {
+    const j = run.categories[i] === category ? baseIndex.get(q) : undefined;
+    if (j === undefined) return;
+    mine.push(a[i] ?? null);
+    theirs.push(b[j] ?? null);
+  });
+  const d = pairedDelta(mine, theirs, plans);
+  return d.ci95 ? { ci95: d.ci95, withinNoise: d.withinNoise } : { ci95: null, withinNoise: null };
+}
+
+/**
+ * Runs × categories: each cell the run's value of `metric` in that category and its delta to the
+ * baseline's (null where either run has no such category), with the delta's 95% interval and
+ * whether it is within noise (from the runs' per-question `aggregates`, when given; the baseline's
+ * own cells have none). Categories sorted by key.
+ */
+export function categoryDeltaGrid(runs: readonly RunAggregates[], baselineId: string, metric: MetricName, aggregates: ReadonlyMap<string, EvalAggregates | null> = new Map()) {
   const baseline = runs.find((r) => r.id === baselineId);
   if (!baseline) throw new Error(`baseline ${baselineId} is not among the runs`);
   const categories = [...new Set(runs.flatMap((r) => Object.keys(r.perCategory)))].sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+  const plans = new Map<number, BootstrapPlan>();
   return {
     categories: categories.map((key) => ({ key, questions: baseline.perCategory[key]?.questions ?? Math.max(0, ...runs.map((r) => r.perCategory[key]?.questions ?? 0)) })),
     rows: runs.map((r) => ({
@@ -59,7 +87,9 @@ export function categoryDeltaGrid(runs: readonly RunAggregates[], baselineId: st
       cells: categories.map((key) => {
         const value = r.perCategory[key]?.[metric];
         const base = baseline.perCategory[key]?.[metric];
-        return { category: key, value: value ?? null, delta: value !== undefined && base !== undefined ? value - base : null };
+        const delta = value !== undefined && base !== undefined ? value - base : null;
+        const noise = r.id !== baselineId && delta !== null ? categoryInterval(aggregates.get(r.id), aggregates.get(baselineId), key, metric, plans) : { ci95: null, withinNoise: null };
+        return { category: key, value: value ?? null, delta, ...noise };
       }),
     })),
   };
@@ -138,6 +168,11 @@ export async function compareCharts(db: Db, workspaceId: string, input: { baseli
   });
   const names = await runNames(db, workspaceId, [...ordered, ...history]);
 
+  // Per-question values (computed once per completed run) for the category cells' intervals.
+  const stored = await db.evalRun.findMany({ where: { workspaceId, id: { in: ids } }, select: { id: true, workspaceId: true, status: true, benchmark: true, datasetId: true, aggregates: true } });
+  const aggregates = new Map<string, EvalAggregates | null>();
+  for (const row of stored) aggregates.set(row.id, await ensureAggregates(db, row));
+
   const runs = ordered.map((r) => {
     const cost = evalCostSchema.parse(r.cost ?? {});
     return {
@@ -166,7 +201,7 @@ export async function compareCharts(db: Db, workspaceId: string, input: { baseli
     costLabel: COST_AXIS_LABELS[input.cost],
     runs: runs.map((r) => ({ id: r.id, label: r.label, mode: r.mode, step: r.step })),
     pareto,
-    categories: categoryDeltaGrid(runs, baseline.id, input.metric),
+    categories: categoryDeltaGrid(runs, baseline.id, input.metric, aggregates),
     costPerStep: {
       steps,
       rows: runs.map((r) => ({

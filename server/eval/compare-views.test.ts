@@ -113,6 +113,12 @@ describe("charts", () => {
     const perCategory = (r: typeof windows, k: string) => (r.perCategory as Record<string, Record<string, number>>)[k]!["evidence_recall@2k"]!;
     const cell = charts.categories.rows[1]!.cells.find((c) => c.category === "1")!;
     expect(cell.delta).toBeCloseTo(perCategory(windows, "1") - perCategory(sessions, "1"), 9);
+    // Each cell of another run carries the leaderboard's kind of interval over that category's questions (issue #48 item 8).
+    for (const c of charts.categories.rows[1]!.cells) {
+      if (c.ci95) expect(c.withinNoise).toBe(c.ci95[0] <= 0 && c.ci95[1] >= 0);
+      else expect(c.withinNoise).toBeNull();
+    }
+    expect(charts.categories.rows[1]!.cells.some((c) => c.ci95 !== null)).toBe(true);
 
     expect(charts.costPerStep.steps.sort()).toEqual(["chats", "windows"]);
     expect(charts.costPerStep.rows.find((r) => r.runId === windows.id)!.perStep.map((s) => s.step).sort()).toEqual(["chats", "windows"]);
