@@ -209,7 +209,6 @@ function LeaderboardRowView({
                 {row.questions} q scored · {row.questionsApart} {apartLabel} not scored
               </span>
             ) : null}
-            </span>
             {row.isBaseline ? <span className="text-xs font-medium text-primary">baseline</span> : null}
             {row.offlineStandIn ? (
               <span className="text-xs break-words text-amber-700 dark:text-amber-400" data-testid="leaderboard-offline">
