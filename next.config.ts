@@ -17,6 +17,10 @@ const nextConfig: NextConfig = {
   // No X-Powered-By: it names the framework to every caller, and npm start's direct /api/v1 path
   // (scripts/app-server.ts) answers with the same headers as Next.
   poweredByHeader: false,
+  // No 308 for a trailing slash: the Mem0 clients (and many HTTP clients) call `/v1/memories/`, and
+  // Python's httpx, as mem0ai configures it, does not follow redirects. proxy.ts answers /compat/*
+  // and /api/v1/* with and without the slash and keeps the old 308 for every other path.
+  skipTrailingSlashRedirect: true,
   // On every page and API response (server/http/security-headers.ts). See server/http/csrf.ts for cross-site writes.
   async headers() {
     return [{ source: "/:path*", headers: [...SECURITY_HEADERS] }];

@@ -11,8 +11,8 @@
  * routing, its web-stream and AsyncLocalStorage layers: about half of a REST search's app CPU.
  * Everything else goes to Next unchanged: pages, tRPC, MCP, next-auth, the upload route (streams
  * multipart bodies), openapi.json, session-signed API calls (next-auth reads the cookies through
- * Next's request context), other methods (HEAD, OPTIONS) and paths Next would redirect (a trailing
- * slash). The peer-address stamp and the live-request count are Node-level hooks on every HTTP
+ * Next's request context), other methods (HEAD, OPTIONS) and paths with a trailing slash (Next's
+ * route answers them without a redirect: next.config.ts `skipTrailingSlashRedirect`, proxy.ts). The peer-address stamp and the live-request count are Node-level hooks on every HTTP
  * server of the process (server/http/request-hook.ts), so they see both paths.
  *
  * A request whose Host is not a plain `name[:port]` goes to Next too, so a malformed one gets

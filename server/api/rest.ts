@@ -119,7 +119,9 @@ export async function handleRest(options: {
   path: string;
   createContext: () => Promise<Context>;
 }): Promise<Response> {
-  const { req, path } = options;
+  const { req } = options;
+  // `/pipelines/abc/search/` is `/pipelines/abc/search`: clients that add the slash get the same answer, never a redirect.
+  const path = options.path.length > 1 ? options.path.replace(/\/+$/, "") || "/" : options.path;
   const method = req.method.toUpperCase();
   const matches = options.endpoints.filter((e) => e.pattern.test(path));
   const endpoint = matches.find((e) => e.route.method === method);
