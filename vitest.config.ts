@@ -6,7 +6,8 @@ export default defineConfig({
   test: {
     include: ["server/**/*.test.ts", "inngest/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts", "client/**/*.test.ts", "bench/**/*.test.ts"],
     // Tests that need a real PostgreSQL server run only in the second pass (vitest.postgres.config.ts).
-    exclude: [...configDefaults.exclude, "**/*.postgres.test.ts"],
+    // bench/peers: the Mem0/Zep clients' own suites, vendored; run by npm run bench:peers:* against a server.
+    exclude: [...configDefaults.exclude, "**/*.postgres.test.ts", "bench/peers/**"],
     environment: "node",
     // The mock LLM and webhook servers listen on 127.0.0.1: allowed here explicitly, as an operator would
     // for a development server (server/http/outbound.ts refuses loopback otherwise; its own tests pass strict policies).
