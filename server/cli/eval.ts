@@ -16,6 +16,7 @@ import { isTransientDbError } from "../store/db-errors";
 import type { Connection } from "./api";
 import { bar, ProgressLine, table } from "./output";
 import { compareCommand, evalConcurrency, pool } from "./eval-compare";
+import { freshnessCommand } from "./eval-freshness";
 
 type EvalRun = inferRouterOutputs<AppRouter>["evals"]["get"];
 
@@ -39,6 +40,7 @@ interface EvalOptions extends EvalGlobalOptions {
   k?: string;
   template?: string;
   seed?: string;
+  people?: string;
   size?: "tiny" | "small" | "medium" | "large";
   answerModel?: string;
   judgeModel?: string;
@@ -121,7 +123,7 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
   const cmd = program
     .command("eval")
     .description("score memory on a benchmark (locomo, longmemeval, synthexbench) or a team's question set, with its cost; `eval report` for the latest runs")
-    .addArgument(new Argument("<benchmark>", `${BENCHMARKS.join(", ")}, the name of a question set (scored on the pipeline's own memory), "report", or "compare" (then the run ids)`))
+    .addArgument(new Argument("<benchmark>", `${BENCHMARKS.join(", ")}, freshness (changing facts, built in memory), the name of a question set (scored on the pipeline's own memory), "report", or "compare" (then the run ids)`))
     .addArgument(new Argument("[runIds...]", "compare: the eval runs of the leaderboard"))
     .option("--baseline <run-id>", "compare: the baseline run (default: the pipeline's main)")
     .option("--data <file>", "the benchmark file (LoCoMo locomo10.json, LongMemEval JSON)")
@@ -133,7 +135,8 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
     .option("--answer-model <provider/model>", "answer each question from the retrieved context with this model and measure the judge score j (default: extractive, j not measured)")
     .option("--judge-model <provider/model>", "the model that grades the answers (default: the answer model)")
     .option("--budget <usd>", "most the answer and judge calls may spend, in USD (default 1)")
-    .option("--seed <n>", "synthexbench: generator seed", "1")
+    .option("--seed <n>", "synthexbench, freshness: generator seed", "1")
+    .option("--people <n>", "freshness: people generated (default 40)")
     .addOption(new Option("--size <size>", "synthexbench: size").choices(["tiny", "small", "medium", "large"]).default("small"))
     .addOption(new Option("--format <format>", "report: md or html").choices(["md", "html"]).default("md"));
 
@@ -142,6 +145,10 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       const o = opts as EvalOptions & { format: "md" | "html" };
       if (benchmark === "compare") {
         await compareCommand(conn, runIds, o, deps.fail);
+        return;
+      }
+      if (benchmark === "freshness") {
+        await freshnessCommand(o, deps.fail, EVAL_TEMPLATES);
         return;
       }
       if (runIds.length) deps.fail(`Unexpected arguments after "${benchmark}": ${runIds.join(" ")} (run ids go after "compare").`, 2);
