@@ -59,9 +59,21 @@ describe("mem0ai MemoryClient with a model-backed pipeline", () => {
   it("add answers the model's decisions: ADD, then NONE for a fact a memory already has", async () => {
     const mem0 = new MemoryClient({ apiKey, host: `${server.url}/compat/mem0` });
     const say = (content: string) => [{ role: "user" as const, content }];
-    const first = (await mem0.add(say("I am vegetarian."), { userId: "ann" })) as unknown as { results: Array<{ id: string; event: string; memory: string }> };
+    // Mem0 v3: the add is an event, PENDING; GET /v1/event/{id}/ answers its status, then its results (issue 49).
+    const queued = (await mem0.add(say("I am vegetarian."), { userId: "ann" })) as unknown as { eventId: string; status: string };
+    expect(queued).toMatchObject({ status: "PENDING", eventId: expect.any(String) });
+    const eventUrl = `${server.url}/compat/mem0/v1/event/${queued.eventId}/`;
+    let event: { status: string; event_type: string; results: Array<{ id: string; event: string; memory: string }> };
+    for (;;) {
+      event = await (await fetch(eventUrl, { headers: { authorization: `Token ${apiKey}` } })).json();
+      if (event.status !== "PENDING") break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(event).toMatchObject({ status: "SUCCEEDED", event_type: "ADD" });
+    const first = event;
     expect(first.results).toEqual([expect.objectContaining({ event: "ADD", memory: "The user says: I am vegetarian." })]);
-    const again = (await mem0.add(say("I am vegetarian."), { userId: "ann" })) as unknown as { results: Array<{ id: string; event: string }> };
+    // async_mode: false answers the results directly.
+    const again = (await mem0.add(say("I am vegetarian."), { userId: "ann", ...({ asyncMode: false } as object) })) as unknown as { results: Array<{ id: string; event: string }> };
     expect(again.results).toEqual([expect.objectContaining({ event: "NONE", id: first.results[0]!.id })]);
     const all = (await mem0.getAll({ filters: { user_id: "ann" } })) as unknown as { results: Array<{ memory: string }> };
     expect(all.results.map((r) => r.memory)).toEqual(["The user says: I am vegetarian."]);

@@ -8,6 +8,8 @@
 import { randomUUID } from "node:crypto";
 import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, waitFor, type Binding, type CompatRequest, type Entities } from "./binding";
 import { compileFilters, entityParams } from "./filters";
+import { can } from "../auth/permissions";
+import { trackBackground } from "../services/background";
 
 const BASE = "/compat/mem0";
 
@@ -92,21 +94,75 @@ async function add(c: CompatRequest, b: Binding, input: Record<string, unknown>)
   const scope = scopeOf(entities);
   const sessionId = `mem0:${entities.run ?? "add"}:${randomUUID()}`.slice(0, 200);
   const ingested = await c.caller.ingest.messages({ pipelineId: b.pipeline, source: b.source, sessionId, scope, messages, close: true });
-  if (!ingested.recordId) return { results: [] };
+  if (!ingested.recordId) return input.async_mode === false ? { results: [] } : { message: "Nothing to process.", status: "PENDING", event_id: `${NO_RECORD}${randomUUID()}` };
   const recordId = ingested.recordId;
+  if (input.async_mode === false) {
+    const found = await settle(c, b, recordId, ingested.runRequested);
+    if (found.pending) {
+      return { results: [{ message: "Memory processing has been queued: the pipeline is still running.", status: "PENDING", event_id: recordId }] };
+    }
+    return { results: eventResults(found.versions) };
+  }
+  // Mem0 v3: the add is an event, PENDING until the pipeline has run over it (GET /v1/event/{id}/).
+  processing.add(recordId);
+  void trackBackground(
+    settle(c, b, recordId, ingested.runRequested)
+      .then(() => failed.delete(recordId))
+      .catch((err: unknown) => void failed.set(recordId, statusOf(err).message))
+      .finally(() => processing.delete(recordId)),
+  );
+  return { message: "Memory processing has been queued for background execution", status: "PENDING", event_id: recordId };
+}
+
+/**
+ * An add's event is its ingest record: GET /v1/event/{id}/ derives the status and results from the
+ * record's memory versions (ofSource: the caller's own reach, so another scope's event is unknown),
+ * from any app server. This process also knows which of its own adds are still being settled and
+ * which failed.
+ */
+const processing = new Set<string>();
+const failed = new Map<string, string>();
+const NO_RECORD = "evt-none-";
+
+/** Waits until the pipeline has run over the add's record (starting a run if none was requested). */
+async function settle(c: CompatRequest, b: Binding, recordId: string, runRequested: boolean) {
   const probe = () => c.caller.memory.ofSource({ pipelineId: b.pipeline, step: b.memoryStep, recordId });
   let found = await waitFor(probe, (v) => !v.pending);
   // A run was in progress when the session closed: this record waits for the next one.
-  if (!found.pending && !ingested.runRequested) {
+  if (!found.pending && !runRequested) {
     await c.caller.run.start({ pipelineId: b.pipeline, options: {} }).catch((err: unknown) => {
       if (statusOf(err).status !== 409) throw err;
     });
     found = await waitFor(probe, (v) => !v.pending);
   }
-  if (found.pending) {
-    return { results: [{ message: "Memory processing has been queued: the pipeline is still running.", status: "PENDING", event_id: recordId }] };
+  return found;
+}
+
+const eventResults = (versions: MemoryLike[]) => versions.map((v) => memoryJson(v, { event: v.event, data: { memory: v.content } }));
+
+async function event(c: CompatRequest, b: Binding, eventId: string) {
+  const notFound = () => new CompatError(404, "Event not found or you don't have permission to access it.");
+  if (eventId.startsWith(NO_RECORD)) {
+    return { id: eventId, event_type: "ADD", status: "SUCCEEDED", payload: null, metadata: null, results: [], created_at: null, updated_at: null, error: null };
   }
-  return { results: found.versions.map((v) => memoryJson(v, { event: v.event === "NONE" ? "NONE" : v.event, data: { memory: v.content } })) };
+  const found = await c.caller.memory.ofSource({ pipelineId: b.pipeline, step: b.memoryStep, recordId: eventId }).catch((err: unknown) => {
+    const { status } = statusOf(err);
+    throw status === 404 || status === 403 || status === 400 ? notFound() : err;
+  });
+  const error = failed.get(eventId) ?? null;
+  const status = error ? "FAILED" : processing.has(eventId) || found.pending ? "PENDING" : "SUCCEEDED";
+  const times = found.versions.map((v) => new Date(v.createdAt).toISOString()).sort();
+  return {
+    id: eventId,
+    event_type: "ADD",
+    status,
+    payload: null,
+    metadata: null,
+    results: status === "SUCCEEDED" ? eventResults(found.versions) : [],
+    created_at: times[0] ?? null,
+    updated_at: times.at(-1) ?? null,
+    error,
+  };
 }
 
 async function search(c: CompatRequest, b: Binding, input: Record<string, unknown>) {
@@ -159,14 +215,30 @@ async function getAll(c: CompatRequest, b: Binding, req: Request, input: Record<
     count: all.length,
     next: page * size < all.length ? link(page + 1) : null,
     previous: page > 1 ? link(page - 1) : null,
-    results: all.slice((page - 1) * size, page * size).map((m) => memoryJson(m)),
+    results: await Promise.all(all.slice((page - 1) * size, page * size).map(async (m) => memoryJson({ ...m, createdAt: await created(c, m) }))),
   };
 }
 
+/** Synthex memory ids start with `mem-`; Mem0's are UUIDs. Anything else is malformed: a 400, as Mem0 answers a non-UUID. */
+const MEMORY_ID = /^(mem[-_][A-Za-z0-9_-]{0,190}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+function checkId(memoryId: string, field = "memory_id") {
+  if (!MEMORY_ID.test(memoryId)) throw refuse(`${field}: "${memoryId.slice(0, 80)}" is not a valid memory id (Synthex memory ids start with mem-, as get_all and search answer them).`);
+}
+
+/** A memory's creation time: its first version's (an update is a new version; Mem0 keeps created_at). */
+async function created(c: CompatRequest, m: { recordId: string; version?: number; createdAt: Date | string }): Promise<Date | string> {
+  if (!m.version || m.version <= 1) return m.createdAt;
+  const h = await c.caller.record.history({ id: m.recordId });
+  const first = h.versions.find((v) => v.version === 1);
+  if (!first) return m.createdAt;
+  return (await c.caller.record.get({ id: first.recordId })).createdAt;
+}
+
 async function current(c: CompatRequest, b: Binding, memoryId: string) {
+  checkId(memoryId);
   const memory = await c.caller.memory.get({ pipelineId: b.pipeline, step: b.memoryStep, memoryId });
   if (memory.status !== "active") throw new CompatError(404, `Memory ${memoryId} was deleted (restore it with POST /api/v1/records/${memory.recordId}/restore).`);
-  return memory;
+  return { ...memory, createdAt: await created(c, memory) };
 }
 
 async function update(c: CompatRequest, b: Binding, memoryId: string, input: Record<string, unknown>) {
@@ -185,6 +257,7 @@ async function remove(c: CompatRequest, b: Binding, memoryId: string) {
 }
 
 async function history(c: CompatRequest, b: Binding, memoryId: string) {
+  checkId(memoryId);
   const memory = await c.caller.memory.get({ pipelineId: b.pipeline, step: b.memoryStep, memoryId });
   const h = await c.caller.record.history({ id: memory.recordId });
   const e = entitiesOf(h.scope);
@@ -213,6 +286,7 @@ async function batch(c: CompatRequest, b: Binding, method: string, input: Record
   const wanted = items.map((m: unknown, i) => {
     const item = m as { memory_id?: unknown; text?: unknown };
     if (typeof item?.memory_id !== "string") throw refuse(`memories[${i}].memory_id: required.`);
+    checkId(item.memory_id, `memories[${i}].memory_id`);
     if (method === "PUT" && (typeof item.text !== "string" || !item.text.trim())) throw refuse(`memories[${i}].text: required.`);
     return { memoryId: item.memory_id, text: item.text as string };
   });
@@ -226,10 +300,21 @@ async function batch(c: CompatRequest, b: Binding, method: string, input: Record
   return { message: `Successfully ${method === "PUT" ? "updated" : "deleted"} ${found.length} memories` };
 }
 
-async function deleteAll(c: CompatRequest, b: Binding, entities: Entities) {
-  if (!Object.keys(entities).length) throw refuse("Name at least one of user_id, agent_id, app_id or run_id: deleting every memory at once is refused.");
+const KINDS = ["user", "agent", "app", "run"] as const;
+
+/**
+ * Mem0's delete_all: the named entity ids' memories. `"*"` is Mem0's explicit opt-in to bulk
+ * deletion: `user_id="*"` deletes every memory that has a user, each further `"*"` adds that
+ * entity type's, and all four `"*"` are the full wipe (every memory of the bound pipeline, whatever
+ * its scope). Ids named alongside a `"*"` still have to match. Nothing named: refused, as Mem0 does.
+ */
+async function deleteAll(c: CompatRequest, b: Binding, query: Record<string, string>) {
+  const wild = KINDS.filter((k) => query[`${k}_id`] === "*");
+  const entities = entityParams(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== "*")));
+  if (!Object.keys(entities).length && !wild.length) throw refuse("Name at least one of user_id, agent_id, app_id or run_id (\"*\" for all of that type; all four \"*\" delete every memory).");
   const filter = Object.fromEntries(Object.entries(entities).map(([k, v]) => [`${k}_id`, v]));
-  const memories = await list(c, b, filter);
+  const named = await list(c, b, Object.keys(filter).length ? filter : undefined);
+  const memories = wild.length === KINDS.length ? named : wild.length ? named.filter((m) => wild.some((k) => entitiesOf(m.scope)[k] !== undefined)) : named;
   for (const m of memories) await c.caller.memory.delete({ id: m.recordId });
   return { message: `Memories deleted successfully! (${memories.length})` };
 }
@@ -258,6 +343,12 @@ async function deleteEntity(c: CompatRequest, b: Binding, type: string, name: st
   const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep });
   const scopes = new Set(memories.filter((m) => entitiesOf(m.scope)[type as keyof Entities] === name).map((m) => m.scope));
   if (type === "user") scopes.add(scopeOf({ user: name }));
+  if (!can(c.ctx.actor.role, "records:purge")) {
+    // An editor key (synthex keys create's default) deletes the entity's memories, as an editor can in
+    // the app (restorable, history kept); erasing its records too (purge) needs an admin key.
+    for (const m of memories) if (scopes.has(m.scope)) await c.caller.memory.delete({ id: m.recordId });
+    return { message: "Entity deleted successfully." };
+  }
   const covered = [...scopes].sort().filter((s, _, all) => !all.some((o) => o !== s && s.startsWith(`${o}:`)));
   for (const scope of covered) await c.caller.record.purgeScope({ pipelineId: b.pipeline, scope });
   return { message: "Entity deleted successfully." };
@@ -270,7 +361,21 @@ const REFUSED: Array<[RegExp, string]> = [
   [/^\/v2\/profiles\/|^\/v2\/entities\/[^/]+\/[^/]+\/profile\/$/, "Mem0 profiles are not available: a scope's brief (GET /api/v1/pipelines/{pipeline}/brief?scope=user:<id>) and the pipeline's projection outputs are the per-user summary."],
   [/^\/v1\/feedback\/$/, "Feedback on memories is not stored: score a pipeline's memory with Synthex evals (synthex eval)."],
   [/^\/v1\/exports\//, "Memory exports are not available here: read records with /api/v1 (GET /records/{id}, search) or the CLI."],
-  [/^\/v1\/event\//, "Events are not kept: an add answers its memories' events when the pipeline has run (PENDING while it runs)."],
+];
+
+/** The endpoints served here and their methods: another method on one of them is a 400 naming these. */
+const ENDPOINTS: Array<[RegExp, string[]]> = [
+  [/^\/v1\/ping\/$/, ["GET"]],
+  [/^\/v3\/memories\/add\/$/, ["POST"]],
+  [/^\/v3\/memories\/search\/$/, ["POST"]],
+  [/^\/v3\/memories\/$/, ["POST"]],
+  [/^\/v1\/memories\/$/, ["DELETE"]],
+  [/^\/v1\/event\/[^/]+\/$/, ["GET"]],
+  [/^\/v1\/batch\/$/, ["PUT", "DELETE"]],
+  [/^\/v1\/entities\/$/, ["GET"]],
+  [/^\/v[12]\/entities\/[^/]+\/[^/]+\/$/, ["DELETE"]],
+  [/^\/v1\/memories\/[^/]+\/history\/$/, ["GET"]],
+  [/^\/v1\/memories\/[^/]+\/$/, ["GET", "PUT", "DELETE"]],
 ];
 
 async function route(req: Request, c: CompatRequest): Promise<unknown> {
@@ -287,7 +392,8 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
   if (path === "/v3/memories/add/" && method === "POST") return add(c, b, await body(req));
   if (path === "/v3/memories/search/" && method === "POST") return search(c, b, await body(req));
   if (path === "/v3/memories/" && method === "POST") return getAll(c, b, req, await body(req));
-  if (path === "/v1/memories/" && method === "DELETE") return deleteAll(c, b, entityParams(Object.fromEntries(url.searchParams)));
+  if (path === "/v1/memories/" && method === "DELETE") return deleteAll(c, b, Object.fromEntries(url.searchParams));
+  if ((m = /^\/v1\/event\/([^/]+)\/$/.exec(path)) && method === "GET") return event(c, b, decodeURIComponent(m[1]!));
   if (path === "/v1/batch/" && (method === "PUT" || method === "DELETE")) return batch(c, b, method, await body(req));
   if (path === "/v1/entities/" && method === "GET") return entities(c, b);
   if ((m = /^\/v[12]\/entities\/([^/]+)\/([^/]+)\/$/.exec(path)) && method === "DELETE") return deleteEntity(c, b, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
@@ -302,6 +408,8 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
       return { message: "Memory deleted successfully!" };
     }
   }
+  const allowed = ENDPOINTS.find(([pattern]) => pattern.test(path))?.[1];
+  if (allowed) throw refuse(`${method} ${path} is not supported: use ${allowed.join(" or ")} (the MemoryClient's own calls).`);
   throw new CompatError(404, `No Mem0 endpoint ${method} ${path} here (Synthex serves the MemoryClient's memories, search, history, batch and entities endpoints).`);
 }
 

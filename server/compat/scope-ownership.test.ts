@@ -59,6 +59,9 @@ afterAll(async () => {
 const zep = (apiKey: string, pipeline = "agent-memory") => new ZepClient({ apiKey, baseUrl: `${server.url}/compat/zep/p/${pipeline}` });
 const mem0 = (apiKey: string) => new MemoryClient({ apiKey, host: `${server.url}/compat/mem0/p/agent-memory` });
 
+/** `async_mode: false`: the add answers its memories directly (Mem0 v3 answers an event otherwise; issue 49). The TS client passes it through untyped. */
+const SYNC = { asyncMode: false } as object;
+
 async function rest(key: string, method: "GET" | "POST", url: string, body?: unknown) {
   const res = await fetch(`${server.url}/api/v1${url}`, {
     method,
@@ -167,7 +170,7 @@ describe("an id belongs to the scope that made it", () => {
     const app = zep(keys.app);
     await app.user.add({ userId: "bob" }).catch(() => undefined);
     await app.thread.create({ threadId: "bob-thread", userId: "bob" });
-    const added = (await mem0(keys.app).add([{ role: "user", content: `I keep ${BOB_SECRET} in the blue drawer.` }], { userId: "bob" })) as unknown as { results: Array<{ id: string }> };
+    const added = (await mem0(keys.app).add([{ role: "user", content: `I keep ${BOB_SECRET} in the blue drawer.` }], { userId: "bob", ...SYNC })) as unknown as { results: Array<{ id: string }> };
     const bobMemory = added.results[0]?.id;
     expect(bobMemory, "the app's add made a memory").toBeTruthy();
     const bobRecord = (await db.record.findFirstOrThrow({ where: { pipelineId, scope: "user:bob", step: "chats" } })).id;
