@@ -17,6 +17,8 @@
  * you?") are not informative: a kept sentence states something, with at least two content words.
  */
 import { conversationTurns } from "../engine/turns";
+import { parseState, type StateFact } from "../engine/state/parse";
+import { LEAD_IN } from "../engine/state/slots";
 import { splitSentences, terms } from "../text/text-rank";
 
 export interface ConversationFact {
@@ -24,7 +26,16 @@ export interface ConversationFact {
   speaker: string;
   /** 1-based turn number within the conversation (the numbering of the `turns` operator). */
   turn: number;
+  /** The slot the fact sets or ends (residence, employer, …; see engine/state), read with its speaker. */
+  state?: StateFact;
 }
+
+/**
+ * The assistant's side of a chat (ChatGPT, Claude exports: "assistant"): its small talk, advice and
+ * acknowledgements are not the user's facts, and what it repeats of the user's facts the user said first.
+ */
+const ASSISTANT = /^(?:assistant|ai|bot|chatgpt|gpt|claude|gemini|model|system|tool)$/i;
+export const isAssistantSpeaker = (speaker: string) => ASSISTANT.test(speaker.trim());
 
 /** A speaker label ("Caroline", "user", "tool (python)") as a name: the part before any "(…)". */
 function speakerName(label: string): string {
@@ -188,16 +199,25 @@ export function conversationFacts(content: string): ConversationFact[] | null {
     }
     const speaker = speakerName(m[1]!);
     const body = m[2]!.replace(/\s+/g, " ").trim();
+    if (isAssistantSpeaker(speaker)) {
+      previous = { speaker, body };
+      return;
+    }
     let asked = askedBefore(previous, speaker);
     for (const sentence of splitSentences(body, { code: "skip" })) {
-      for (const clause of splitCompound(sentence.replace(/\s+/g, " ").trim())) {
-        if (!informative(clause)) continue;
+      for (const said of splitCompound(sentence.replace(/\s+/g, " ").trim())) {
+        // A change of state is a fact however short or phrased as a question ("I'm keto now.",
+        // "Guess who's the newest hire at Vandelay?"); its lead-in ("Big news:") is not.
+        const state = parseState(said, speaker);
+        if (!state && !informative(said)) continue;
+        const stripped = state ? said.replace(LEAD_IN, "") : said;
+        const clause = stripped ? stripped.charAt(0).toUpperCase() + stripped.slice(1) : said;
         let fact = resolveFirstPerson(clause, speaker);
         if (asked) {
           fact = `${fact.replace(/[.!]+$/, "")} (asked: ${asked.charAt(0).toLowerCase()}${asked.slice(1)}).`;
           asked = null;
         }
-        out.push({ fact, speaker, turn: i + 1 });
+        out.push({ fact, speaker, turn: i + 1, ...(state ? { state } : {}) });
       }
     }
     previous = { speaker, body };

@@ -33,6 +33,8 @@ import {
   type Decision,
 } from "../consolidate-rule";
 import { consolidateKey, consolidateSetKey } from "../keys";
+import { crossesSlot, slotDecision } from "../state/decide";
+import { parseState, type StateFact } from "../state/parse";
 import { ModelError } from "../model";
 import { inheritedMetadata, metadataAt, recordVars, type StepContext } from "../step-context";
 import type { Audit, EngineRecord, NewRecord, OrderedRef } from "../types";
@@ -60,6 +62,8 @@ export interface MemoryMeta {
   by?: string;
   /** Made by a person or an agent through the memory API (an edit or a deletion), not by a fact. */
   manual?: boolean;
+  /** The slot the fact set or ended (subject, slot, value, polarity): what "now" questions rank by. */
+  state?: StateFact;
 }
 
 /** One memory of a stored memory set (`metadata.consolidate.memories` of a set record). */
@@ -160,11 +164,33 @@ class DecisionFailure extends Error {
   }
 }
 
-async function decide(ctx: StepContext<ConsolidateStep>, fact: EngineRecord, candidates: Candidate<Memory>[], similarity: Similarity): Promise<{ decision: Decision; audit: Audit }> {
+/** The state a fact sets or ends: what the extractor read (`custom.state`, with its speaker), else the fact's own words. */
+export function factState(fact: { content: string; metadata: Record<string, unknown> }): StateFact | null {
+  const stored = metadataAt(fact.metadata, "custom.state") as StateFact | undefined;
+  return stored && typeof stored === "object" && typeof stored.subject === "string" ? stored : parseState(fact.content);
+}
+
+async function decide(
+  ctx: StepContext<ConsolidateStep>,
+  fact: EngineRecord,
+  candidates: Candidate<Memory>[],
+  similarity: Similarity,
+  active: Memory[],
+): Promise<{ decision: Decision & { state?: StateFact }; audit: Audit }> {
   const { step } = ctx;
-  // The offline model does not follow prompts: it decides with the deterministic rule.
+  // The offline model does not follow prompts: it decides with the deterministic rule — by slot
+  // when the fact sets or ends one, else by sentence (never reaching a memory of another slot).
   if (parseModelId(step.model ?? DEFAULT_MODEL).provider === "offline") {
-    return { decision: offlineDecision(fact.content, candidates, similarity, step.threshold, step.mode), audit: { operator: `consolidate:offline-rule:${step.mode}` } };
+    const audit = { operator: `consolidate:offline-rule:${step.mode}` };
+    const state = factState(fact);
+    const bySlot = slotDecision(fact.content, state, active, step.mode);
+    if (bySlot) return { decision: bySlot, audit };
+    const decision = offlineDecision(fact.content, candidates, similarity, step.threshold, step.mode);
+    const target = decision.memoryId ? active.find((m) => m.id === decision.memoryId) : undefined;
+    if ((decision.event === "UPDATE" || decision.event === "DELETE") && target && crossesSlot(state, target.content)) {
+      return { decision: { event: "ADD", text: fact.content, reason: `${decision.reason}; not applied: memory ${target.id} holds a slot this fact does not state` }, audit };
+    }
+    return { decision, audit };
   }
   const prompt = ctx.render({
     record: recordVars(fact),
@@ -247,13 +273,11 @@ async function consolidateScope(ctx: StepContext<ConsolidateStep>, item: ScopeIt
           continue;
         }
       }
-      const candidates = similarity.candidates(
-        fact.content,
-        [...state.values()].filter((m) => m.status === "active"),
-      );
-      let outcome: { decision: Decision; audit: Audit };
+      const active = [...state.values()].filter((m) => m.status === "active");
+      const candidates = similarity.candidates(fact.content, active);
+      let outcome: { decision: Decision & { state?: StateFact }; audit: Audit };
       try {
-        outcome = await decide(ctx, fact, candidates, similarity);
+        outcome = await decide(ctx, fact, candidates, similarity, active);
       } catch (err) {
         if (!(err instanceof DecisionFailure)) throw err;
         ctx.stats.errors += 1;
@@ -281,6 +305,7 @@ async function consolidateScope(ctx: StepContext<ConsolidateStep>, item: ScopeIt
         reason: decision.reason,
         ...(candidates[0] ? { similarity: Number(candidates[0].similarity.toFixed(3)) } : {}),
         ...(untimed ? { untimed: true } : {}),
+        ...(decision.state ? { state: decision.state } : {}),
       };
       const content = decision.event === "DELETE" ? (target?.content ?? fact.content) : decision.event === "NONE" ? fact.content : (decision.text ?? fact.content);
       const record = ctx.newRecord({

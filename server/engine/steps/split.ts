@@ -16,10 +16,11 @@ import type { StepKind } from "./step-kind";
 function listItem(p: unknown): string | SplitPart {
   if (typeof p === "string") return p;
   if (p && typeof p === "object" && typeof (p as { fact?: unknown }).fact === "string") {
-    const { fact, speaker, turn } = p as { fact: string; speaker?: unknown; turn?: unknown };
+    const { fact, speaker, turn, state } = p as { fact: string; speaker?: unknown; turn?: unknown; state?: unknown };
     const metadata: Record<string, unknown> = {};
     if (typeof speaker === "string" && speaker) metadata.speaker = speaker;
     if (typeof turn === "number" && Number.isInteger(turn) && turn > 0) metadata.turns = [turn];
+    if (state && typeof state === "object") metadata.state = state;
     return Object.keys(metadata).length ? { content: fact, metadata } : fact;
   }
   return JSON.stringify(p);
