@@ -8,7 +8,7 @@
 import type { Decision, MemoryView } from "../consolidate-rule";
 import { mentionsValue } from "./mentions";
 import { canonicalText, parseState, type StateFact } from "./parse";
-import { MULTI_VALUED } from "./slots";
+import { MULTI_VALUED, NOW_WORDS } from "./slots";
 
 const cache = new Map<string, StateFact | null>();
 
@@ -32,7 +32,15 @@ export interface SlotDecision extends Decision {
 /** The memory text of a value: the canonical statement, then the fact when it names no replaced value. */
 function memoryText(state: StateFact, fact: string, replaced: string[]): string {
   const canonical = canonicalText(state);
-  const own = fact.replace(/\s*\(asked: [^)]*\)/g, "").trim();
+  // The fact's own words keep its detail ("since January"); its discourse about time ("these days",
+  // "now") is not the memory's.
+  const own = fact
+    .replace(/\s*\(asked: [^)]*\)/g, "")
+    .replace(new RegExp(NOW_WORDS.source, "gi"), " ")
+    .replace(/\s+([,.!?;:])/g, "$1")
+    .replace(/^[\s,;:—–-]+/, "")
+    .replace(/\s+/g, " ")
+    .trim();
   if (replaced.some((v) => mentionsValue(own, v)) || (state.old && mentionsValue(own, state.old))) return `${canonical}.`;
   return `${canonical} (${own.replace(/[.!]+$/, "")}).`;
 }

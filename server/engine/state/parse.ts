@@ -77,9 +77,9 @@ const CURRENT: Rule[] = [
   // diet
   r("diet", "current", String.raw`${S} (?:is|went|goes|has been|is trying|eats?|is eating|follows?|started|is on|am) (?:an? |a strict )?${DIET}\b|${S}'s diet is ${DIET.replace("<v>", "<v2>")}|(?:put ${S} on|is trying|trying) an? ${DIET.replace("<v>", "<v3>")}|(?:^|\b)${DIET.replace("<v>", "<v4>")} from now on|(?:switched|changed) from (?<old>${alt(DIETS)}) to ${DIET.replace("<v>", "<v5>")}|an? ${DIET.replace("<v>", "<v6>")} (?:household|diet)`),
   // device
-  r("device", "current", String.raw`(?:has|have|got|bought|upgraded to|switched (?:from (?:${S}'s )?(?<old>${DEVICE_BRANDS.map(esc).join("|")}[\p{L}\p{N} ]*?) )?to|unboxed|uses?|using|on|carry|carries|gave ${S}|is|phone(?::| is)) (?:a |an |the |${S}'s )?(?:new )?${DEVICE}|${S}'s (?:new )?${DEVICE}`),
+  r("device", "current", String.raw`(?:has|have|got|bought|upgraded to|switched (?:from (?:${S}'s )?(?<old>(?:${alt(DEVICE_BRANDS)})[\p{L}\p{N} ]*?) )?to|unboxed|uses?|using|on|carry|carries|gave ${S}|is|phone(?::| is)) (?:a |an |the |${S}'s )?(?:new )?${DEVICE}|${S}'s (?:new )?${DEVICE}`),
   // hobby
-  r("hobby", "current", String.raw`${S}'s (?:new )?hobby is (?<v>${VAL})${END}|${S} is (?:really |totally |so |now )?(?:into|obsessed with|hooked on|passionate about) (?<v2>${VAL})${END}|${S} (?:has )?(?:taken|took|picked) up (?<v3>${VAL})${END}|${S} (?:spends?|spent) (?:${S}'s |most |all )?(?:weekends|evenings|free time) (?:on |doing )?(?<v4>${VAL})${END}|(?:^|\b)(?<v5>${VAL}) is (?:how ${S} unwinds?|${S}'s thing|${S}'s hobby)|free time goes to (?<v6>${VAL})${END}|signed up for an? (?<v7>${VAL}) class|swapped (?<old>${VAL}) for (?<v8>${VAL})${END}|(?:started|gave up (?<old2>${VAL}) and started) (?<v9>${VAL})${END}|(?:${S} )?started (?<v10>${VAL}) this month|but now (?:${S} is|it's) (?:all )?(?:into )?(?<v11>${VAL})${END}|it's (?<v12>${VAL}) now`),
+  r("hobby", "current", String.raw`${S}'s (?:new )?hobby is (?<v>${VAL})${END}|${S} is (?:really |totally |so |now )?(?:into|obsessed with|hooked on|passionate about) (?<v2>${VAL})${END}|${S} (?:has )?(?:taken|took|picked) up (?<v3>${VAL})${END}|${S} (?:spends?|spent) (?:${S}'s |most |all )?(?:weekends|evenings|free time) (?:on |doing )?(?<v4>${VAL})${END}|(?:^|\b)(?<v5>${VAL}) is (?:how ${S} unwinds?|${S}'s thing|${S}'s hobby)|free time goes to (?<v6>${VAL})${END}|signed up for an? (?<v7>${VAL}) class|swapped (?<old>${VAL}) for (?<v8>${VAL})${END}|(?:started|gave up (?<old2>${VAL}) and started) (?<v9>${VAL})${END}|(?:${S} )?started (?<v10>${VAL}) this month|but now (?:${S} is|it's) (?:all )?(?:into )?(?<v11>${VAL})${END}|it's (?<v12>${VAL}) now|${S} (?:really )?(?:loves?|enjoys?) (?<v13>(?:\p{L}+ )?\p{L}+ing)${END}`),
 ];
 
 /** Subject resolution: the speaker's first person (and their household's "we") becomes the subject mark. */
@@ -145,7 +145,7 @@ function matches(rules: Rule[], work: string): Match[] {
   return out;
 }
 
-const REPLACES = /\b(?:now|these days|nowadays|lately|instead|swapped|new hobby|from now on|any more|anymore|no longer|used to|all (?:\p{L}+ )?free time)\b/u;
+const REPLACES = /\b(?:now|these days|nowadays|lately|instead|swapped|new hobby|from now on|any more|anymore|no longer|used to|all (?:\p{L}+ )?free time)\b/iu;
 
 /**
  * The state a statement sets or ends, or null when it states none. `speaker`: whose first person
