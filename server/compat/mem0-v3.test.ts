@@ -5,7 +5,7 @@
  * unknown); `"*"` wildcards on delete_all exactly as Mem0 documents them; a malformed id is Mem0's
  * ValidationError (400), a well-formed unknown one MemoryNotFoundError; an unsupported method
  * (PATCH included) is a 400 naming the methods to use; an update keeps created_at; the default
- * (editor) key can delete users.
+ * (editor) key can delete users; update sets a memory's metadata.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -136,6 +136,19 @@ describe("Mem0 v3 contract (issue 49)", () => {
     expect(new Date(after.updatedAt!).getTime()).toBeGreaterThan(new Date(before.createdAt!).getTime());
     const listed = ((await mem0.getAll({ filters: { user_id: "gus" } })) as unknown as { results: Array<{ id: string; createdAt: string }> }).results.find((r) => r.id === memory!.id);
     expect(listed?.createdAt).toBe(before.createdAt);
+  }, 120_000);
+
+  it("update sets a memory's metadata (kept with its text, on later versions too)", async () => {
+    const [memory] = await addNow(keys.editor, "I collect vintage fountain pens.", { userId: "ivy" });
+    const mem0 = client(keys.editor);
+    expect((await mem0.get(memory!.id)).metadata).toBeNull();
+    await mem0.update(memory!.id, { metadata: { source: "integration-test", priority: "high" } });
+    const tagged = await mem0.get(memory!.id);
+    expect(tagged.metadata).toEqual({ source: "integration-test", priority: "high" });
+    expect(tagged.memory).toBe(memory!.memory);
+    await mem0.update(memory!.id, { text: "I collect vintage fountain pens and inks." });
+    expect(await mem0.get(memory!.id)).toMatchObject({ memory: "I collect vintage fountain pens and inks.", metadata: { source: "integration-test", priority: "high" } });
+    await expect(mem0.update(memory!.id, { timestamp: 5 })).rejects.toThrow(ValidationError);
   }, 120_000);
 
   it("the default (editor) key deletes a user: its memories go, the user leaves users()", async () => {

@@ -159,7 +159,7 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
     await expect(mem0.getProfile({ entityId: "bob" })).rejects.toThrow(/brief/);
     await expect(mem0.add(say("x"), { userId: "bob", infer: false })).rejects.toThrow(/infer: false is not supported/);
     await expect(mem0.search("x", { filters: { metadata: { city: "Paris" } } })).rejects.toThrow(/filters\.metadata: not supported/);
-    await expect(mem0.update("mem-x", { text: "t", metadata: { a: 1 } })).rejects.toThrow(/metadata: not supported/);
+    await expect(mem0.update("mem-x", { text: "t", timestamp: 1 })).rejects.toThrow(/timestamp: not supported/);
     // An unbound key (no single pipeline; two in the workspace) is told how to bind.
     const unbound = (await createApiKey(db, workspaceId, { userId: (await db.membership.findFirstOrThrow({ where: { workspaceId } })).userId, role: "owner" }, { name: "all pipelines", role: "admin" })).secret;
     await expect(client(unbound).getAll({})).rejects.toThrow(/not bound to a pipeline/);

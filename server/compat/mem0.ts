@@ -30,6 +30,12 @@ interface MemoryLike {
   metadata?: Record<string, unknown>;
 }
 
+/** Mem0's `metadata` of a memory: its attributes (set by update), else null. */
+function attributesOf(m: MemoryLike): Record<string, unknown> | null {
+  const a = m.metadata?.attributes;
+  return a && typeof a === "object" && !Array.isArray(a) ? (a as Record<string, unknown>) : null;
+}
+
 /** A memory in Mem0's shape; the entity ids come back from the scope. */
 function memoryJson(m: MemoryLike, extra: Record<string, unknown> = {}) {
   const e = entitiesOf(m.scope);
@@ -40,7 +46,7 @@ function memoryJson(m: MemoryLike, extra: Record<string, unknown> = {}) {
     agent_id: e.agent ?? null,
     app_id: e.app ?? null,
     run_id: e.run ?? null,
-    metadata: null,
+    metadata: attributesOf(m),
     categories: [],
     created_at: new Date(m.createdAt).toISOString(),
     updated_at: new Date(m.updatedAt).toISOString(),
@@ -242,12 +248,20 @@ async function current(c: CompatRequest, b: Binding, memoryId: string) {
 }
 
 async function update(c: CompatRequest, b: Binding, memoryId: string, input: Record<string, unknown>) {
-  for (const key of ["metadata", "timestamp", "expiration_date"]) {
-    if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (a memory's metadata and time come from the facts it was made from; only text can be edited).`);
+  for (const key of ["timestamp", "expiration_date"]) {
+    if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (a memory's time comes from the facts it was made from, and memories do not expire: delete them).`);
   }
-  if (typeof input.text !== "string" || !input.text.trim()) throw refuse("text: required (the memory's new text).");
+  const text = input.text;
+  const metadata = input.metadata;
+  if (text !== undefined && (typeof text !== "string" || !text.trim())) throw refuse("text: the memory's new text (not empty).");
+  if (metadata !== undefined && (typeof metadata !== "object" || metadata === null || Array.isArray(metadata))) throw refuse("metadata: an object of key/value pairs.");
+  if (text === undefined && metadata === undefined) throw refuse("text or metadata: required.");
   const memory = await current(c, b, memoryId);
-  await c.caller.memory.update({ id: memory.recordId, content: input.text });
+  await c.caller.memory.update({
+    id: memory.recordId,
+    ...(typeof text === "string" ? { content: text } : {}),
+    ...(metadata !== undefined ? { attributes: metadata as Record<string, unknown> } : {}),
+  });
   return memoryJson(await current(c, b, memoryId));
 }
 

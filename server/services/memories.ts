@@ -149,7 +149,7 @@ async function commitPersonVersion(
   workspaceId: string,
   branch: { branchId: string; branchName: string },
   from: { id: string; step: string; stepVersionHash: string; scope: string; pipelineId: string; metadata: unknown },
-  version: { content: string; meta: MemoryMeta; key: string; operator: string },
+  version: { content: string; meta: MemoryMeta; key: string; operator: string; attributes?: Record<string, unknown> },
 ) {
   const { memory: _dropped, ...rest } = from.metadata as Record<string, unknown>;
   void _dropped;
@@ -166,7 +166,7 @@ async function commitPersonVersion(
         content: version.content,
         contentFingerprint: contentFingerprint(version.content),
         scope: from.scope,
-        metadata: { ...rest, memory: version.meta },
+        metadata: { ...rest, ...(version.attributes !== undefined ? { attributes: version.attributes } : {}), memory: version.meta },
         audit: { operator: version.operator },
         sources: [from.id],
         groupKey: version.meta.id,
@@ -220,7 +220,14 @@ export async function restoreMemory(
 export async function reviseMemory(
   db: Db,
   workspaceId: string,
-  input: { recordId: string; branch?: string; change: { event: "UPDATE"; content: string } | { event: "DELETE" }; userId?: string | null; actor?: string },
+  input: {
+    recordId: string;
+    branch?: string;
+    /** UPDATE: new content and/or new attributes (a caller's own key/value metadata, kept on the memory's later versions). */
+    change: { event: "UPDATE"; content?: string; attributes?: Record<string, unknown> } | { event: "DELETE" };
+    userId?: string | null;
+    actor?: string;
+  },
 ): Promise<{ recordId: string; history: MemoryHistory }> {
   const { record, meta } = await memoryRecord(db, workspaceId, input.recordId);
   const branch = await resolveBranch(db, workspaceId, record.pipelineId, input.branch ?? "main");
@@ -230,7 +237,8 @@ export async function reviseMemory(
   }
   const latest = await db.record.findUniqueOrThrow({ where: { id: current.recordId } });
   const was = memoryMetaOf(latest as { metadata: Record<string, unknown> })!;
-  const content = input.change.event === "UPDATE" ? input.change.content : latest.content;
+  const content = input.change.event === "UPDATE" ? (input.change.content ?? latest.content) : latest.content;
+  const attributes = input.change.event === "UPDATE" ? input.change.attributes : undefined;
   const next: MemoryMeta = {
     id: was.id,
     version: was.version + 1,
@@ -242,7 +250,7 @@ export async function reviseMemory(
     manual: true,
     ...(input.userId ? { by: input.userId } : {}),
   };
-  const key = reviseKey(latest.step, latest.id, input.change.event, content);
-  const id = await commitPersonVersion(db, workspaceId, branch, latest, { content, meta: next, key, operator: `consolidate:${input.change.event.toLowerCase()}-by-api` });
+  const key = reviseKey(latest.step, latest.id, input.change.event, attributes === undefined ? content : `${content}\n${JSON.stringify(attributes)}`);
+  const id = await commitPersonVersion(db, workspaceId, branch, latest, { content, meta: next, key, operator: `consolidate:${input.change.event.toLowerCase()}-by-api`, attributes });
   return { recordId: id, history: await memoryHistory(db, workspaceId, latest.id, { branch: branch.branchName }) };
 }

@@ -66,9 +66,17 @@ export const memoryRouter = createTRPCRouter({
   /** Edit a current memory: a new version made by the caller, which later runs keep. */
   update: memoryWrite
     .meta({ audit: { action: "memory.update", target: (input) => `record:${String(input.id)}`, summary: (input) => ({ branch: input.branch ?? "main" }) } })
-    .input(z.object({ content: z.string().trim().min(1).max(100_000) }))
+    .input(
+      z
+        .object({
+          content: z.string().trim().min(1).max(100_000).optional(),
+          /** The memory's own key/value attributes (Mem0's `metadata`): replace the previous ones; later versions keep them. */
+          attributes: z.record(z.string().max(200), z.unknown()).optional(),
+        })
+        .refine((v) => v.content !== undefined || v.attributes !== undefined, { message: "Give content, attributes or both." }),
+    )
     .mutation(({ ctx, input }) =>
-      reviseMemory(ctx.db, ctx.workspace.id, { recordId: input.id, branch: input.branch, change: { event: "UPDATE", content: input.content }, userId: ctx.userId, actor: actorRef(ctx.actor) }),
+      reviseMemory(ctx.db, ctx.workspace.id, { recordId: input.id, branch: input.branch, change: { event: "UPDATE", content: input.content, attributes: input.attributes }, userId: ctx.userId, actor: actorRef(ctx.actor) }),
     ),
   /** Delete a current memory: a tombstone version (restorable, see record.restore). */
   delete: memoryWrite
