@@ -209,7 +209,10 @@ export function conversationFacts(content: string): ConversationFact[] | null {
       // A sentence that states one change of state as a whole ("I used to have a dog named Rex, but
       // he died", "I left Adatum and joined Contoso") stays one fact: its clauses alone say less.
       const wholeState = parseState(whole, speaker);
-      const clauses = wholeState && (wholeState.old || wholeState.polarity === "ended" || /\b(?:used to|no longer|but)\b/i.test(whole)) ? [whole] : splitCompound(whole);
+      const split = splitCompound(whole);
+      const keepWhole =
+        wholeState && (wholeState.old || wholeState.polarity === "ended" || /\b(?:used to|no longer|but)\b/i.test(whole) || !split.some((c) => parseState(c, speaker)?.value === wholeState.value));
+      const clauses = keepWhole ? [whole] : split;
       for (const said of clauses) {
         // A change of state is a fact however short or phrased as a question ("I'm keto now.",
         // "Guess who's the newest hire at Vandelay?"); its lead-in ("Big news:") is not.

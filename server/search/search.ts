@@ -42,6 +42,7 @@ import { byPathRank, graphRetrieve, type EvidencePath, type QuestionEntity } fro
 import { HL_START, HL_STOP, parseHighlights, phraseSnippet } from "./snippets";
 
 import { SEARCH_MODES, type SearchMode } from "./modes";
+import { preferCurrentState } from "./current-state";
 export { SEARCH_MODES, type SearchMode };
 
 export const MAX_QUERY_LENGTH = 1000;
@@ -462,7 +463,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     }
     ranked = ranked.filter((r) => !owner.has(r.c.id));
   }
-  ranked = ranked.slice(0, limit);
+  ranked = (await preferCurrentState(db, query, ranked)).slice(0, limit);
 
   const hits = await hydrate(
     db,

@@ -8,7 +8,7 @@
 import type { Decision, MemoryView } from "../consolidate-rule";
 import { mentionsValue } from "./mentions";
 import { canonicalText, parseState, type StateFact } from "./parse";
-import { MULTI_VALUED, NOW_WORDS } from "./slots";
+import { MULTI_VALUED, NOW_WORDS, SLOTS } from "./slots";
 
 const cache = new Map<string, StateFact | null>();
 
@@ -67,7 +67,8 @@ export function slotDecision<M extends MemoryView>(fact: string, state: StateFac
       return { event: "NONE", reason: `${quoted}: ${slot}${state.value ? ` ${state.value}` : ""} ended, and no memory holds it`, state: resolved };
     }
     // Add-only keeps the end as a memory of its own (retrieval prefers the newest of a slot).
-    return { event: "ADD", text: fact, reason: `${quoted}: ${slot} ended (add-only: kept beside the memory it ends)`, state: resolved };
+    const text = `${SLOTS[slot].ended(state.subject, state.value ?? target?.s.value ?? null)}.`;
+    return { event: "ADD", text, reason: `${quoted}: ${slot} ended (add-only: kept beside the memory it ends)`, state: resolved };
   }
   const known = ofSlot.find((x) => same(x.s.value, state.value));
   if (known) return { event: "NONE", memoryId: known.m.id, reason: `memory ${known.m.id} already holds ${slot} = ${state.value}`, state: resolved };

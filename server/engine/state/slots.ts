@@ -12,6 +12,8 @@ export type SlotName = (typeof SLOT_NAMES)[number];
 export interface SlotDef {
   /** What the memory of a value says ("Ana lives in Porto"); `detail` is the pet's species and the like. */
   canonical: (subject: string, value: string, detail?: string) => string;
+  /** What a memory says when the value ended (kept by add-only memory beside the value it ends). */
+  ended: (subject: string, value: string | null) => string;
   /** Words of a question (or a fact) that ask about this slot. */
   synonyms: string[];
   /** A household fact told with "we" is the speaker's ("we moved to Porto" → the user moved). */
@@ -21,41 +23,49 @@ export interface SlotDef {
 export const SLOTS: Record<SlotName, SlotDef> = {
   residence: {
     canonical: (s, v) => `${s} lives in ${v}`,
+    ended: (s, v) => `${s} no longer lives in ${v ?? "the same city"}`,
     synonyms: ["live", "lives", "living", "city", "address", "home", "apartment", "flat", "based", "reside", "relocated", "moved", "place"],
     household: true,
   },
   employer: {
     canonical: (s, v) => `${s} works for ${v}`,
+    ended: (s, v) => `${s} no longer works for ${v ?? "the same company"}`,
     synonyms: ["company", "employer", "work for", "works for", "works at", "job at", "hired", "hire", "joined"],
     household: false,
   },
   role: {
     canonical: (s, v) => `${s}'s job title is ${v}`,
+    ended: (s, v) => `${s}'s job title is no longer ${v ?? "the same"}`,
     synonyms: ["job title", "title", "role", "position", "promoted", "works as"],
     household: false,
   },
   partner: {
     canonical: (s, v) => `${s}'s partner is ${v}`,
+    ended: (s, v) => `${s} no longer has a partner${v ? ` (${s} is no longer with ${v})` : ""}`,
     synonyms: ["partner", "boyfriend", "girlfriend", "husband", "wife", "spouse", "fiancé", "fiancée", "dating", "married", "seeing"],
     household: false,
   },
   pet: {
     canonical: (s, v, kind) => `${s}'s pet is a ${kind ?? "pet"} named ${v}`,
+    ended: (s, v) => `${s} no longer has a pet${v ? ` (${v} is gone)` : ""}`,
     synonyms: ["pet", "dog", "cat", "puppy", "kitten", "rabbit", "parrot", "hamster", "beagle", "bird", "fish", "turtle", "horse"],
     household: true,
   },
   hobby: {
     canonical: (s, v) => `${s}'s hobby is ${v}`,
+    ended: (s, v) => `${s} no longer has the hobby ${v ?? ""}`.trim(),
     synonyms: ["hobby", "hobbies", "into", "pastime", "free time", "unwind"],
     household: false,
   },
   diet: {
     canonical: (s, v) => `${s}'s diet is ${v}`,
+    ended: (s, v) => `${s}'s diet is no longer ${v ?? "the same"}`,
     synonyms: ["diet", "eat", "eats", "food"],
     household: true,
   },
   device: {
     canonical: (s, v) => `${s}'s phone is a ${v}`,
+    ended: (s, v) => `${s} no longer uses the phone ${v ?? ""}`.trim(),
     synonyms: ["phone", "smartphone", "mobile", "device"],
     household: false,
   },
