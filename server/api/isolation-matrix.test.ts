@@ -69,6 +69,7 @@ const NOT_WORKSPACE_SCOPED: Record<string, { access: "public" | "user" | "authed
   "invite.accept": { access: "user", why: "the token is the capability; joins the signed-in person" },
   "user.me": { access: "user", why: "the caller's own account" },
   "user.updateProfile": { access: "user", why: "the caller's own account" },
+  "user.signOutEverywhere": { access: "user", why: "ends the caller's own sessions" },
   "workspace.list": { access: "user", why: "the caller's own memberships" },
   "workspace.create": { access: "user", why: "a new workspace owned by the caller" },
   "workspace.leave": { access: "user", why: "the caller's own membership (not found when not a member)" },

@@ -97,7 +97,7 @@ const stagingCache = new Map<string, Promise<string>>();
 /** Candidates for the private staging folder, in order of preference. */
 function stagingCandidates(env: Env): string[] {
   const uid = typeof process.getuid === "function" ? process.getuid() : "user";
-  const dataDir = path.resolve(env.SYNTHEX_DATA_DIR ?? ".synthex");
+  const dataDir = path.resolve(/*turbopackIgnore: true*/ env.SYNTHEX_DATA_DIR ?? ".synthex");
   return [
     ...(env.SYNTHEX_STAGING_DIR ? [path.resolve(env.SYNTHEX_STAGING_DIR)] : []),
     path.join(os.tmpdir(), `synthex-private-${uid}`),

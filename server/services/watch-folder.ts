@@ -144,7 +144,7 @@ export function watchFolder(dir: string, opts: WatchFolderOptions): FolderWatche
         }
         // Read from the checked, open file into a private copy: what is imported is what was checked.
         staged = await stagingDir();
-        const copy = path.join(staged, path.basename(file));
+        const copy = path.join(/*turbopackIgnore: true*/ staged, path.basename(file));
         const copied = await readOpened(handle, copy);
         // Rewritten while it was read: its change event comes once it is still again.
         if (copied !== sha) return;
