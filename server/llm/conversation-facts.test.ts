@@ -17,8 +17,13 @@ describe("offline fact extraction from a conversation", () => {
       { fact: "Caroline went to a LGBTQ support group yesterday and it was so powerful.", speaker: "Caroline", turn: 3 },
       { fact: "Caroline's dog died last week.", speaker: "Caroline", turn: 3 },
       { fact: "Caroline adopted a cat.", speaker: "Caroline", turn: 3 },
-      { fact: "Melanie no longer lives in Lisbon.", speaker: "Melanie", turn: 4 },
-      { fact: "We moved to Porto in March.", speaker: "Melanie", turn: 4 },
+      // One change of state told in two clauses stays one fact, with the state it sets ("we" is Melanie's household).
+      {
+        fact: "Melanie no longer lives in Lisbon; we moved to Porto in March.",
+        speaker: "Melanie",
+        turn: 4,
+        state: { subject: "Melanie", slot: "residence", value: "Porto", polarity: "current", old: "Lisbon", replaces: true },
+      },
     ]);
   });
 

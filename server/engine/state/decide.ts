@@ -41,8 +41,9 @@ function memoryText(state: StateFact, fact: string, replaced: string[]): string 
     .replace(/^[\s,;:—–-]+/, "")
     .replace(/\s+/g, " ")
     .trim();
-  if (replaced.some((v) => mentionsValue(own, v)) || (state.old && mentionsValue(own, state.old))) return `${canonical}.`;
-  return `${canonical} (${own.replace(/[.!]+$/, "")}).`;
+  const bare = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+  if (replaced.some((v) => mentionsValue(own, v)) || (state.old && mentionsValue(own, state.old)) || bare(own) === bare(canonical)) return canonical;
+  return `${canonical} (${own.replace(/[.!]+$/, "")})`;
 }
 
 /**
@@ -61,13 +62,17 @@ export function slotDecision<M extends MemoryView>(fact: string, state: StateFac
   const resolved: StateFact = { ...state, slot };
   const ofSlot = mine.filter((x) => x.s.slot === slot);
   if (state.polarity === "ended") {
-    const target = state.value ? ofSlot.find((x) => same(x.s.value, state.value)) : ofSlot.at(-1);
+    // The memory of the slot that holds the value; else (a value stated in another slot's memory:
+    // "quit her job at Escola Azul" after "works as a teacher at Escola Azul") the one that names it.
+    const target =
+      (state.value ? ofSlot.find((x) => same(x.s.value, state.value)) : ofSlot.at(-1)) ??
+      (state.value ? mine.find((x) => mentionsValue(x.m.content, state.value!)) : undefined);
     if (mode === "full") {
       if (target) return { event: "DELETE", memoryId: target.m.id, reason: `${quoted}: ${slot} ${target.s.value} ended`, state: resolved };
       return { event: "NONE", reason: `${quoted}: ${slot}${state.value ? ` ${state.value}` : ""} ended, and no memory holds it`, state: resolved };
     }
     // Add-only keeps the end as a memory of its own (retrieval prefers the newest of a slot).
-    const text = `${SLOTS[slot].ended(state.subject, state.value ?? target?.s.value ?? null)}.`;
+    const text = SLOTS[slot].ended(state.subject, state.value ?? target?.s.value ?? null);
     return { event: "ADD", text, reason: `${quoted}: ${slot} ended (add-only: kept beside the memory it ends)`, state: resolved };
   }
   const known = ofSlot.find((x) => same(x.s.value, state.value));

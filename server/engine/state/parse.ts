@@ -31,7 +31,7 @@ const alt = (xs: readonly string[]) => xs.map(esc).sort((a, b) => b.length - a.l
 const PN = String.raw`[A-Z][\p{L}\p{N}&'-]*(?: (?:of |de |da |&|and (?=[A-Z]))?[A-Z0-9][\p{L}\p{N}&'-]*)*`;
 /** A common-noun value, up to where the clause goes on. */
 const VAL = String.raw`[\p{L}\p{N}][\p{L}\p{N}' -]*?`;
-const END = String.raw`(?=\s+(?:now|these days|nowadays|again|anymore|any more|as of|as a hobby|as ${S}'s phone|by trade|on ${S}'s team|since|this|last|from now on|on (?:monday|the same team)|and|but|so|after|for|with|too|already|position|role|class|diet|household|instead|full[- ]time|in months)\b|\s*[.,;:!?()\u2014\u2013]|\s*$)`;
+const END = String.raw`(?=\s+(?:now|these days|nowadays|again|anymore|any more|as of|as a hobby|as ${S}'s phone|by trade|on ${S}'s team|since|this|last|from now on|on (?:monday|the same team)|and|but|so|after|for|with|at|in|too|already|position|role|class|diet|household|instead|full[- ]time|in months)\b|\s*[.,;:!?()\u2014\u2013]|\s*$)`;
 const KIND = `(?<kind>${alt(PET_KINDS)})`;
 const DIET = `(?<v>${alt(DIETS)})`;
 const DEVICE = String.raw`(?<v>(?:${alt(DEVICE_BRANDS)})(?: [A-Z0-9][\p{L}\p{N}+]*){0,2})`;
@@ -57,8 +57,8 @@ const ENDED: Rule[] = [
   r("pet", "ended", String.raw`(?:${S}'s |the )?${KIND},? (?<v>${PN}),? (?:has |had )?(?:passed away|died|ran away|is gone|is no longer with ${S}|was put down)|(?:had to )?put (?<v2>${PN}) down|rehomed (?<v3>${PN})|lost (?<v4>${PN}),? ${S}'s ${KIND}|used to have an? ${KIND} (?:named|called) (?<v5>${PN}),? but (?:he|she|it|they) (?:died|passed away|ran away)`),
   r(null, "ended", String.raw`(?:^|\bthe |\b${S}'s )(?<v>${PN}) (?:has |had )?(?:passed away|died|ran away(?: and never came back)?|is gone|broke|is no longer with ${S})`),
   r("hobby", "ended", String.raw`${S} (?:no longer|doesn't|does not|won't|will not) (?:go|do|play|practi[cs]e|enjoy) (?<v>${VAL})${END}|${S} (?:gave up|quit|stopped|is done with|has given up) (?<v2>${VAL})${END}|(?<v3>${VAL}) is not for ${S} any ?more|no more (?<v4>${VAL}) for ${S}|${S} (?:haven't|hasn't|has not) done (?<v5>${VAL}) in|${S} (?:don't|doesn't) do (?<v6>${VAL}) any ?more|used to (?:love|do|enjoy|play) (?<v7>${VAL}),? but (?:${S} )?(?:stopped|quit|gave (?:it )?up)`),
-  r("employer", "ended", String.raw`${S} (?:no longer works?|doesn't work|does not work) (?:at|for) (?<v>${PN})|${S} (?:left|quit) (?:${S}'s job at )?(?<v2>${PN})`),
-  r(null, "ended", String.raw`${S} (?:is |does |has )?no longer (?:\p{L}+ )?(?:in |at |with |for |a |an |the |${S}'s )*(?<v>${VAL})${END}|no longer in (?<v2>${PN})|${S} used to (?:\p{L}+ ){1,2}?(?:in |at |for |with |a |an |the )*(?<v3>${VAL})${END}|${S} (?:left|after years in) (?<v4>${PN})|after (?:\p{L}+ )?(?:years|months) (?:in|at) (?<v5>${PN})|used to be (?:a |an )?(?<v6>${VAL})${END}`),
+  r("employer", "ended", String.raw`${S} (?:no longer works?|doesn't work|does not work) (?:at|for) (?<v>${PN})|${S} (?:left|quit) (?:(?:${S}'s|his|her|their) (?:job|position) (?:at|with) )?(?<v2>${PN})`),
+  r(null, "ended", String.raw`${S} (?:is |does |has )?no longer (?:\p{L}+ )?(?:as |in |at |with |for |a |an |the |${S}'s )*(?<v>${VAL})${END}|no longer in (?<v2>${PN})|${S} used to (?:\p{L}+ ){1,2}?(?:in |at |for |with |a |an |the )*(?<v3>${VAL})${END}|${S} (?:left|after years in) (?<v4>${PN})|after (?:\p{L}+ )?(?:years|months) (?:in|at) (?<v5>${PN})|used to be (?:a |an )?(?<v6>${VAL})${END}`),
 ];
 
 /** Current states: a value that holds. */
@@ -81,6 +81,12 @@ const CURRENT: Rule[] = [
   // hobby
   r("hobby", "current", String.raw`${S}'s (?:new )?hobby is (?<v>${VAL})${END}|${S} is (?:really |totally |so |now )?(?:into|obsessed with|hooked on|passionate about) (?<v2>${VAL})${END}|${S} (?:has )?(?:taken|took|picked) up (?<v3>${VAL})${END}|${S} (?:spends?|spent) (?:${S}'s |most |all )?(?:weekends|evenings|free time) (?:on |doing )?(?<v4>${VAL})${END}|(?:^|\b)(?<v5>${VAL}) is (?:how ${S} unwinds?|${S}'s thing|${S}'s hobby)|free time goes to (?<v6>${VAL})${END}|signed up for an? (?<v7>${VAL}) class|swapped (?<old>${VAL}) for (?<v8>${VAL})${END}|(?:started|gave up (?<old2>${VAL}) and started) (?<v9>${VAL})${END}|(?:${S} )?started (?<v10>${VAL}) this month|but now (?:${S} is|it's) (?:all )?(?:into )?(?<v11>${VAL})${END}|it's (?<v12>${VAL}) now|${S} (?:really )?(?:loves?|enjoys?) (?<v13>(?:\p{L}+ )?\p{L}+ing)${END}`),
 ];
+
+const PARTNER_WORDS = /^(?:wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|spouse)$/u;
+const RELATIVE = new RegExp(
+  String.raw`^(?:\p{L}+ ){0,3}?${S}'s (?:new |best |old |little |big |younger |older )?(sister|brother|mother|father|mom|mum|dad|friend|son|daughter|kids?|children|child|cousin|aunt|uncle|colleague|coworker|boss|manager|neighbou?r|grandma|grandpa|grandmother|grandfather|parents|roommate|wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|spouse)\b(?: ${PN})?,? (?!is (?:now )?${PN}(?:[.!,]|$))`,
+  "u",
+);
 
 /** Subject resolution: the speaker's first person (and their household's "we") becomes the subject mark. */
 function resolve(text: string, speaker: string | undefined): { work: string; subject: string } | null {
@@ -114,6 +120,8 @@ interface Match {
   value: string;
   old?: string;
   kind?: string;
+  /** Where the value starts, and where the match ends, in the text. */
+  start: number;
   index: number;
 }
 
@@ -133,13 +141,14 @@ function matches(rules: Rule[], work: string): Match[] {
       const kind = Object.entries(groups).find(([k, v]) => /^kind\d*$/.test(k) && v)?.[1];
       if (!entry) {
         // "I'm single again", "we broke up": an end without a value.
-        if (rule.polarity === "ended" && rule.slot) out.push({ slot: rule.slot, polarity: "ended", value: "", index: m.index ?? 0 });
+        if (rule.polarity === "ended" && rule.slot) out.push({ slot: rule.slot, polarity: "ended", value: "", start: m.index ?? 0, index: (m.index ?? 0) + m[0].length });
         continue;
       }
       const old = Object.entries(groups).find(([k, v]) => /^old\d*$/.test(k) && v)?.[1];
       const value = clean(entry[1]!, rule.slot);
       if (!value || value.includes(S)) continue;
-      out.push({ slot: rule.slot, polarity: rule.polarity, value, ...(old ? { old: clean(old, rule.slot) } : {}), ...(kind ? { kind } : {}), index: (m.index ?? 0) + m[0].length });
+      if (rule.slot === "hobby" && new RegExp(`^(?:(?:his|her|their|${S}'s) )?(?:working|work|a job|a new job|job|school|college|dating|seeing)\\b`, "u").test(value)) continue;
+      out.push({ slot: rule.slot, polarity: rule.polarity, value, ...(old ? { old: clean(old, rule.slot) } : {}), ...(kind ? { kind } : {}), start: (m.index ?? 0) + Math.max(0, m[0].lastIndexOf(entry[1]!)), index: (m.index ?? 0) + m[0].length });
     }
   }
   return out;
@@ -170,11 +179,19 @@ export function parseState(text: string, speaker?: string): StateFact | null {
       return true;
     });
   };
-  const ended = all(ENDED);
+  // A statement about someone of the subject's ("Ana's sister Marta lives in Faro") is not the
+  // subject's state — but a partner's name is ("My girlfriend Greta is a teacher").
+  const relative = RELATIVE.exec(work);
+  const aboutOther = relative ? (PARTNER_WORDS.test(relative[1]!) ? (m: Match) => m.slot !== "partner" : () => true) : () => false;
+  const ended = all(ENDED).filter((m) => !aboutOther(m));
   const endedValues = new Set(ended.map((e) => e.value.toLowerCase()));
   const current = all(CURRENT)
-    .filter((c) => !endedValues.has(c.value.toLowerCase()) && c.value.toLowerCase() !== c.old?.toLowerCase())
-    .sort((a, b) => b.index - a.index);
+    .filter((m) => !aboutOther(m))
+    // A value inside what an end says ("no longer works as a nurse") is not a current one.
+    .filter((c) => !endedValues.has(c.value.toLowerCase()) && c.value.toLowerCase() !== c.old?.toLowerCase() && !ended.some((e) => c.start >= e.start && c.start < e.index))
+    // The latest value stated wins ("used to …, but now …"); a hobby only when no other slot is stated
+    // ("started working at Acme" is a job, not a pastime).
+    .sort((a, b) => (a.slot === "hobby" ? 1 : 0) - (b.slot === "hobby" ? 1 : 0) || b.index - a.index);
   const now = current[0];
   if (now) {
     const old = now.old ?? ended.find((e) => e.slot === now.slot || e.slot === null)?.value;
@@ -188,7 +205,8 @@ export function parseState(text: string, speaker?: string): StateFact | null {
       ...(REPLACES.test(work) || old ? { replaces: true } : {}),
     };
   }
-  const end = ended.sort((a, b) => (a.slot === null ? 1 : 0) - (b.slot === null ? 1 : 0) || a.index - b.index)[0];
+  const rank = (m: Match) => (m.slot === null ? 2 : m.slot === "hobby" ? 1 : 0);
+  const end = ended.sort((a, b) => rank(a) - rank(b) || a.index - b.index)[0];
   if (end) return { subject, slot: end.slot, value: end.value || null, polarity: "ended", ...(end.kind ? { detail: end.kind } : {}) };
   return null;
 }

@@ -67,16 +67,22 @@ describe("consolidate: a life that changes (offline)", () => {
     expect(run.status).toBe("completed");
 
     const active = (await pointedContents(pipeline.id, "memories")).map((r) => r.content).sort();
+    // A memory of a slot (residence, employer, …) says its value canonically, then the fact's words.
     expect(active).toEqual([
       "Ana hates coffee now",
-      "Ana moved to Madrid",
-      "Ana started working at Globex",
+      "Ana lives in Madrid (Ana moved to Madrid)",
+      "Ana works for Globex (Ana started working at Globex)",
       "Ana's sister Marta lives in Faro",
     ]);
 
     // Every retired memory is a tombstone or a superseded version whose successor names the fact.
     const deleted = await pointedContents(pipeline.id, deletedPointerStep("memories"));
-    expect(deleted.map((r) => r.content).sort()).toEqual(["Ana has a dog named Rex", "Ana owns a red bike", "Ana plays chess every weekend", "Ana works as a teacher at Escola Azul"]);
+    expect(deleted.map((r) => r.content).sort()).toEqual([
+      "Ana owns a red bike",
+      "Ana plays chess every weekend",
+      "Ana's job title is teacher (Ana works as a teacher at Escola Azul)",
+      "Ana's pet is a dog named Rex (Ana has a dog named Rex)",
+    ]);
     for (const r of deleted) expect(memoryMetaOf(r as never)!.reason).toMatch(/^"Ana(?: quit| no longer|'s dog| sold)/);
 
     const versions = await db.record.findMany({ where: { pipelineId: pipeline.id, step: "memories" } });

@@ -104,7 +104,7 @@ describe("consolidate (offline rule)", () => {
 
     // The deleted memory is a tombstone (what it said), pointed under #deleted, not searchable.
     const deleted = await pointed(id, deletedPointerStep("memories"));
-    expect(deleted.map((r) => r.content)).toEqual(["Alice works as a nurse at the city hospital"]);
+    expect(deleted.map((r) => r.content)).toEqual(["Alice's job title is nurse (Alice works as a nurse at the city hospital)"]);
     expect(memoryMetaOf(deleted[0] as never)).toMatchObject({ event: "DELETE", status: "deleted", version: 2 });
   });
 
