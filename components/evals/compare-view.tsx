@@ -49,24 +49,37 @@ function Comparison({ data }: { data: EvalComparison }) {
             </span>
           ))}
         </div>
-        <div className="grid grid-cols-2 gap-3 md:grid-cols-4">
+        {/* Cards at least 15rem wide (as many per row as fit), each run's value and delta never
+            shrunk: when a label and its numbers do not fit one line, the numbers wrap below it. */}
+        <div className="grid grid-cols-[repeat(auto-fill,minmax(15rem,1fr))] gap-3" data-testid="metric-cards">
           {HEADLINE_METRICS.map((m) => (
-            <Card key={m} data-testid={`metric-card-${m}`} className="gap-2 py-4">
+            <Card key={m} data-testid={`metric-card-${m}`} data-metric={m} className="min-w-0 gap-2 py-4">
               <CardHeader className="px-4">
-                <CardTitle className="font-mono text-xs text-muted-foreground">{m}</CardTitle>
+                <CardTitle className="font-mono text-xs break-all text-muted-foreground">{m}</CardTitle>
               </CardHeader>
-              <CardContent className="grid gap-1 px-4">
+              <CardContent className="grid gap-1.5 px-4">
                 {data.runs.map((r, i) => {
                   const v = r.metrics[m as keyof typeof r.metrics];
                   const d = i > 0 ? fmtDelta(m, r.deltas[m] ?? 0) : null;
                   return (
-                    <div key={r.id} className="flex items-baseline justify-between gap-2 text-sm">
-                      <span className="truncate text-muted-foreground" title={r.label}>
+                    <div key={r.id} className="flex flex-wrap items-baseline justify-between gap-x-2 text-sm" data-testid="metric-card-row" data-run={r.id}>
+                      <span className="min-w-0 text-xs break-words text-muted-foreground" title={r.label}>
                         {r.label}
                       </span>
-                      <span className="tabular-nums">
-                        <span className={cn(i === 0 && "font-semibold")}>{fmtMetric(m, v)}</span>
-                        {d && <span className={cn("ml-1.5 text-xs", d.good === true && "text-emerald-600", d.good === false && "text-red-600", d.good === null && "text-muted-foreground")}>{d.text}</span>}
+                      <span className="ml-auto shrink-0 whitespace-nowrap tabular-nums">
+                        <span className={cn("inline-block", i === 0 && "font-semibold")} data-testid="metric-card-value" data-metric={m} data-run={r.id}>
+                          {fmtMetric(m, v)}
+                        </span>
+                        {d && (
+                          <span
+                            className={cn("ml-1.5 inline-block text-xs", d.good === true && "text-emerald-600", d.good === false && "text-red-600", d.good === null && "text-muted-foreground")}
+                            data-testid="metric-card-delta"
+                            data-metric={m}
+                            data-run={r.id}
+                          >
+                            {d.text}
+                          </span>
+                        )}
                       </span>
                     </div>
                   );
