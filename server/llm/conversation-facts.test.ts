@@ -80,3 +80,23 @@ describe("offline fact extraction from a conversation", () => {
     expect(facts[59]).toMatchObject({ fact: "Bo visited museum number 60 in the old town.", speaker: "Bo", turn: 60 });
   });
 });
+
+describe("offline fact extraction: the user's own facts only (issue 47)", () => {
+  it("takes nothing from assistant turns, keeps short changes of state and strips their lead-ins", () => {
+    const chat = [
+      "user: Big news: I moved from Lisbon to Porto!",
+      "assistant: Porto is a lovely city. Hope this helps!",
+      "user: I'm keto now.",
+      "assistant: Adatum sounds like a great company.",
+      "user: Guess who's the newest hire at Vandelay? Me!",
+    ].join("\n\n");
+    const facts = conversationFacts(chat)!;
+    expect(facts.every((f) => f.speaker === "user")).toBe(true);
+    expect(facts.map((f) => f.fact)).toEqual(["user moved from Lisbon to Porto!", "user is keto now.", "Guess who's the newest hire at Vandelay?"]);
+    expect(facts.map((f) => [f.state?.slot, f.state?.value])).toEqual([
+      ["residence", "Porto"],
+      ["diet", "keto"],
+      ["employer", "Vandelay"],
+    ]);
+  });
+});

@@ -36,6 +36,8 @@ const KIND = `(?<kind>${alt(PET_KINDS)})`;
 const DIET = `(?<v>${alt(DIETS)})`;
 const DEVICE = String.raw`(?<v>(?:${alt(DEVICE_BRANDS)})(?: [A-Z0-9][\p{L}\p{N}+]*){0,2})`;
 const ROLE = String.raw`(?<v>[\p{L}][\p{L} -]*?\b(?:${alt(ROLE_NOUNS)})(?: of [\p{L}]+)?)`;
+/** An adverb between the subject and its verb ("we just moved"). */
+const ADV = String.raw`(?:(?:just|finally|recently|now|also|already|officially|actually|happily) )?`;
 const ART = String.raw`(?:(?:a|an|the|${S}'s|new) )*`;
 
 interface Rule {
@@ -64,12 +66,12 @@ const ENDED: Rule[] = [
 /** Current states: a value that holds. */
 const CURRENT: Rule[] = [
   // residence
-  r("residence", "current", String.raw`${S} (?:has )?(?:moved|relocated|relocating|moving|moved back|packed up and moved|settled)\b(?:[^.]*?\bfrom (?<old>${PN}))?[^.]*?\b(?:to|in) (?<v>${PN})`),
+  r("residence", "current", String.raw`${S} ${ADV}(?:has )?${ADV}(?:moved|relocated|relocating|moving|moved back|packed up and moved|settled)\b(?:[^.]*?\bfrom (?<old>${PN}))?[^.]*?\b(?:to|in) (?<v>${PN})`),
   r("residence", "current", String.raw`(?:${S} |\b)(?:lives?|living|lived|is based|based|resides?|residing|settled|staying|is staying) in (?<v>${PN})|(?:rents?|renting|found|bought|has) (?:an? |${S}'s )?(?:new )?(?:apartment|flat|house|home|place) in (?<v2>${PN})|${S}'s (?:new )?(?:address|flat|apartment|place|home|house)(?: is)? in (?<v3>${PN})|home (?:for ${S} )?is (?<v4>${PN})|(?<v5>${PN}) is (?:${S}'s )?home|${S} is in (?<v6>${PN}) now|${S}'s (?:new )?place in (?<v7>${PN})|address is (?<v8>${PN})`),
   // employer
   r("employer", "current", String.raw`(?:newest|new|latest) hire at (?<v>${PN})|(?:works?|working|worked|employed|a job|job|position|started) (?:at|for|with|by) (?<v2>${PN})|${S}'s employer is (?<v3>${PN})|(?:joined|hired by|an offer from|first (?:week|day|month) at|an? (?<v4>${PN}) employee|${S} is at) (?<v5>${PN})|(?:years|months) at (?<old>${PN}),? ${S} (?:switched|moved|went) to (?<v6>${PN})|left (?<old2>${PN}) and joined (?<v7>${PN})|${S} is an? (?<v8>${PN}) employee`),
   // role
-  r("role", "current", String.raw`promoted to (?:be )?${ART}(?<v>${VAL})${END}|(?:job )?title (?:is|changed to|is now) (?:now )?${ART}(?<v2>${VAL})${END}|${S}'s (?:new )?(?:role|position|job)(?: at work| on ${S}'s team)? is (?:now )?${ART}(?<v3>${VAL})${END}|${S} (?:works?|working|worked) as ${ART}(?<v4>${VAL})${END}|made ${S} ${ART}(?<v5>${VAL})${END}|into the (?<v6>${VAL}) (?:position|role)|(?:${S} is|${S} has been|officially|${S} became|as) (?:officially )?(?:a|an|the) ${ROLE}${END}|switched from (?:being )?${ART}(?<old>${VAL}) to ${ROLE}${END}`),
+  r("role", "current", String.raw`promoted(?: ${S})? to (?:be )?${ART}(?<v>${VAL})${END}|(?:job )?title (?:is|changed to|is now) (?:now )?${ART}(?<v2>${VAL})${END}|${S}'s (?:new )?(?:role|position|job)(?: at work| on ${S}'s team)? is (?:now )?${ART}(?<v3>${VAL})${END}|${S} (?:works?|working|worked) as ${ART}(?<v4>${VAL})${END}|made ${S} ${ART}(?<v5>${VAL})${END}|into the (?<v6>${VAL}) (?:position|role)|(?:${S} is|${S} has been|officially|${S} became|as) (?:officially )?(?:a|an|the) ${ROLE}${END}|switched from (?:being )?${ART}(?<old>${VAL}) to ${ROLE}${END}`),
   // partner
   r("partner", "current", String.raw`${S}'s (?:new )?(?:partner|boyfriend|girlfriend|husband|wife|fianc[ée]e?|spouse),? (?:is )?(?<v>${PN})|${S} is (?:married|engaged) to (?<v2>${PN})|got (?:engaged|married) to (?<v3>${PN})|${S} (?:has )?been (?:with|dating|seeing) (?<v4>${PN})|${S} is (?:with|seeing|dating) (?<v5>${PN})|seeing someone:? (?<v6>${PN})|(?:^|\b)(?<v7>${PN}) and ${S} (?:are dating|are together|moved in together|live together|got engaged|got married|have been dating|are a couple)|divorce from (?<old>${PN}),? ${S} met (?<v8>${PN})|(?:^|\b)(?<v9>${PN}) is ${S}'s (?:new )?(?:partner|boyfriend|girlfriend|husband|wife|fianc[ée]e?|spouse)`),
   // pet
@@ -205,7 +207,7 @@ export function parseState(text: string, speaker?: string): StateFact | null {
       ...(REPLACES.test(work) || old ? { replaces: true } : {}),
     };
   }
-  const rank = (m: Match) => (m.slot === null ? 2 : m.slot === "hobby" ? 1 : 0);
+  const rank = (m: Match) => (m.slot === null ? 4 : m.slot === "hobby" ? 2 : 0) + (m.value ? 0 : 1);
   const end = ended.sort((a, b) => rank(a) - rank(b) || a.index - b.index)[0];
   if (end) return { subject, slot: end.slot, value: end.value || null, polarity: "ended", ...(end.kind ? { detail: end.kind } : {}) };
   return null;

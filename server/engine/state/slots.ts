@@ -81,7 +81,7 @@ export const DIETS = ["vegan", "vegetarian", "pescatarian", "keto", "gluten-free
  * Words before the statement that carry no fact: news markers, discourse markers, interjections
  * ("Big news: …", "Quick update — …", "So, …", "Guess what? …"), stripped before parsing.
  */
-export const LEAD_IN = /^(?:(?:(?:big|some|quick|small|little|sad|good|great|exciting|happy|fun|bad|personal|life|huge)\s+)*(?:news|update|announcement)(?:,\s*\w+\s+kind)?\s*(?:[:—–-]+|!)\s*|(?:guess what|fyi|btw|by the way|anyway|well|so|okay|ok|also|oh|honestly|update|heads up)\b[?!:,—–-]*\s+)+/i;
+export const LEAD_IN = /^(?:(?:(?:big|some|quick|small|little|sad|good|great|exciting|happy|fun|bad|personal|life|huge)\s+)*(?:news|update|announcement)(?:,\s*\w+\s+kind)?\s*(?:[:—–-]+|!)\s*|(?:guess what|fyi|btw|by the way|anyway|well|so|okay|ok|also|oh|honestly|update|heads up)\b[?!:,—–-]*\s+|[A-Za-z]+ly,\s+|(?:sadly|finally|luckily|unfortunately|happily|thankfully)\s+)+/i;
 
 /** Words that say a statement holds now (and what came before does not). */
 export const NOW_WORDS = /\b(?:now|these days|nowadays|currently|at the moment|lately|from now on|as of|starting|any more|anymore|no longer|still|today)\b/i;
