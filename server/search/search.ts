@@ -304,6 +304,11 @@ function withoutOverlaps<T extends { c: Candidate }>(ranked: T[], shapes: Map<st
   });
 }
 
+/** The time recency counts age from: the question's asOf, else the newest candidate, else the wall clock. */
+export function recencyClock(newest: number | null, asOf: number | null): number {
+  return asOf ?? newest ?? Date.now();
+}
+
 function recencyFactor(time: string | null, recency: SearchInput["recency"], now: number): number {
   if (!recency) return 1;
   const weight = Math.min(1, Math.max(0, recency.weight ?? 0.3));
@@ -410,7 +415,10 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const recency = input.recency ?? (mode === "graph" ? GRAPH_RECENCY : undefined);
   // Graph mode's default recency counts age from the newest candidate; an explicit one from now.
   const newest = Math.max(...[...byId.values()].map((c) => (c.time ? Date.parse(c.time) : NaN)).filter((t) => Number.isFinite(t)));
-  const now = !input.recency && mode === "graph" && Number.isFinite(newest) ? newest : Date.now();
+  // Age is counted from the time the question is asked (asOf), else from the newest record it
+  // ranks (the present of that memory: history a year old still has a newest and an oldest), never
+  // from the wall clock when the records say when "now" is (issue 47).
+  const now = recencyClock(Number.isFinite(newest) ? newest : null, input.asOf !== undefined ? asOf.getTime() : null);
   const window = dateRange?.use === "boost" ? forwardWindow(dateRange) : null;
   const mentions = window ? await dateMentionsOf(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, unknown>();
   const about = (c: Candidate) => !!window && (inRange(c.time, window) || dateMentions(mentions.get(c.id)).some((m) => mentionOverlaps(m, dateRange!)));
