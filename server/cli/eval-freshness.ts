@@ -25,7 +25,7 @@ export async function freshnessCommand(o: { template?: string; json?: boolean; s
     },
   });
   if (o.json) {
-    console.log(JSON.stringify({ benchmark: "freshness", dataset, results: results.map(({ cases: _cases, ...r }) => r) }, null, 2));
+    console.log(JSON.stringify({ benchmark: "freshness", dataset, results: results.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k !== "cases"))) }, null, 2));
     return;
   }
   console.log(
