@@ -100,3 +100,12 @@ describe("offline fact extraction: the user's own facts only (issue 47)", () => 
     ]);
   });
 });
+
+describe("offline fact extraction: what the assistant confirms", () => {
+  it("keeps an assistant sentence that restates the user's fact, as the user's, and nothing else it says", () => {
+    const facts = conversationFacts(
+      ["user: Where did I leave the spare key for the old lighthouse cabin?", "assistant: You told me the lighthouse key is hidden under the blue ceramic frog by the porch steps. Hope this helps!"].join("\n\n"),
+    )!;
+    expect(facts).toEqual([{ fact: "User said the lighthouse key is hidden under the blue ceramic frog by the porch steps.", speaker: "user", turn: 2 }]);
+  });
+});

@@ -35,6 +35,8 @@ export interface ConversationFact {
  * acknowledgements are not the user's facts, and what it repeats of the user's facts the user said first.
  */
 const ASSISTANT = /^(?:assistant|ai|bot|chatgpt|gpt|claude|gemini|model|system|tool)$/i;
+/** The assistant restating what the user told it. */
+const CONFIRMS = /\b(?:as )?you(?:'ve| have)? (?:told|said to|mentioned to|shared with|wrote to) me(?: that)?\b|\bas you (?:said|mentioned)\b,?/i;
 export const isAssistantSpeaker = (speaker: string) => ASSISTANT.test(speaker.trim());
 
 /** A speaker label ("Caroline", "user", "tool (python)") as a name: the part before any "(…)". */
@@ -191,6 +193,7 @@ export function conversationFacts(content: string): ConversationFact[] | null {
   if (turns.length === 0) return null;
   const out: ConversationFact[] = [];
   let previous: { speaker: string; body: string } | null = null;
+  let lastUser: string | null = null;
   turns.forEach((turn, i) => {
     const m = /^([^:\n]{1,60}):\s+([\s\S]*)$/.exec(turn);
     if (!m) {
@@ -200,9 +203,25 @@ export function conversationFacts(content: string): ConversationFact[] | null {
     const speaker = speakerName(m[1]!);
     const body = m[2]!.replace(/\s+/g, " ").trim();
     if (isAssistantSpeaker(speaker)) {
+      // Only what the assistant confirms of the user's own facts ("You told me the key is under the
+      // frog") is kept, as the user's; its small talk, advice and acknowledgements are not facts.
+      const user = lastUser ?? "user";
+      for (const sentence of splitSentences(body, { code: "skip" })) {
+        const said = sentence.replace(/\s+/g, " ").trim().replace(/[’]/g, "'");
+        if (!CONFIRMS.test(said)) continue;
+        const fact = said
+          .replace(CONFIRMS, `${user} said`)
+          .replace(/\b(?:you are|you're)\b/gi, `${user} is`)
+          .replace(/\b(?:you have|you've)\b/gi, `${user} has`)
+          .replace(/\byours\b/gi, `${user}'s`)
+          .replace(/\byour\b/gi, `${user}'s`)
+          .replace(/\byou\b/gi, user);
+        out.push({ fact: fact.charAt(0).toUpperCase() + fact.slice(1), speaker: user, turn: i + 1 });
+      }
       previous = { speaker, body };
       return;
     }
+    lastUser = speaker;
     let asked = askedBefore(previous, speaker);
     for (const sentence of splitSentences(body, { code: "skip" })) {
       const whole = sentence.replace(/\s+/g, " ").trim();
