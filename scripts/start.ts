@@ -89,6 +89,8 @@ async function main() {
   // Live sessions that went quiet become records (and runs) even when no further message arrives.
   const stopSweeper = startIdleSessionSweeper(await getDb());
   process.env.NEXTAUTH_URL ??= `http://localhost:${port}`;
+  // Private by default: Next.js's anonymous usage telemetry stays off unless the operator sets NEXT_TELEMETRY_DISABLED=0.
+  process.env.NEXT_TELEMETRY_DISABLED ??= "1";
   if (!dev && (!existsSync(".next/BUILD_ID") || process.env.SYNTHEX_REBUILD === "1")) {
     console.log("[synthex] no production build yet: running next build (once: a few minutes on 2 quiet cores, 15+ min when the machine is busy)");
     const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit", env: process.env });
