@@ -230,7 +230,8 @@ export function conversationFacts(content: string): ConversationFact[] | null {
       const wholeState = parseState(whole, speaker);
       const split = splitCompound(whole);
       const keepWhole =
-        wholeState && (wholeState.old || wholeState.polarity === "ended" || /\b(?:used to|no longer|but)\b/i.test(whole) || !split.some((c) => parseState(c, speaker)?.value === wholeState.value));
+        wholeState?.slot &&
+        (wholeState.old || wholeState.polarity === "ended" || /\b(?:used to|no longer|but)\b/i.test(whole) || !split.some((c) => parseState(c, speaker)?.value === wholeState.value));
       const clauses = keepWhole ? [whole] : split;
       for (const said of clauses) {
         // A change of state is a fact however short or phrased as a question ("I'm keto now.",

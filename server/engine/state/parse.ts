@@ -59,7 +59,7 @@ const ENDED: Rule[] = [
   r("pet", "ended", String.raw`(?:${S}'s |the )?${KIND},? (?<v>${PN}),? (?:has |had )?(?:passed away|died|ran away|is gone|is no longer with ${S}|was put down)|(?:had to )?put (?<v2>${PN}) down|rehomed (?<v3>${PN})|lost (?<v4>${PN}),? ${S}'s ${KIND}|used to have an? ${KIND} (?:named|called) (?<v5>${PN}),? but (?:he|she|it|they) (?:died|passed away|ran away)`),
   r(null, "ended", String.raw`(?:^|\bthe |\b${S}'s )(?<v>${PN}) (?:has |had )?(?:passed away|died|ran away(?: and never came back)?|is gone|broke|is no longer with ${S})`),
   r("hobby", "ended", String.raw`${S} (?:no longer|doesn't|does not|won't|will not) (?:go|do|play|practi[cs]e|enjoy) (?<v>${VAL})${END}|${S} (?:gave up|quit|stopped|is done with|has given up) (?<v2>${VAL})${END}|(?<v3>${VAL}) is not for ${S} any ?more|no more (?<v4>${VAL}) for ${S}|${S} (?:haven't|hasn't|has not) done (?<v5>${VAL}) in|${S} (?:don't|doesn't) do (?<v6>${VAL}) any ?more|used to (?:love|do|enjoy|play) (?<v7>${VAL}),? but (?:${S} )?(?:stopped|quit|gave (?:it )?up)`),
-  r("employer", "ended", String.raw`${S} (?:no longer works?|doesn't work|does not work) (?:at|for) (?<v>${PN})|${S} (?:left|quit) (?:(?:${S}'s|his|her|their) (?:job|position) (?:at|with) )?(?<v2>${PN})`),
+  r("employer", "ended", String.raw`${S} (?:no longer works?|doesn't work|does not work) (?:at|for) (?<v>${PN})|${S} ${ADV}(?:left|quit|lost) (?:(?:${S}'s|his|her|their) (?:job|position) (?:at|with) )?(?<v2>${PN})`),
   r(null, "ended", String.raw`${S} (?:is |does |has )?no longer (?:\p{L}+ )?(?:as |in |at |with |for |a |an |the |${S}'s )*(?<v>${VAL})${END}|no longer in (?<v2>${PN})|${S} used to (?:\p{L}+ ){1,2}?(?:in |at |for |with |a |an |the )*(?<v3>${VAL})${END}|${S} (?:left|after years in) (?<v4>${PN})|after (?:\p{L}+ )?(?:years|months) (?:in|at) (?<v5>${PN})|used to be (?:a |an )?(?<v6>${VAL})${END}`),
 ];
 
@@ -71,7 +71,7 @@ const CURRENT: Rule[] = [
   // employer
   r("employer", "current", String.raw`(?:newest|new|latest) hire at (?<v>${PN})|(?:works?|working|worked|employed|a job|job|position|started) (?:at|for|with|by) (?<v2>${PN})|${S}'s employer is (?<v3>${PN})|(?:joined|hired by|an offer from|first (?:week|day|month) at|an? (?<v4>${PN}) employee|${S} is at) (?<v5>${PN})|(?:years|months) at (?<old>${PN}),? ${S} (?:switched|moved|went) to (?<v6>${PN})|left (?<old2>${PN}) and joined (?<v7>${PN})|${S} is an? (?<v8>${PN}) employee`),
   // role
-  r("role", "current", String.raw`promoted(?: ${S})? to (?:be )?${ART}(?<v>${VAL})${END}|(?:job )?title (?:is|changed to|is now) (?:now )?${ART}(?<v2>${VAL})${END}|${S}'s (?:new )?(?:role|position|job)(?: at work| on ${S}'s team)? is (?:now )?${ART}(?<v3>${VAL})${END}|${S} (?:works?|working|worked) as ${ART}(?<v4>${VAL})${END}|made ${S} ${ART}(?<v5>${VAL})${END}|into the (?<v6>${VAL}) (?:position|role)|(?:${S} is|${S} has been|officially|${S} became|as) (?:officially )?(?:a|an|the) ${ROLE}${END}|switched from (?:being )?${ART}(?<old>${VAL}) to ${ROLE}${END}`),
+  r("role", "current", String.raw`promoted(?: ${S})? to (?:be )?${ART}(?<v>${VAL})${END}|(?:job )?title (?:is|changed to|is now) (?:now )?${ART}(?<v2>${VAL})${END}|${S}'s (?:new )?(?:role|position|job)(?: at work| on ${S}'s team)? is (?:now )?${ART}(?<v3>${VAL})${END}|${S} (?:works?|working|worked) as ${ART}(?<v4>${VAL})${END}|made ${S} ${ART}${ROLE.replace("<v>", "<v5>")}${END}|into the (?<v6>${VAL}) (?:position|role)|(?:${S} is|${S} has been|officially|${S} became|as) (?:officially )?(?:a|an|the) ${ROLE}${END}|switched from (?:being )?${ART}(?<old>${VAL}) to ${ROLE}${END}`),
   // partner
   r("partner", "current", String.raw`${S}'s (?:new )?(?:partner|boyfriend|girlfriend|husband|wife|fianc[ée]e?|spouse),? (?:is )?(?<v>${PN})|${S} is (?:married|engaged) to (?<v2>${PN})|got (?:engaged|married) to (?<v3>${PN})|${S} (?:has )?been (?:with|dating|seeing) (?<v4>${PN})|${S} is (?:with|seeing|dating) (?<v5>${PN})|seeing someone:? (?<v6>${PN})|(?:^|\b)(?<v7>${PN}) and ${S} (?:are dating|are together|moved in together|live together|got engaged|got married|have been dating|are a couple)|divorce from (?<old>${PN}),? ${S} met (?<v8>${PN})|(?:^|\b)(?<v9>${PN}) is ${S}'s (?:new )?(?:partner|boyfriend|girlfriend|husband|wife|fianc[ée]e?|spouse)`),
   // pet
@@ -81,7 +81,7 @@ const CURRENT: Rule[] = [
   // device
   r("device", "current", String.raw`(?:has|have|got|bought|upgraded to|switched (?:from (?:${S}'s )?(?<old>(?:${alt(DEVICE_BRANDS)})[\p{L}\p{N} ]*?) )?to|unboxed|uses?|using|on|carry|carries|gave ${S}|is|phone(?::| is)) (?:a |an |the |${S}'s )?(?:new )?${DEVICE}|${S}'s (?:new )?${DEVICE}`),
   // hobby
-  r("hobby", "current", String.raw`${S}'s (?:new )?hobby is (?<v>${VAL})${END}|${S} is (?:really |totally |so |now )?(?:into|obsessed with|hooked on|passionate about) (?<v2>${VAL})${END}|${S} (?:has )?(?:taken|took|picked) up (?<v3>${VAL})${END}|${S} (?:spends?|spent) (?:${S}'s |most |all )?(?:weekends|evenings|free time) (?:on |doing )?(?<v4>${VAL})${END}|(?:^|\b)(?<v5>${VAL}) is (?:how ${S} unwinds?|${S}'s thing|${S}'s hobby)|free time goes to (?<v6>${VAL})${END}|signed up for an? (?<v7>${VAL}) class|swapped (?<old>${VAL}) for (?<v8>${VAL})${END}|(?:started|gave up (?<old2>${VAL}) and started) (?<v9>${VAL})${END}|(?:${S} )?started (?<v10>${VAL}) this month|but now (?:${S} is|it's) (?:all )?(?:into )?(?<v11>${VAL})${END}|it's (?<v12>${VAL}) now|${S} (?:really )?(?:loves?|enjoys?) (?<v13>(?:\p{L}+ )?\p{L}+ing)${END}`),
+  r("hobby", "current", String.raw`${S}'s (?:new )?hobby is (?<v>${VAL})${END}|${S} is (?:really |totally |so |now )?(?:into|obsessed with|hooked on) (?<v2>${VAL})${END}|${S} (?:has )?(?:taken|took|picked) up (?<v3>${VAL})${END}|${S} (?:spends?|spent) (?:${S}'s |most |all )?(?:weekends|evenings|free time) (?:on |doing )?(?<v4>${VAL})${END}|(?:^|\b)(?<v5>${VAL}) is (?:how ${S} unwinds?|${S}'s thing|${S}'s hobby)|free time goes to (?<v6>${VAL})${END}|signed up for an? (?<v7>${VAL}) class|swapped (?<old>${VAL}) for (?<v8>${VAL})${END}|gave up (?<old2>${VAL}) and started (?<v9>${VAL})${END}|(?:${S} )?started (?<v10>${VAL}) this month|but now (?:${S} is|it's) (?:all )?into (?<v11>${VAL})${END}|; it's (?<v12>${VAL}) now|${S} (?:really )?(?:loves?|enjoys?) (?<v13>(?:\p{L}+ )?\p{L}+ing)${END}`),
 ];
 
 const PARTNER_WORDS = /^(?:wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|spouse)$/u;
@@ -89,6 +89,9 @@ const RELATIVE = new RegExp(
   String.raw`^(?:\p{L}+ ){0,3}?${S}'s (?:new |best |old |little |big |younger |older )?(sister|brother|mother|father|mom|mum|dad|friend|son|daughter|kids?|children|child|cousin|aunt|uncle|colleague|coworker|boss|manager|neighbou?r|grandma|grandpa|grandmother|grandfather|parents|roommate|wife|husband|partner|boyfriend|girlfriend|fianc[ée]e?|spouse)\b(?: ${PN})?,? (?!is (?:now )?${PN}(?:[.!,]|$))`,
   "u",
 );
+
+/** Words that start a sentence, not a name ("That's the dog" names no dog). */
+const NOT_A_NAME = /^(?:that|that's|this|these|those|it|it's|here|here's|there|there's|he|she|they|what|who|and|but|so|the|a|an|thanks|yes|no)$/iu;
 
 /** Subject resolution: the speaker's first person (and their household's "we") becomes the subject mark. */
 function resolve(text: string, speaker: string | undefined): { work: string; subject: string } | null {
@@ -148,7 +151,7 @@ function matches(rules: Rule[], work: string): Match[] {
       }
       const old = Object.entries(groups).find(([k, v]) => /^old\d*$/.test(k) && v)?.[1];
       const value = clean(entry[1]!, rule.slot);
-      if (!value || value.includes(S)) continue;
+      if (!value || value.includes(S) || NOT_A_NAME.test(value)) continue;
       if (rule.slot === "hobby" && new RegExp(`^(?:(?:his|her|their|${S}'s) )?(?:working|work|a job|a new job|job|school|college|dating|seeing)\\b`, "u").test(value)) continue;
       out.push({ slot: rule.slot, polarity: rule.polarity, value, ...(old ? { old: clean(old, rule.slot) } : {}), ...(kind ? { kind } : {}), start: (m.index ?? 0) + Math.max(0, m[0].lastIndexOf(entry[1]!)), index: (m.index ?? 0) + m[0].length });
     }
