@@ -12,7 +12,12 @@ import { configDefaults, defineConfig } from "vitest/config";
 import base from "./vitest.config";
 
 /** Files that use `createTestDb` but stay on PGlite only (see above). */
-export const pgliteOnlyTests = ["server/eval/locomo-dev.test.ts"];
+export const pgliteOnlyTests = [
+  "server/eval/locomo-dev.test.ts",
+  // Upload body parsing, refusals and staging do not depend on the database behind the route.
+  "server/http/upload-refusals.test.ts",
+  "server/http/upload-staging.test.ts",
+];
 
 export const databaseTests = [
   "**/*.postgres.test.ts",
@@ -21,6 +26,7 @@ export const databaseTests = [
   "inngest/eval-function.test.ts",
   "inngest/run-function.test.ts",
   "server/api/access-control.test.ts",
+  "server/api/invite-ownership.test.ts",
   "server/api/key-restrictions.test.ts",
   "server/api/run-scope-key.test.ts",
   "server/api/shadow.test.ts",
@@ -72,11 +78,13 @@ export const databaseTests = [
   "server/services/plan-vs-run.test.ts",
   "server/services/provider-check.test.ts",
   "server/services/purge-copies.test.ts",
+  "server/services/purge-eval-questions.test.ts",
   "server/services/purge.test.ts",
   "server/services/pyramid.test.ts",
   "server/services/query-log-writer.test.ts",
   "server/services/run-recovery.test.ts",
   "server/services/run-view.test.ts",
+  "server/services/sessions.test.ts",
   "server/services/source-inbox.test.ts",
   "server/services/synapse.test.ts",
   "server/services/synapsis-media.test.ts",

@@ -135,7 +135,13 @@ describe("process state across module copies", () => {
     const { ragBaselineSpec } = await import("../pipeline/templates/rag");
     const { workspace } = await signUp(t.db, { email: "inbox-copies@example.com", password: "inbox-copies-password-1" });
     const { pipeline } = await createPipeline(t.db, workspace.id, { name: "inbox-copies", spec: ragBaselineSpec("folder") });
-    const dir = await mkdtemp(path.join(tmpdir(), "synthex-inbox-copies-"));
+    const { mkdir, realpath } = await import("node:fs/promises");
+    // Inbox folders lie in the workspace's own folder under a root (SYNTHEX_INBOX_ROOTS): a root for this test.
+    const root = await realpath(await mkdtemp(path.join(tmpdir(), "synthex-inbox-copies-")));
+    const rootsBefore = process.env.SYNTHEX_INBOX_ROOTS;
+    process.env.SYNTHEX_INBOX_ROOTS = root;
+    const dir = path.join(root, workspace.id, "chats");
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     // instrumentation.ts starts the watchers in its copy; resyncing only every minute here.
     const instrumentation = await import("../services/source-inbox");
     const watchers = instrumentation.startInboxWatchers(() => t.db, { stableMs: 300, resyncMs: 60_000, owner: "app-server" });
@@ -152,7 +158,9 @@ describe("process state across module copies", () => {
       expect(await t.db.sourceImport.count({ where: { pipelineId: pipeline.id, fileName: "note.md", status: "completed" } })).toBe(1);
     } finally {
       await watchers.stop();
-      await rm(dir, { recursive: true, force: true });
+      if (rootsBefore === undefined) delete process.env.SYNTHEX_INBOX_ROOTS;
+      else process.env.SYNTHEX_INBOX_ROOTS = rootsBefore;
+      await rm(root, { recursive: true, force: true });
     }
   }, 60_000);
 });
