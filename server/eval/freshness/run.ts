@@ -9,7 +9,7 @@ import { appendSourceRecords, createPipeline, getBranch } from "../../services/p
 import { signUp } from "../../services/users";
 import { indexPipeline } from "../../search/indexing";
 import { search, type SearchMode } from "../../search/search";
-import { createTestDb } from "../../store/test-db";
+import { openScratchDb } from "../../store/scratch-db";
 import { sessionContent, sampleScope } from "../types";
 import { evalTemplate } from "../templates";
 import { generateFreshness, type FreshnessDataset, type FreshnessQuestion } from "./generate";
@@ -53,7 +53,7 @@ export async function runFreshness(
 ): Promise<{ dataset: { name: string; people: number; questions: number }; results: FreshnessResult[] }> {
   const dataset = options.dataset ?? generateFreshness({ seed: options.seed, people: options.people });
   const k = options.k ?? 10;
-  const { db, close } = await createTestDb();
+  const { db, close } = await openScratchDb();
   try {
     const { workspace } = await signUp(db, { email: "freshness@example.com", password: "freshness-benchmark-password-1" });
     const results: FreshnessResult[] = [];
