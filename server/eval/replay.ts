@@ -15,6 +15,7 @@ import { setQueryLabel } from "../store/query-log";
 import { addToQuestionSet } from "./question-sets";
 import { assertPreferenceJudge, PREFERENCE_NOT_MEASURED, PreferenceJudge, type JudgeOptions, type PreferenceSummary, type QueryPreference } from "./replay-judge";
 import { compareServed, summarizeComparisons, type ComparisonSummary, type QueryComparison } from "./replay-metrics";
+import { seededRandom } from "./bootstrap";
 
 export const MAX_REPLAY = 200;
 
@@ -61,20 +62,9 @@ export interface ReplayReport {
 }
 
 /** A small seeded PRNG (mulberry32): the same seed picks the same sample. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function pick(entries: LoggedQuery[], n: number | undefined, seed: number): LoggedQuery[] {
   if (!n || n >= entries.length) return entries.slice(0, MAX_REPLAY);
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const copy = [...entries];
   for (let i = copy.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));

@@ -12,6 +12,7 @@
  */
 import type { Dataset, LoadResult, Question, Sample, Session } from "./types";
 import { MONTH_NAMES } from "../text/months";
+import { seededRandom } from "./bootstrap";
 
 export const SYNTHEXBENCH_SIZES = {
   tiny: { users: 1, months: 3, perMonth: 4 },
@@ -20,16 +21,6 @@ export const SYNTHEXBENCH_SIZES = {
   large: { users: 10, months: 12, perMonth: 30 },
 } as const;
 export type SynthexBenchSize = keyof typeof SYNTHEXBENCH_SIZES;
-
-function rng(seed: number) {
-  let s = seed | 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = ["Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan", "Kai", "Logan", "Morgan", "Quinn"];
 const FILLER_TOPICS = [
@@ -67,7 +58,7 @@ export function generateSynthexBench(options: { seed?: number; size?: SynthexBen
   const sizeName = (options.size ?? "small") as SynthexBenchSize;
   const size = SYNTHEXBENCH_SIZES[sizeName];
   if (!size) throw new Error(`Unknown SynthexBench size "${options.size}": use ${Object.keys(SYNTHEXBENCH_SIZES).join(", ")}.`);
-  const rand = rng(seed);
+  const rand = seededRandom(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
   const samples: Sample[] = [];
   const questions: Question[] = [];

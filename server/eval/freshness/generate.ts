@@ -8,6 +8,7 @@
 import { MONTH_NAMES } from "../../text/months";
 import type { Sample, Session } from "../types";
 import phrasings from "./phrasings.json";
+import { seededRandom } from "../bootstrap";
 
 export const FRESHNESS_SLOTS = ["residence", "employer", "role", "partner", "pet", "hobby", "diet", "device"] as const;
 export type FreshnessSlot = (typeof FRESHNESS_SLOTS)[number];
@@ -32,16 +33,6 @@ export interface FreshnessDataset {
   questions: FreshnessQuestion[];
 }
 
-function rng(seed: number) {
-  let s = seed | 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const fill = (template: string, vars: Record<string, string>) => template.replace(/\{(\w+)\}/g, (_, k: string) => vars[k] ?? `{${k}}`);
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -52,7 +43,7 @@ export function generateFreshness(options: { seed?: number; people?: number; mon
   const seed = options.seed ?? 1;
   const people = options.people ?? 40;
   const months = Math.max(4, options.months ?? 10);
-  const rand = rng(seed);
+  const rand = seededRandom(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
   // Phrasings are used in turn (per kind, from a random start), so every phrasing is used.
   const cursors = new Map<string, number>();
