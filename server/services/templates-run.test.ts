@@ -4,6 +4,8 @@
  * with every step producing records and no cost, and a search finds the export's planted fact.
  * Templates added to the registry later are covered without editing this file.
  */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../core/db";
@@ -15,18 +17,32 @@ import { createPipeline } from "./pipelines";
 import { runPipeline } from "./runs";
 import { signUp } from "./users";
 
-const fixture = path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json");
+const exportFixture = path.join(import.meta.dirname, "../../e2e/fixtures/chatgpt-export.json");
 const searchable = TEMPLATES.filter((t) => t.spec().outputs.some((o) => o.surface === "search"));
 
 let db: Db;
 let close: () => Promise<void>;
 let workspaceId: string;
 
+let fixture: string;
+let fixtureDir: string;
+
 beforeAll(async () => {
+  // The export's user turns name no one (only the assistant's do, and assistant turns make no facts):
+  // one user turn names a person and a book, so entity steps have something of the user's to find.
+  fixtureDir = await mkdtemp(path.join(tmpdir(), "synthex-templates-run-"));
+  fixture = path.join(fixtureDir, "chatgpt-export.json");
+  const original = await readFile(exportFixture, "utf8");
+  const named = original.replace("Suggest two novels for long winter evenings.", "Suggest two novels for long winter evenings. My sister Maria Lopez loved Piranesi.");
+  if (named === original) throw new Error("the fixture no longer has the turn this test names people in");
+  await writeFile(fixture, named);
   ({ db, close } = await createTestDb());
   ({ workspace: { id: workspaceId } } = await signUp(db, { email: "templates@example.com", password: "templates-password-1" }));
 }, 60_000);
-afterAll(async () => close?.());
+afterAll(async () => {
+  await close?.();
+  await rm(fixtureDir, { recursive: true, force: true });
+});
 
 describe("templates run offline end to end", () => {
   it("covers the baselines and the seed architectures", () => {
