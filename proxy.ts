@@ -17,10 +17,20 @@ import { hostRefusal } from "./server/http/csrf";
 /** Paths answered with and without a trailing slash. */
 export const SLASH_TOLERANT = /^\/(compat|api\/v1)(\/|$)/;
 
+/**
+ * The `/api/v1` handlers check the Host themselves (server/api/rest-route.ts `withCrossSiteGuard`, the
+ * upload route `crossSiteRefusal`), the same check `npm start`'s direct path runs, so a refusal is
+ * byte for byte the direct path's (an answer from here would carry Next's `Vary` list). Every other
+ * path is checked here, `/api/v1/openapi.json` included (its handler has no check of its own).
+ */
+const CHECKS_HOST_ITSELF = /^\/api\/v1(?!\/openapi\.json\/?$)(\/|$)/;
+
 export function proxy(request: NextRequest): Response {
-  const refused = hostRefusal(request);
-  if (refused) return refused;
   const { pathname } = request.nextUrl;
+  if (!CHECKS_HOST_ITSELF.test(pathname)) {
+    const refused = hostRefusal(request);
+    if (refused) return refused;
+  }
   if (pathname.length > 1 && pathname.endsWith("/") && !SLASH_TOLERANT.test(pathname)) {
     // A plain URL: NextURL keeps the slash it saw when the pathname is set again.
     const url = new URL(request.nextUrl.href);
