@@ -13,7 +13,7 @@
  * What stays here is the ranking: the fusion of the candidate lists with the boosts that act on
  * them (recency, dates, altitude dedupe). Each list's SQL is in server/store, date parsing in
  * dates.ts / relative-dates.ts, snippets and highlights in snippets.ts, the BM25 statistics cache in
- * term-stats.ts. At about 530 lines it is still one idea: the boosts act on the fused lists in one
+ * term-stats.ts, the recency boost in recency.ts. At about 520 lines it is still one idea: the boosts act on the fused lists in one
  * pass, and splitting them from the fusion would hand the same candidate maps back and forth
  * between two files.
  */
@@ -43,6 +43,7 @@ import { HL_START, HL_STOP, parseHighlights, phraseSnippet } from "./snippets";
 
 import { SEARCH_MODES, type SearchMode } from "./modes";
 import { preferCurrentState } from "./current-state";
+import { recencyClock, recencyFactor, type Recency } from "./recency";
 export { SEARCH_MODES, type SearchMode };
 
 export const MAX_QUERY_LENGTH = 1000;
@@ -55,8 +56,8 @@ export const MAX_DEPTH = 200;
 /** Hybrid fusion defaults (weighted reciprocal rank fusion), tuned on the LoCoMo dev split. */
 export const FUSION_DEFAULTS = { method: "rrf", k: 20, fts: 1, semantic: 0.5, graph: 1, context: 0.5, semanticFloor: 0.2 } as const satisfies Required<Fusion>;
 /**
- * Graph mode's recency weight when the call gives none: a record's age is counted from the newest
- * candidate (not from today), so a memory of 2023 is not uniformly "old"; ties go to newer evidence.
+ * Graph mode's recency weight when the call gives none (recency.ts: age counts from the question's
+ * asOf or the newest candidate, not from today), so a memory of 2023 is not uniformly "old"; ties go to newer evidence.
  */
 export const GRAPH_RECENCY = { halfLifeDays: 180, weight: 0.1 } as const;
 
@@ -141,7 +142,7 @@ export interface SearchInput extends RecordFilters {
   exact?: boolean;
   limit?: number;
   /** Multiply scores by (1 - weight) + weight * 0.5^(age / halfLifeDays). */
-  recency?: { halfLifeDays: number; weight?: number };
+  recency?: Recency;
   /** Unscoped only: keep the highest altitude (default true). */
   dedupe?: boolean;
   /** Hybrid: score = fts / (k + fts rank) + semantic / (k + semantic rank). Defaults: FUSION_DEFAULTS. */
@@ -304,20 +305,6 @@ function withoutOverlaps<T extends { c: Candidate }>(ranked: T[], shapes: Map<st
   });
 }
 
-/** The time recency counts age from: the question's asOf, else the newest candidate, else the wall clock. */
-export function recencyClock(newest: number | null, asOf: number | null): number {
-  return asOf ?? newest ?? Date.now();
-}
-
-function recencyFactor(time: string | null, recency: SearchInput["recency"], now: number): number {
-  if (!recency) return 1;
-  const weight = Math.min(1, Math.max(0, recency.weight ?? 0.3));
-  const t = time ? Date.parse(time) : NaN;
-  if (Number.isNaN(t)) return 1 - weight;
-  const ageDays = Math.max(0, (now - t) / 86_400_000);
-  return 1 - weight + weight * Math.pow(0.5, ageDays / recency.halfLifeDays);
-}
-
 export async function search(db: Db, input: SearchInput): Promise<SearchResult> {
   const query = checkQuery(input.query);
   const mode: SearchMode = input.mode ?? "hybrid";
@@ -413,12 +400,7 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
   const span = candidateAlts.length > 1 ? Math.max(...candidateAlts) - Math.min(...candidateAlts) : 0;
   const shapes = fusion.context > 0 || dedupe ? await candidateShapes(db, ctx.workspaceId, [...byId.keys()], span) : new Map<string, CandidateShape>();
   const recency = input.recency ?? (mode === "graph" ? GRAPH_RECENCY : undefined);
-  // Graph mode's default recency counts age from the newest candidate; an explicit one from now.
-  const newest = Math.max(...[...byId.values()].map((c) => (c.time ? Date.parse(c.time) : NaN)).filter((t) => Number.isFinite(t)));
-  // Age is counted from the time the question is asked (asOf), else from the newest record it
-  // ranks (the present of that memory: history a year old still has a newest and an oldest), never
-  // from the wall clock when the records say when "now" is (issue 47).
-  const now = recencyClock(Number.isFinite(newest) ? newest : null, input.asOf !== undefined ? asOf.getTime() : null);
+  const now = recencyClock([...byId.values()].map((c) => c.time), input.asOf !== undefined ? asOf.getTime() : null);
   const window = dateRange?.use === "boost" ? forwardWindow(dateRange) : null;
   const mentions = window ? await dateMentionsOf(db, ctx.workspaceId, [...byId.keys()]) : new Map<string, unknown>();
   const about = (c: Candidate) => !!window && (inRange(c.time, window) || dateMentions(mentions.get(c.id)).some((m) => mentionOverlaps(m, dateRange!)));
