@@ -12,7 +12,8 @@
  *     fresh temporary directory (HOME, SYNTHEX_DATA_DIR and the working directory; `~/exports/
  *     conversations.json` and `./conversations.json` are the e2e ChatGPT export), with `npx synthex`
  *     replaced by the same entry npx runs (`node bin/synthex.mjs`, package.json's `bin`). Each
- *     must exit 0. `<!-- run -->` (ts): the block is written beside this file and imported.
+ *     must exit 0. `<!-- run -->` (ts): the block is written to that directory and imported (`@/` resolves
+ *     to the repository, as in the app).
  *   - `<!-- tested-by: a/file.ts, b/other.ts -->`: the files exist, and the block's commands are in
  *     them: for each command line (split at `&&`), `synthex …` needs its words in that order
  *     (placeholders `<…>` match any word, `[…]` optional parts are dropped), `npm run x`, `npm start`
@@ -225,7 +226,7 @@ describe("the docs' runnable examples", () => {
       const env = { ...process.env, HOME: path.join(dir, "home"), SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "", TEST_DATABASE_URL: "", NEXT_TELEMETRY_DISABLED: "1" };
       for (const b of toRun.filter((x) => x.file === page)) {
         if (b.lang === "ts") {
-          const module = path.join(ROOT, "scripts", `.docs-example-${process.pid}-${b.line}.ts`);
+          const module = path.join(dir, `example-${b.line}.ts`);
           writeFileSync(module, b.code);
           try {
             await import(/* @vite-ignore */ module);
