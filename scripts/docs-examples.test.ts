@@ -226,12 +226,12 @@ describe("the docs' runnable examples", () => {
       const env = { ...process.env, HOME: path.join(dir, "home"), SYNTHEX_DATA_DIR: path.join(dir, "data"), DATABASE_URL: "", TEST_DATABASE_URL: "", NEXT_TELEMETRY_DISABLED: "1" };
       for (const b of toRun.filter((x) => x.file === page)) {
         if (b.lang === "ts") {
-          const module = path.join(dir, `example-${b.line}.ts`);
-          writeFileSync(module, b.code);
+          const example = path.join(dir, `example-${b.line}.ts`);
+          writeFileSync(example, b.code);
           try {
-            await import(/* @vite-ignore */ module);
+            await import(/* @vite-ignore */ example);
           } finally {
-            rmSync(module, { force: true });
+            rmSync(example, { force: true });
           }
           continue;
         }
