@@ -1,5 +1,5 @@
 /**
- * Every benchmark in the README's Scripts table, run the way the README shows it
+ * Every benchmark of docs/benchmarks.md, run the way that page shows it
  * (`npm run bench:x -- …`, a real child process) at the smallest sizes its own arguments allow:
  * it must exit 0 and print its headings and numbers. The figures themselves are not judged (a
  * bench asserts nothing about speed); what is asserted is what the bench promises to print, and the
@@ -133,7 +133,7 @@ function locomoFile() {
   return { file, questions: questions.length, scored: scored.length, scoredIn: (sample: string) => scored.filter((q) => q.sample === sample).length };
 }
 
-describe("the README's benchmark commands", () => {
+describe("the benchmark commands of docs/benchmarks.md", () => {
   it("bench:engine — transform throughput, no-op and +1% re-runs", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:engine", ["200"]);
     expectSuccess(r);

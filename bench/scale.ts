@@ -46,7 +46,7 @@ interface Figures {
   search: Record<string, { cold: { p50: number; p95: number }; warm: { p50: number; p95: number } }>;
   /** 1-minute load average when the searches started and when they ended (the machine is shared). */
   load?: [number, number];
-  /** The server's memory settings: the figures depend on them (README, "Sizing the database"). */
+  /** The server's memory settings: the figures depend on them (docs/operations.md, "Sizing the database"). */
   memory?: string;
   /** Seconds the server had been up when the searches started: "cold" means shared_buffers empty only right after a start. */
   serverUpS?: number;

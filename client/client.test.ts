@@ -1,7 +1,7 @@
 /**
  * The generated client: client/openapi.ts equals what openapi-typescript makes from the live
  * OpenAPI document (regenerated here; run `npm run client:generate` after changing an endpoint),
- * and the client (imported as agents do, `synthex/client`) runs the README's agent loop — ingest a
+ * and the client (imported as agents do, `synthex/client`) runs the agent loop of docs/api.md — ingest a
  * turn, ask, read the brief — over real HTTP against the handlers the API routes wrap.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -52,7 +52,7 @@ describe("the generated TypeScript client", () => {
     expect(await generateClientTypes()).toBe(readFileSync(CLIENT_TYPES_PATH, "utf8"));
   });
 
-  it("runs the README's agent loop over HTTP: ingest a turn, ask, read the brief", async () => {
+  it("runs the docs' agent loop (docs/api.md) over HTTP: ingest a turn, ask, read the brief", async () => {
     const sx = createSynthexClient({ baseUrl: server.url, apiKey });
     const pipelineId = "memory";
 

@@ -6,7 +6,7 @@ import { expect, test } from "@playwright/test";
 import { createApiKey, signUp } from "./helpers";
 
 /**
- * The README's `--url http://host:3000 --api-key sx_…`: the CLI against the running server that
+ * The quick start's `--url http://host:3000 --api-key sx_…`: the CLI against the running server that
  * Playwright started (`npm start`'s script), over real HTTP, with a key made in Settings → API keys.
  * What the CLI creates shows in the browser.
  */

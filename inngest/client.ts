@@ -1,7 +1,7 @@
 /**
  * The Inngest client. Configuration comes from the environment, read by the SDK itself:
  * `INNGEST_DEV=1` (local dev server), or `INNGEST_EVENT_KEY` + `INNGEST_SIGNING_KEY`
- * (Inngest Cloud), plus `INNGEST_BASE_URL` for a self-hosted server. See README
+ * (Inngest Cloud), plus `INNGEST_BASE_URL` for a self-hosted server. See docs/operations.md,
  * "Scale-out with Inngest".
  */
 import { Inngest } from "inngest";

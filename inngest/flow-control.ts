@@ -1,5 +1,5 @@
 /**
- * Flow control for the run function, in one place so the README, the tests and the function
+ * Flow control for the run function, in one place so the docs (docs/operations.md), the tests and the function
  * config agree. Limits are read once at startup from the environment.
  *
  * - concurrency per workspace: at most N steps of one workspace's runs execute at once, so one

@@ -1,5 +1,5 @@
 /**
- * The branching commands of the README, run as a person would, on the embedded database:
+ * The branching commands of docs/concepts.md, run as a person would, on the embedded database:
  * branch create/list/switch/diff/promote/delete, gc, apply (TOML and an SDK module), and
  * run/plan/search/get/stats/export honouring the selected branch and --branch.
  */

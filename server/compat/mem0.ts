@@ -371,7 +371,7 @@ async function deleteEntity(c: CompatRequest, b: Binding, type: string, name: st
 /** Mem0 endpoints Synthex answers with a refusal, and what to use instead. */
 const REFUSED: Array<[RegExp, string]> = [
   [/^\/api\/v1\/orgs\//, "Organisations and projects are Mem0's: here the API key's workspace and the bound pipeline play that part (Settings → API keys; the pipeline's steps and prompts are its configuration)."],
-  [/^\/api\/v1\/webhooks\//, "Mem0-shaped webhooks are not available: Synthex sends projection webhooks when a pipeline output changes (see the README, Webhooks)."],
+  [/^\/api\/v1\/webhooks\//, "Mem0-shaped webhooks are not available: Synthex sends projection webhooks when a pipeline output changes (a pipeline output's webhook.url; see docs/drop-in.md)."],
   [/^\/v2\/profiles\/|^\/v2\/entities\/[^/]+\/[^/]+\/profile\/$/, "Mem0 profiles are not available: a scope's brief (GET /api/v1/pipelines/{pipeline}/brief?scope=user:<id>) and the pipeline's projection outputs are the per-user summary."],
   [/^\/v1\/feedback\/$/, "Feedback on memories is not stored: score a pipeline's memory with Synthex evals (synthex eval)."],
   [/^\/v1\/exports\//, "Memory exports are not available here: read records with /api/v1 (GET /records/{id}, search) or the CLI."],
