@@ -150,8 +150,16 @@ describe("try another architecture (issue 50)", () => {
     // Nothing on main is stale or left to compute: the kept records are current again.
     expect((await stepStatus(db, pipelineId, "main")).filter((s) => s.stale > 0)).toEqual([]);
 
+    // Walk away from the candidate: the branch goes, its records stay until gc (which would now reclaim them).
+    const walked = await call("POST", `/pipelines/${pipelineId}/migrations/walk-away`, { branch: "try-synapsis" });
+    expect(walked.status, JSON.stringify(walked.json)).toBe(200);
+    expect(walked.json).toMatchObject({ deleted: "try-synapsis" });
+    expect(walked.json.gc.records).toBeGreaterThan(0);
+    expect(walked.json.message).toMatch(/gc would delete [\d,]+ record\(s\) no branch uses\.$/);
+    expect(await db.branch.findMany({ where: { pipelineId }, select: { name: true }, orderBy: { name: "asc" } })).toEqual([{ name: "main" }, { name: "previous/try-synapsis" }]);
+
     const audit = await db.auditEvent.findMany({ where: { workspaceId, action: { startsWith: "migration." } }, orderBy: { createdAt: "asc" } });
-    expect(audit.map((a) => a.action)).toEqual(["migration.create", "migration.report", "migration.promote", "migration.restore"]);
+    expect(audit.map((a) => a.action)).toEqual(["migration.create", "migration.report", "migration.promote", "migration.restore", "migration.walkAway"]);
   });
 
   it("refuses a template that cannot read the pipeline's sources, naming the formats; and a binding to a missing source", async () => {

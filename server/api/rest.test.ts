@@ -134,7 +134,7 @@ describe("REST /api/v1", () => {
         } else if (template === "/pipelines/{pipelineId}/shadow/stop") {
           // Nothing shadows main: the call is allowed and says so.
           expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: 'Branch "main" is not shadowing main.' } } });
-        } else if (["/pipelines/{pipelineId}/migrations/report", "/pipelines/{pipelineId}/migrations/promote", "/pipelines/{pipelineId}/migrations/restore"].includes(template)) {
+        } else if (["/pipelines/{pipelineId}/migrations/report", "/pipelines/{pipelineId}/migrations/promote", "/pipelines/{pipelineId}/migrations/restore", "/pipelines/{pipelineId}/migrations/walk-away"].includes(template)) {
           // Main is no candidate: the call is allowed and says what to name instead.
           expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/^(branch|kept): /) } } });
         } else if (template === "/records/{id}/original") {

@@ -193,6 +193,7 @@ export async function createCandidate(
 
 /** Walk away: the candidate is deleted (its pointers; records stay), with what `gc` would reclaim. */
 export async function walkAway(db: Db, pipelineId: string, branch: string) {
+  if (branch === MAIN) throw badRequest('branch: "main" is not a candidate; name the branch to walk away from.');
   const deleted = await deleteBranch(db, pipelineId, branch);
   const gc = await collectGarbage(db, pipelineId, { dryRun: true });
   return { ...deleted, gc: { records: gc.records }, message: `${deleted.message} gc would delete ${gc.records.toLocaleString("en-US")} record(s) no branch uses.` };

@@ -87,6 +87,7 @@ export const migrationRouter = createTRPCRouter({
   kept: pipelineProcedure("pipelines:read").query(({ ctx }) => migrations.keptMains(ctx.db, ctx.pipeline.id)),
   /** Walk away: delete the candidate (records stay until gc), with what gc would reclaim. */
   walkAway: pipelineProcedure("branches:write")
-    .meta({ audit: { action: "migration.walkAway", target: branchTarget } })
+    .meta({ audit: { action: "migration.walkAway", target: branchTarget, summary: (_input, out) => ({ pointersRemoved: (out as { pointersRemoved: number }).pointersRemoved }) } })
+    .meta({ rest: { method: "POST", path: "/pipelines/{pipelineId}/migrations/walk-away", summary: "Walk away from a candidate: delete the branch (its records stay until gc), with what gc would reclaim", tag: "Branches" } })
     .mutation(({ ctx }) => migrations.walkAway(ctx.db, ctx.pipeline.id, ctx.branch.name)),
 });
