@@ -29,6 +29,7 @@ export const databaseTests = [
   "server/api/invite-ownership.test.ts",
   "server/api/key-restrictions.test.ts",
   "server/api/run-scope-key.test.ts",
+  "server/api/migration.test.ts",
   "server/api/shadow.test.ts",
   "server/compat/compat-query-log.test.ts",
   "server/compat/mem0-model.test.ts",

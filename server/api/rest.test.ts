@@ -100,6 +100,8 @@ describe("REST /api/v1", () => {
       "/pipelines/{pipelineId}/log/{entryId}/label": { recordId },
       "/pipelines/{pipelineId}/shadow": { branch: "main", minutes: 60 },
       "/pipelines/{pipelineId}/shadow/stop": { branch: "main" },
+      "/pipelines/{pipelineId}/migrations": { name: "try-rag", template: "rag-baseline" },
+      "/pipelines/{pipelineId}/migrations/restore": { kept: "main" },
     };
     const calls: string[] = [];
     for (const [template, operations] of Object.entries(doc.paths)) {
@@ -132,6 +134,9 @@ describe("REST /api/v1", () => {
         } else if (template === "/pipelines/{pipelineId}/shadow/stop") {
           // Nothing shadows main: the call is allowed and says so.
           expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: 'Branch "main" is not shadowing main.' } } });
+        } else if (["/pipelines/{pipelineId}/migrations/report", "/pipelines/{pipelineId}/migrations/promote", "/pipelines/{pipelineId}/migrations/restore", "/pipelines/{pipelineId}/migrations/walk-away"].includes(template)) {
+          // Main is no candidate: the call is allowed and says what to name instead.
+          expect(mine).toMatchObject({ status: 400, json: { error: { code: "BAD_REQUEST", message: expect.stringMatching(/^(branch|kept): /) } } });
         } else if (template === "/records/{id}/original") {
           // A chat record has no stored image: the call is allowed and says so.
           expect(mine).toMatchObject({ status: 404, json: { error: { code: "NOT_FOUND", message: expect.stringMatching(/has no stored image/) } } });

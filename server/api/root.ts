@@ -7,6 +7,7 @@ import { ingestRouter } from "./routers/ingest";
 import { logRouter } from "./routers/log";
 import { inviteRouter, memberRouter } from "./routers/member";
 import { memoryRouter } from "./routers/memory";
+import { migrationRouter } from "./routers/migration";
 import { pipelineRouter } from "./routers/pipeline";
 import { providerRouter } from "./routers/provider";
 import { recordRouter } from "./routers/record";
@@ -26,6 +27,7 @@ export const appRouter = createTRPCRouter({
   apiKey: apiKeyRouter,
   pipeline: pipelineRouter,
   branch: branchRouter,
+  migration: migrationRouter,
   run: runRouter,
   provider: providerRouter,
   search: searchRouter,

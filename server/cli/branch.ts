@@ -1,5 +1,5 @@
 /**
- * `synthex branch list|create|switch|diff|promote|delete|protect`, `synthex gc` and
+ * `synthex branch list|create|report|restore|switch|diff|promote|delete|protect`, `synthex gc` and
  * `synthex apply <spec.toml|pipeline.ts>`: the seed's §5.2 branching commands, through the same
  * tRPC procedures (and permission checks) as the web app.
  */
@@ -10,6 +10,7 @@ import type { Command } from "commander";
 import { formatDiff, formatReason } from "../pipeline/diff";
 import { pipelineFromToml } from "../pipeline/toml";
 import type { Connection, RouterOutputs } from "./api";
+import { candidateText, parseBindings, reportText } from "./migration";
 import { num, table } from "./output";
 
 export interface BranchGlobalOptions {
@@ -102,14 +103,53 @@ export function registerBranchCommands(program: Command, deps: BranchCliDeps) {
 
   branch
     .command("create <name>")
-    .description("a new branch: copies pointers (0 records computed)")
+    .description("a new branch: copies pointers (0 records computed); with --template, try another architecture on the same raw records")
     .option("--from <branch|version>", "start from this branch or saved version (default: the selected branch)")
     .option("-d, --description <text>", "what the branch tries")
+    .option("--template <id>", "try this template's architecture: its sources bound to the pipeline's (by format), printing the binding and the plan")
+    .option("--bind <templateSource=pipelineSource>", "with --template: bind a template source to a pipeline source (repeatable)", (v: string, all: string[]) => [...all, v], [] as string[])
+    .option("--model <provider/model>", "with --template: the model of its prompt steps (default: main's)")
     .action(
       action(async (conn, opts, name: string) => {
-        const o = opts as BranchGlobalOptions & { from?: string; description?: string };
+        const o = opts as BranchGlobalOptions & { from?: string; description?: string; template?: string; bind: string[]; model?: string };
+        if (o.template) {
+          const parsed = parseBindings(o.bind);
+          const bind = "bad" in parsed ? fail(`--bind "${parsed.bad}": use templateSource=pipelineSource, e.g. --bind sessions=chats.`, 2) : parsed.bind;
+          const created = await conn.api.migration.create.mutate({ ...ref(conn, opts, "main"), name, template: o.template, bind, model: o.model });
+          print(opts, created, () => candidateText(created));
+          return;
+        }
+        if (o.bind.length || o.model) fail("--bind and --model go with --template.", 2);
         const created = await conn.api.branch.create.mutate({ ...ref(conn, opts), name, from: o.from ?? opts.branch, description: o.description ?? "" });
         print(opts, created, () => `${created.message}\nNext: synthex branch switch ${name}   ·   synthex apply <spec.toml> --branch ${name}`);
+      }, needsPipeline),
+    );
+
+  branch
+    .command("report <name>")
+    .description("the migration report: the branch against main on your question sets, replayed and shadow traffic, cost, and what got worse")
+    .option("--against <branch>", "the baseline", "main")
+    .option("--question-set <set>", "the question set (default: the newest scored on both branches)")
+    .option("--no-replay", "leave the replay of logged queries out")
+    .option("--sample <n>", "replay a seeded sample of this many logged queries")
+    .option("--judge-model <provider/model>", "ask this model which side's context answers better")
+    .action(
+      action(async (conn, opts, name: string) => {
+        const o = opts as BranchGlobalOptions & { against: string; questionSet?: string; replay: boolean; sample?: string; judgeModel?: string };
+        const sample = o.sample === undefined ? undefined : Number(o.sample);
+        if (sample !== undefined && !(Number.isInteger(sample) && sample >= 1)) fail(`--sample "${o.sample}": a whole number of queries, 1 or more.`, 2);
+        const report = await conn.api.migration.report.mutate({ ...ref(conn, opts, name), baseline: o.against, questionSet: o.questionSet, replay: o.replay, sample, judgeModel: o.judgeModel });
+        print(opts, report, () => reportText(report));
+      }, needsPipeline),
+    );
+
+  branch
+    .command("restore <kept>")
+    .description("put back the main a promotion kept (previous/<branch>): its spec and records, nothing recomputed")
+    .action(
+      action(async (conn, opts, kept: string) => {
+        const result = await conn.api.migration.restore.mutate({ ...ref(conn, opts, "main"), kept });
+        print(opts, result, () => result.message);
       }, needsPipeline),
     );
 
@@ -151,10 +191,12 @@ export function registerBranchCommands(program: Command, deps: BranchCliDeps) {
     .command("promote <name>")
     .description("promote a branch into main: main takes its changes and records (refused while it is stale or running)")
     .option("-m, --message <text>", "message of main's new version")
+    .option("--keep-main", "keep the current main as a branch (previous/<name>) first, restorable with `synthex branch restore`")
     .action(
       action(async (conn, opts, name: string) => {
-        const o = opts as BranchGlobalOptions & { message?: string };
-        const result = await conn.api.branch.promote.mutate({ ...ref(conn, opts, name), message: o.message ?? "" });
+        const o = opts as BranchGlobalOptions & { message?: string; keepMain?: boolean };
+        const input = { ...ref(conn, opts, name), message: o.message ?? "" };
+        const result = o.keepMain ? await conn.api.migration.promote.mutate(input) : await conn.api.branch.promote.mutate(input);
         print(opts, result, () => [formatDiff(result.diff), "", result.message].join("\n"));
       }, needsPipeline),
     );
