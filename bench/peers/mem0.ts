@@ -11,8 +11,8 @@
  * it and exits 2.
  *
  * By default it starts Synthex itself on a fresh embedded database in a temp dir: a workspace, a
- * pipeline from the mem0 template (offline model), a key as `synthex keys create` makes it (role
- * editor, the default), and the compat and REST handlers over real HTTP on 127.0.0.1 (the route
+ * pipeline from the mem0 template (offline model), a key as `synthex keys create --role admin`
+ * makes it (updateProject and the webhook calls save the pipeline's protected main), and the compat and REST handlers over real HTTP on 127.0.0.1 (the route
  * server the compat tests use). With MEM0_HOST and MEM0_API_KEY set, it runs against that server
  * instead (e.g. `npm start` and a key of yours).
  *
@@ -78,8 +78,9 @@ async function startSynthex(): Promise<{ host: string; key: string; stop(): Prom
   const db = await openMigratedDb();
   const { user, workspace } = await signUp(db, { email: "peers@example.com", password: "peers-password-1" });
   await createPipeline(db, workspace.id, { name: "agent-memory", spec: templateSpec("mem0") });
-  // As `synthex keys create <name>` makes it: the default role (editor), every pipeline.
-  const key = (await createApiKey(db, workspace.id, { userId: user.id, role: "owner" }, { name: "mem0 suite" })).secret;
+  // As `synthex keys create <name> --role admin` makes it, every pipeline: the suite's project and
+  // webhook tests save the pipeline's main, which is protected (an editor key gets a 403 there, as in the app).
+  const key = (await createApiKey(db, workspace.id, { userId: user.id, role: "owner" }, { name: "mem0 suite", role: "admin" })).secret;
   const server = await startRouteServer([[/^\/compat\/mem0(\/|$)/, mem0Route]]);
   return {
     host: `${server.url}/compat/mem0`,
