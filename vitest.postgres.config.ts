@@ -74,6 +74,7 @@ export const databaseTests = [
   "server/services/local-workspace.test.ts",
   "server/services/media-originals.test.ts",
   "server/services/memories.test.ts",
+  "server/services/memory-edit-during-run.test.ts",
   "server/services/memory-templates.test.ts",
   "server/services/outbound-settings.test.ts",
   "server/services/plan-vs-run.test.ts",
