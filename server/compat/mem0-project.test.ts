@@ -5,6 +5,8 @@
  * pipeline's projection webhooks (create, list, update, delete: outputs of the memory step), an
  * OR filter searches the scope its branches name, and Mem0's quickstart finds its fact.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const testEnv = await (await import("./testing/compat-test-env")).compatTestEnv("mem0-project");
@@ -124,6 +126,31 @@ describe("Mem0 webhooks = the pipeline's projection webhooks (issue 49)", () => 
     expect((await currentSpec()).outputs.map((o) => o.name)).toEqual(["search"]);
   }, 60_000);
 
+  it("a webhook made with createWebhook is delivered, signed, when an add changes the memories", async () => {
+    const received: Array<{ headers: Record<string, unknown>; body: Record<string, unknown> }> = [];
+    const receiver = createServer((req, res) => {
+      let text = "";
+      req.on("data", (d: Buffer) => (text += d.toString()));
+      req.on("end", () => {
+        received.push({ headers: req.headers, body: JSON.parse(text) as Record<string, unknown> });
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const created = await client().createWebhook({ name: "Local", url, eventTypes: [WebhookEvent.MEMORY_ADDED] });
+      await addAndWait([{ role: "user", content: "I sail a small wooden dinghy on the lake." }], "hook-user");
+      for (let i = 0; i < 300 && !received.some((r) => r.body.scope === "user:hook-user"); i++) await new Promise((r) => setTimeout(r, 100));
+      const delivery = received.find((r) => r.body.scope === "user:hook-user");
+      expect(delivery?.body).toMatchObject({ event: "projection.updated", output: created.webhookId, scope: "user:hook-user", text: expect.stringMatching(/dinghy/) });
+      expect(delivery?.headers["x-synthex-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+      await client().deleteWebhook({ webhookId: created.webhookId! });
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
+  }, 120_000);
+
   it("refuses a bad URL, an unknown event type and an unknown webhook, each saying what is wrong", async () => {
     const project = `/api/v1/webhooks/projects/agent-memory/`;
     const badUrl = await raw("POST", project, { name: "x", url: "ftp://example.com", event_types: ["memory_add"] });
@@ -148,9 +175,13 @@ describe("Mem0 search and quickstart, offline (issue 49)", () => {
       "quickstart-user",
     );
     await addAndWait([{ role: "user", content: "My favourite colour is blue." }], "someone-else");
+    // As Mem0's own suite does (waitForSearchResults): the search index may follow the memories by a moment.
     const search = async (query: string, filters: object) => {
-      const r = (await client().search(query, { filters })) as unknown as { results: Array<{ memory: string; userId: string }> };
-      return r.results;
+      for (let i = 0; ; i++) {
+        const r = (await client().search(query, { filters })) as unknown as { results: Array<{ memory: string; userId: string }> };
+        if (r.results.length || i === 50) return r.results;
+        await new Promise((done) => setTimeout(done, 200));
+      }
     };
     const found = await search("What are my dietary restrictions?", { user_id: "quickstart-user" });
     expect(found.length).toBeGreaterThan(0);

@@ -178,31 +178,36 @@ async function search(c: CompatRequest, b: Binding, input: Record<string, unknow
   const filter = compileFilters(input.filters);
   const topK = typeof input.top_k === "number" && input.top_k > 0 ? Math.min(100, Math.floor(input.top_k)) : 10;
   const threshold = typeof input.threshold === "number" ? input.threshold : null;
-  const found = await c.caller.search.search({
-    pipelineId: b.pipeline,
-    query: input.query,
-    step: b.memoryStep,
-    scope: filter.prefix,
-    limit: Math.min(100, topK * 4),
-    mode: input.keyword_search === true ? "fts" : "hybrid",
-  });
-  const results = found.hits
-    .filter((h) => h.step === b.memoryStep)
-    .map((h) => {
-      const meta = (h.metadata as { memory?: { id?: string } }).memory;
-      return { hit: h, memory: { memoryId: meta?.id ?? h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, updatedAt: h.createdAt } };
-    })
-    .filter(({ memory }) => filter.test(filterable(memory)))
-    .filter(({ hit }) => threshold === null || hit.score.fused >= threshold)
-    .slice(0, topK)
-    .map(({ hit, memory }) => memoryJson(memory, { score: hit.score.fused }));
-  if (results.length || input.filters === undefined || threshold !== null) return { results };
-  // Mem0 ranks an entity's memories by meaning and answers the closest; when nothing here matches
-  // the words or the meaning (the offline embedder has no meaning to match on), the memories the
-  // filters select answer, newest first, with score 0. A threshold turns this off.
-  const scoped = await list(c, b, input.filters);
-  const newest = scoped.sort((x, y) => new Date(y.createdAt).getTime() - new Date(x.createdAt).getTime()).slice(0, topK);
-  return { results: newest.map((m) => memoryJson(m, { score: 0 })) };
+  const query = input.query;
+  const ranked = async (mode: "fts" | "hybrid" | "semantic", semanticFloor?: number) => {
+    const found = await c.caller.search.search({
+      pipelineId: b.pipeline,
+      query,
+      step: b.memoryStep,
+      scope: filter.prefix,
+      limit: Math.min(100, topK * 4),
+      mode,
+      ...(semanticFloor !== undefined ? { fusion: { semanticFloor } } : {}),
+    });
+    return found.hits
+      .filter((h) => h.step === b.memoryStep)
+      .map((h) => {
+        const meta = (h.metadata as { memory?: { id?: string } }).memory;
+        const score = mode === "semantic" ? Math.max(0, h.score.semantic ?? 0) : h.score.fused;
+        return { score, memory: { memoryId: meta?.id ?? h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, updatedAt: h.createdAt } };
+      })
+      .filter(({ memory }) => filter.test(filterable(memory)))
+      .filter(({ score }) => threshold === null || score >= threshold)
+      .slice(0, topK)
+      .map(({ score, memory }) => memoryJson(memory, { score }));
+  };
+  const results = await ranked(input.keyword_search === true ? "fts" : "hybrid");
+  if (results.length || input.filters === undefined || threshold !== null || input.keyword_search === true) return { results };
+  // Mem0 answers the filtered entities' memories closest in meaning, whatever the words. Synthex's
+  // search keeps only memories that share a word or pass its relevance floor; when that leaves
+  // nothing (the offline embedder has little meaning to match on), the memories the filters select
+  // answer by their similarity alone (score: the cosine, at least 0). A threshold turns this off.
+  return { results: await ranked("semantic", -1) };
 }
 
 async function list(c: CompatRequest, b: Binding, filters: unknown) {
