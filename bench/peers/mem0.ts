@@ -22,7 +22,7 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 
 const here = import.meta.dirname;
@@ -133,6 +133,7 @@ try {
   process.exit(2);
 }
 
+const started = performance.now();
 const external = process.env.MEM0_HOST && process.env.MEM0_API_KEY;
 const synthex = external ? null : await startSynthex();
 const outcomes = await runSuite(suiteDir, external ? process.env.MEM0_HOST! : synthex!.host, external ? process.env.MEM0_API_KEY! : synthex!.key);
@@ -142,4 +143,5 @@ rmSync(suiteDir, { recursive: true, force: true });
 for (const o of outcomes) console.log(`${o.status.padEnd(7)} ${o.name}${o.message ? `\n          ${o.message.slice(0, 300)}` : ""}`);
 const count = (s: Outcome["status"]) => outcomes.filter((o) => o.status === s).length;
 console.log(`\nMem0 integration suite (mem0ai/mem0@${MEM0_COMMIT.slice(0, 7)}): ${outcomes.length} tests — ${count("passed")} passed, ${count("failed")} failed, ${count("refused")} refused${count("skipped") ? `, ${count("skipped")} skipped` : ""}`);
+console.log(`${((performance.now() - started) / 1000).toFixed(0)} s, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 process.exit(count("failed") + count("refused") + count("skipped") === 0 && outcomes.length ? 0 : 1);
