@@ -78,13 +78,17 @@ function compileNode(node: unknown, where: string): (m: Filterable) => boolean {
   return (m) => tests.every((t) => t(m));
 }
 
-/** The entity ids every match must have: plain ids at the top level or inside a top-level AND. */
+/** The entity ids every match must have: plain ids at the top level, inside an AND, or in every branch of an OR. */
 function requiredIds(node: unknown): Entities {
   const out: Entities = {};
   if (!isObject(node)) return out;
   for (const [key, value] of Object.entries(node)) {
     if (key in ENTITY_KEYS && typeof value === "string" && value !== "*") out[ENTITY_KEYS[key]!] = value;
     if (key === "AND" && Array.isArray(value)) for (const part of value) Object.assign(out, requiredIds(part));
+    if (key === "OR" && Array.isArray(value) && value.length) {
+      const [first, ...rest] = value.map(requiredIds);
+      for (const [kind, id] of Object.entries(first!)) if (rest.every((r) => r[kind as EntityKind] === id)) out[kind as EntityKind] = id;
+    }
   }
   return out;
 }

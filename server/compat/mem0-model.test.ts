@@ -1,7 +1,8 @@
 /**
  * Issue 36 with a model: the mem0 template's facts and consolidate steps call an OpenAI-compatible
  * model (the mock server, real HTTP), and the real `mem0ai` MemoryClient's `add` answers the
- * model's decisions: ADD for a new fact, NONE when the model says a memory already has it.
+ * model's decisions: ADD for a new fact, NONE when the model says a memory already has it; Mem0's
+ * quickstart (a user's diet, an assistant's reply) finds the user's fact.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MockBehaviour, MockRequest } from "@/server/llm/testing/mock-openai-server";
@@ -78,5 +79,22 @@ describe("mem0ai MemoryClient with a model-backed pipeline", () => {
     const all = (await mem0.getAll({ filters: { user_id: "ann" } })) as unknown as { results: Array<{ memory: string }> };
     expect(all.results.map((r) => r.memory)).toEqual(["The user says: I am vegetarian."]);
     expect(mock.count("chat/completions")).toBeGreaterThanOrEqual(4);
+  }, 120_000);
+
+  it("Mem0's quickstart finds its fact with a model: the user's fact, not the assistant's reply (issue 49)", async () => {
+    const mem0 = new MemoryClient({ apiKey, host: `${server.url}/compat/mem0` });
+    const messages = [
+      { role: "user" as const, content: "I'm a vegetarian and allergic to nuts." },
+      { role: "assistant" as const, content: "Got it! I'll remember your dietary preferences." },
+    ];
+    const added = (await mem0.add(messages, { userId: "alex", ...({ asyncMode: false } as object) })) as unknown as { results: Array<{ event: string; memory: string }> };
+    expect(added.results).toEqual([expect.objectContaining({ event: "ADD", memory: "The user says: I'm a vegetarian and allergic to nuts." })]);
+    // As Mem0's own suite does (waitForSearchResults): the search index may follow the memories by a moment.
+    let found: Array<{ memory: string; userId: string }> = [];
+    for (let i = 0; i <= 50 && !found.length; i++) {
+      if (i) await new Promise((done) => setTimeout(done, 200));
+      found = ((await mem0.search("What are my dietary restrictions?", { filters: { user_id: "alex" } })) as unknown as { results: typeof found }).results;
+    }
+    expect(found.map((r) => [r.memory, r.userId])).toEqual([["The user says: I'm a vegetarian and allergic to nuts.", "alex"]]);
   }, 120_000);
 });

@@ -154,8 +154,9 @@ describe("mem0ai MemoryClient against /compat/mem0", () => {
 
   it("refuses what Synthex cannot honour, in Mem0's error shape, naming what to use instead", async () => {
     const mem0 = client(keys.admin);
-    await expect(mem0.getWebhooks()).rejects.toThrow(/projection webhooks/);
-    await expect(mem0.getProject({ fields: [] })).rejects.toThrow(/Organisations and projects/);
+    // The project is the key's pipeline and webhooks are its projection webhooks (mem0-project.test.ts): what has no place there is refused.
+    await expect(mem0.updateProject({ customCategories: [{ food: "what the user eats" }] })).rejects.toThrow(/custom_categories: not supported by Synthex/);
+    await expect(mem0.createWebhook({ name: "x", url: "https://example.com/x", eventTypes: ["memory_categorize" as never] })).rejects.toThrow(/memory_categorize: memories keep no categories/);
     await expect(mem0.getProfile({ entityId: "bob" })).rejects.toThrow(/brief/);
     await expect(mem0.add(say("x"), { userId: "bob", infer: false })).rejects.toThrow(/infer: false is not supported/);
     await expect(mem0.search("x", { filters: { metadata: { city: "Paris" } } })).rejects.toThrow(/filters\.metadata: not supported/);

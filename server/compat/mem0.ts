@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, waitFor, type Binding, type CompatRequest, type Entities } from "./binding";
 import { compileFilters, entityParams } from "./filters";
+import { createWebhook, deleteWebhook, getProject, listWebhooks, updateProject, updateWebhook } from "./mem0-project";
 import { can } from "../auth/permissions";
 import { trackBackground } from "../services/background";
 
@@ -177,25 +178,36 @@ async function search(c: CompatRequest, b: Binding, input: Record<string, unknow
   const filter = compileFilters(input.filters);
   const topK = typeof input.top_k === "number" && input.top_k > 0 ? Math.min(100, Math.floor(input.top_k)) : 10;
   const threshold = typeof input.threshold === "number" ? input.threshold : null;
-  const found = await c.caller.search.search({
-    pipelineId: b.pipeline,
-    query: input.query,
-    step: b.memoryStep,
-    scope: filter.prefix,
-    limit: Math.min(100, topK * 4),
-    mode: input.keyword_search === true ? "fts" : "hybrid",
-  });
-  const results = found.hits
-    .filter((h) => h.step === b.memoryStep)
-    .map((h) => {
-      const meta = (h.metadata as { memory?: { id?: string } }).memory;
-      return { hit: h, memory: { memoryId: meta?.id ?? h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, updatedAt: h.createdAt } };
-    })
-    .filter(({ memory }) => filter.test(filterable(memory)))
-    .filter(({ hit }) => threshold === null || hit.score.fused >= threshold)
-    .slice(0, topK)
-    .map(({ hit, memory }) => memoryJson(memory, { score: hit.score.fused }));
-  return { results };
+  const query = input.query;
+  const ranked = async (mode: "fts" | "hybrid" | "semantic", semanticFloor?: number) => {
+    const found = await c.caller.search.search({
+      pipelineId: b.pipeline,
+      query,
+      step: b.memoryStep,
+      scope: filter.prefix,
+      limit: Math.min(100, topK * 4),
+      mode,
+      ...(semanticFloor !== undefined ? { fusion: { semanticFloor } } : {}),
+    });
+    return found.hits
+      .filter((h) => h.step === b.memoryStep)
+      .map((h) => {
+        const meta = (h.metadata as { memory?: { id?: string } }).memory;
+        const score = mode === "semantic" ? Math.max(0, h.score.semantic ?? 0) : h.score.fused;
+        return { score, memory: { memoryId: meta?.id ?? h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, updatedAt: h.createdAt } };
+      })
+      .filter(({ memory }) => filter.test(filterable(memory)))
+      .filter(({ score }) => threshold === null || score >= threshold)
+      .slice(0, topK)
+      .map(({ score, memory }) => memoryJson(memory, { score }));
+  };
+  const results = await ranked(input.keyword_search === true ? "fts" : "hybrid");
+  if (results.length || input.filters === undefined || threshold !== null || input.keyword_search === true) return { results };
+  // Mem0 answers the filtered entities' memories closest in meaning, whatever the words. Synthex's
+  // search keeps only memories that share a word or pass its relevance floor; when that leaves
+  // nothing (the offline embedder has little meaning to match on), the memories the filters select
+  // answer by their similarity alone (score: the cosine, at least 0). A threshold turns this off.
+  return { results: await ranked("semantic", -1) };
 }
 
 async function list(c: CompatRequest, b: Binding, filters: unknown) {
@@ -370,8 +382,7 @@ async function deleteEntity(c: CompatRequest, b: Binding, type: string, name: st
 
 /** Mem0 endpoints Synthex answers with a refusal, and what to use instead. */
 const REFUSED: Array<[RegExp, string]> = [
-  [/^\/api\/v1\/orgs\//, "Organisations and projects are Mem0's: here the API key's workspace and the bound pipeline play that part (Settings → API keys; the pipeline's steps and prompts are its configuration)."],
-  [/^\/api\/v1\/webhooks\//, "Mem0-shaped webhooks are not available: Synthex sends projection webhooks when a pipeline output changes (a pipeline output's webhook.url; see docs/drop-in.md)."],
+  [/^\/api\/v1\/orgs\/(?!organizations\/[^/]+\/projects\/[^/]+\/$)/, "Organisations and their members are Mem0's: here the API key's workspace plays that part (Settings → Members), and the project is the key's pipeline (getProject, updateProject)."],
   [/^\/v2\/profiles\/|^\/v2\/entities\/[^/]+\/[^/]+\/profile\/$/, "Mem0 profiles are not available: a scope's brief (GET /api/v1/pipelines/{pipeline}/brief?scope=user:<id>) and the pipeline's projection outputs are the per-user summary."],
   [/^\/v1\/feedback\/$/, "Feedback on memories is not stored: score a pipeline's memory with Synthex evals (synthex eval)."],
   [/^\/v1\/exports\//, "Memory exports are not available here: read records with /api/v1 (GET /records/{id}, search) or the CLI."],
@@ -390,6 +401,9 @@ const ENDPOINTS: Array<[RegExp, string[]]> = [
   [/^\/v[12]\/entities\/[^/]+\/[^/]+\/$/, ["DELETE"]],
   [/^\/v1\/memories\/[^/]+\/history\/$/, ["GET"]],
   [/^\/v1\/memories\/[^/]+\/$/, ["GET", "PUT", "DELETE"]],
+  [/^\/api\/v1\/orgs\/organizations\/[^/]+\/projects\/[^/]+\/$/, ["GET", "PATCH"]],
+  [/^\/api\/v1\/webhooks\/projects\/[^/]+\/$/, ["GET", "POST"]],
+  [/^\/api\/v1\/webhooks\/[^/]+\/$/, ["PUT", "DELETE"]],
 ];
 
 async function route(req: Request, c: CompatRequest): Promise<unknown> {
@@ -400,9 +414,23 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
     const bound = await bindPipeline(req, c, "Mem0").then((b) => b.pipeline).catch(() => null);
     return { status: "ok", org_id: c.ctx.actor.workspaceId, project_id: bound ?? "unbound", user_email: null };
   }
-  const b = await bindPipeline(req, c, "Mem0");
   const url = new URL(req.url);
   let m: RegExpExecArray | null;
+  // Mem0's project is the key's pipeline: a project id in the path binds it as p/<pipeline> would.
+  const project = /^\/api\/v1\/(?:orgs\/organizations\/([^/]+)\/projects|webhooks\/projects)\/([^/]+)\/$/.exec(path);
+  const projectId = project ? decodeURIComponent(project[2]!) : null;
+  const b = await bindPipeline(req, projectId && !c.pipelineFromPath ? { ...c, pipelineFromPath: projectId } : c, "Mem0");
+  if (project && project[1] !== undefined) {
+    const org = decodeURIComponent(project[1]);
+    if (method === "GET") return getProject(c, b, org, projectId!, url.searchParams.getAll("fields"));
+    if (method === "PATCH") return updateProject(c, b, org, projectId!, await body(req));
+  }
+  if (project && method === "GET") return listWebhooks(c, b, projectId!);
+  if (project && method === "POST") return createWebhook(c, b, projectId!, await body(req));
+  if ((m = /^\/api\/v1\/webhooks\/([^/]+)\/$/.exec(path)) && !project) {
+    if (method === "PUT") return updateWebhook(c, b, decodeURIComponent(m[1]!), await body(req));
+    if (method === "DELETE") return deleteWebhook(c, b, decodeURIComponent(m[1]!));
+  }
   if (path === "/v3/memories/add/" && method === "POST") return add(c, b, await body(req));
   if (path === "/v3/memories/search/" && method === "POST") return search(c, b, await body(req));
   if (path === "/v3/memories/" && method === "POST") return getAll(c, b, req, await body(req));

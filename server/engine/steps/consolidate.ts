@@ -113,10 +113,12 @@ function prefixKeysOf(ctx: StepContext<ConsolidateStep>, scope: string, facts: O
 
 /**
  * Versions a person made on this branch (restores, and edits or deletions through the memory API:
- * `memory.manual`), the newest of each memory, pointed as current or as its tombstone.
+ * `memory.manual`), the newest of each memory, pointed as current or as its tombstone. Read once
+ * for the scopes a run consolidates; read again when the run commits (`fresh`), so that a version
+ * a person made while the run was going is what the branch keeps (issue 49).
  */
-function restoresOf(ctx: StepContext<ConsolidateStep>) {
-  return ctx.memo("restores", async () => {
+function restoresOf(ctx: StepContext<ConsolidateStep>, fresh = false) {
+  const read = async () => {
     const byMemory = new Map<string, EngineRecord>();
     const { branchId } = ctx.run;
     const found = [
@@ -126,7 +128,8 @@ function restoresOf(ctx: StepContext<ConsolidateStep>) {
     ];
     for (const r of found) byMemory.set(memoryMetaOf(r)!.id, r);
     return byMemory;
-  });
+  };
+  return fresh ? read() : ctx.memo("restores", read);
 }
 
 /**
@@ -134,8 +137,8 @@ function restoresOf(ctx: StepContext<ConsolidateStep>) {
  * chain of a person's versions: edit, then edit again): it replaces that version. (A later fact
  * that changes the memory starts from the person's version.)
  */
-async function applyRestores(ctx: StepContext<ConsolidateStep>, state: Map<string, Memory>) {
-  const restores = await restoresOf(ctx);
+async function applyRestores(ctx: StepContext<ConsolidateStep>, state: Map<string, Memory>, fresh = false) {
+  const restores = await restoresOf(ctx, fresh);
   for (const [id, r] of restores) {
     const current = state.get(id);
     if (!current) continue;
@@ -396,7 +399,7 @@ export const consolidateKind: StepKind<ConsolidateStep, ScopeItem> = {
         }
       }
     }
-    await applyRestores(ctx, state);
+    await applyRestores(ctx, state, true);
     const pointers = (status: Memory["status"]) =>
       [...state.values()].filter((m) => m.status === status).map((m) => ({ groupKey: m.id, recordId: m.recordId }));
     await ctx.store.syncPointers(ctx.run.branchId, ctx.step.name, pointers("active"));

@@ -1,5 +1,5 @@
 /**
- * Synthex shim (not from mem0ai/mem0): the vendored tests import `../../mem0`, the SDK's source in
+ * Synthex shim (not from mem0ai/mem0): Mem0's tests import `../../mem0`, the SDK's source in
  * their repository. Here it is the installed `mem0ai` package's MemoryClient, with its host taken
  * from MEM0_HOST (the tests pass only `apiKey`): the one connection setting the runner changes.
  */
