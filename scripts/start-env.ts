@@ -3,7 +3,7 @@
  * Next.js's anonymous usage telemetry stays off unless the operator sets NEXT_TELEMETRY_DISABLED=0.
  * The Docker image sets the same in its Dockerfile (scripts/privacy.test.ts checks both).
  */
-export function privateByDefault(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  env.NEXT_TELEMETRY_DISABLED ??= "1";
+export function privateByDefault<E extends Record<string, string | undefined>>(env: E): E {
+  (env as Record<string, string | undefined>).NEXT_TELEMETRY_DISABLED ??= "1";
   return env;
 }

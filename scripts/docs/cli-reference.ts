@@ -1,7 +1,8 @@
 /** docs/cli.md: the `synthex` command reference, rendered from the CLI's own commander definitions (server/cli/main.ts). */
 import type { Command } from "commander";
 import { buildCli } from "../../server/cli/main";
-import { anchor, GENERATED_NOTE } from "./configuration";
+import { anchor } from "../../components/docs/links";
+import { GENERATED_NOTE } from "./configuration";
 
 /** Usage text is wrapped at this width whatever the terminal that generates the page. */
 const HELP_WIDTH = 100;
@@ -39,7 +40,7 @@ export function cliReferencePage(): string {
     "## Calling the CLI",
     "",
     "From the repository's root, `./synthex` runs the CLI straight away (it calls `bin/synthex.mjs` with Node). " +
-      "`npx synthex …` and `npm run synthex -- …` work too, but each call first starts npm (about 1 to 2 s of CPU more per command). " +
+      "`npx synthex …` and `npm run synthex -- …` work too, but each call first starts npm, which costs several times the CPU of a quick command itself. " +
       "The examples below write `synthex`: use whichever you like.",
     "",
     "```text",
