@@ -26,7 +26,7 @@ function dockerStageEnv(dockerfile: string): Record<string, Record<string, strin
 
 describe("Next.js telemetry", () => {
   it("npm start and npm run dev give Next an environment with telemetry off, unless the operator set it", () => {
-    expect(privateByDefault({}).NEXT_TELEMETRY_DISABLED).toBe("1");
+    expect(privateByDefault<Record<string, string | undefined>>({}).NEXT_TELEMETRY_DISABLED).toBe("1");
     expect(privateByDefault({ NEXT_TELEMETRY_DISABLED: "0" }).NEXT_TELEMETRY_DISABLED).toBe("0");
     const scripts = JSON.parse(read("package.json")).scripts as Record<string, string>;
     expect(scripts.start).toMatch(/scripts\/start\.ts$/);

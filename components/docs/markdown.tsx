@@ -87,10 +87,26 @@ const components: Components = {
   },
 };
 
+interface MdNode {
+  type: string;
+  value?: string;
+  children?: MdNode[];
+}
+
+/** A remark plugin: HTML comments (the generated pages' "do not edit" note) are for the file's editors, not its readers. */
+function dropHtmlComments() {
+  const prune = (node: MdNode) => {
+    if (!node.children) return;
+    node.children = node.children.filter((c) => !(c.type === "html" && c.value?.trimStart().startsWith("<!--")));
+    node.children.forEach(prune);
+  };
+  return prune;
+}
+
 export function Markdown({ markdown }: { markdown: string }) {
   return (
     <div className="text-[15px]" data-testid="docs-content">
-      <ReactMarkdown remarkPlugins={[remarkGfm]} components={components}>
+      <ReactMarkdown remarkPlugins={[remarkGfm, dropHtmlComments]} components={components}>
         {markdown}
       </ReactMarkdown>
     </div>
