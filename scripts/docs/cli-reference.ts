@@ -4,8 +4,8 @@ import { buildCli } from "../../server/cli/main";
 import { anchor } from "../../components/docs/links";
 import { GENERATED_NOTE } from "./configuration";
 
-/** Usage text is wrapped at this width whatever the terminal that generates the page. */
-const HELP_WIDTH = 100;
+/** Usage text is wrapped at this width whatever the terminal that generates the page (fits the docs page at 1024 px). */
+const HELP_WIDTH = 84;
 
 interface Entry {
   path: string;
