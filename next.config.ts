@@ -25,6 +25,9 @@ const nextConfig: NextConfig = {
   async headers() {
     return [{ source: "/:path*", headers: [...SECURITY_HEADERS] }];
   },
+  // /docs reads docs/*.md at request time (server/services/docs.ts): the standalone output (the
+  // Docker image) carries the folder with those routes.
+  outputFileTracingIncludes: { "/docs": ["./docs/**/*"], "/docs/**/*": ["./docs/**/*"] },
   // The Docker image (SYNTHEX_STANDALONE=1) runs `node server.js` from a self-contained
   // `.next/standalone`; `npm start` keeps `next start`, which warns on a standalone build.
   ...(process.env.SYNTHEX_STANDALONE === "1" ? { output: "standalone" as const } : {}),

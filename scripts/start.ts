@@ -18,6 +18,7 @@ import { startIdleSessionSweeper } from "../server/services/ingest";
 import { startWebhookWorker } from "../server/services/webhooks";
 import { getDb } from "../server/store/db";
 import { prepareRuntimeEnv } from "../server/store/runtime-env";
+import { privateByDefault } from "./start-env";
 
 const dev = process.argv.includes("--dev");
 const port = process.env.PORT ?? "3000";
@@ -90,7 +91,7 @@ async function main() {
   const stopSweeper = startIdleSessionSweeper(await getDb());
   process.env.NEXTAUTH_URL ??= `http://localhost:${port}`;
   // Private by default: Next.js's anonymous usage telemetry stays off unless the operator sets NEXT_TELEMETRY_DISABLED=0.
-  process.env.NEXT_TELEMETRY_DISABLED ??= "1";
+  privateByDefault(process.env);
   if (!dev && (!existsSync(".next/BUILD_ID") || process.env.SYNTHEX_REBUILD === "1")) {
     console.log("[synthex] no production build yet: running next build (once: a few minutes on 2 quiet cores, 15+ min when the machine is busy)");
     const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit", env: process.env });

@@ -1,6 +1,6 @@
 "use client";
 import { useMutation } from "@tanstack/react-query";
-import { Check, ChevronsUpDown, Cpu, FolderInput, GitCompare, KeyRound, Plus, Settings, Users, Workflow, UserRound, LogOut, ScrollText } from "lucide-react";
+import { BookOpen, Check, ChevronsUpDown, CircleHelp, Cpu, FolderInput, GitCompare, KeyRound, Plus, Settings, SlidersHorizontal, SquareTerminal, Users, Workflow, UserRound, LogOut, ScrollText } from "lucide-react";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { signOut, useSession } from "next-auth/react";
@@ -9,6 +9,7 @@ import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import { toast } from "@/components/ui/sonner";
 import { errorMessage, useTRPC } from "@/lib/trpc";
+import { docsForPath } from "@/components/docs/links";
 import {
   DropdownMenu,
   DropdownMenuContent,
@@ -71,6 +72,45 @@ function NavLink({ href, icon: Icon, children }: { href: string; icon: typeof Wo
   );
 }
 
+/** Help: the docs (/docs), and the page about this part of the app when there is an obvious one. */
+function HelpMenu() {
+  const here = docsForPath(usePathname());
+  return (
+    <DropdownMenu>
+      <DropdownMenuTrigger asChild>
+        <Button variant="ghost" size="sm" data-testid="help-menu" aria-label="Help">
+          <CircleHelp /> Help
+        </Button>
+      </DropdownMenuTrigger>
+      <DropdownMenuContent align="end" className="w-64">
+        <DropdownMenuItem asChild>
+          <Link href="/docs">
+            <BookOpen /> Documentation
+          </Link>
+        </DropdownMenuItem>
+        {here ? (
+          <DropdownMenuItem asChild>
+            <Link href={`/docs/${here.slug}`} data-testid="help-this-page">
+              <BookOpen /> {here.label}
+            </Link>
+          </DropdownMenuItem>
+        ) : null}
+        <DropdownMenuSeparator />
+        <DropdownMenuItem asChild>
+          <Link href="/docs/cli">
+            <SquareTerminal /> CLI reference
+          </Link>
+        </DropdownMenuItem>
+        <DropdownMenuItem asChild>
+          <Link href="/docs/configuration">
+            <SlidersHorizontal /> Configuration
+          </Link>
+        </DropdownMenuItem>
+      </DropdownMenuContent>
+    </DropdownMenu>
+  );
+}
+
 export function AppShell({ children }: { children: ReactNode }) {
   const { workspace } = useWorkspace();
   const { data: session } = useSession();
@@ -124,6 +164,7 @@ export function AppShell({ children }: { children: ReactNode }) {
           <span className="mr-auto text-sm text-muted-foreground">
             {workspace.name} · <span data-testid="current-role">{workspace.role}</span>
           </span>
+          <HelpMenu />
           <ThemeToggle />
           <DropdownMenu>
             <DropdownMenuTrigger asChild>
