@@ -4575,6 +4575,9 @@ export interface operations {
                         messageCount: number;
                         messages: {
                             content: string;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             position: number;
                             role: string;
                             /** Format: date-time */

@@ -10,7 +10,7 @@
  *   their words (a lexical ranking over the scope's messages).
  */
 import { randomUUID } from "node:crypto";
-import { encodeId, type Binding, type CompatRequest } from "./binding";
+import { encodeId, statusOf, type Binding, type CompatRequest } from "./binding";
 import { find, graphScope, refuse, userScope, type Session } from "./zep-objects";
 
 export const dataPrefix = (scope: string) => `zep-data:${encodeId(scope)}:`;
@@ -117,16 +117,24 @@ export async function searchNodes(c: CompatRequest, b: Binding, scope: string, q
   const probes = [query.trim(), ...words(query).filter((w) => w.length > 2)];
   for (const [i, q] of probes.entries()) {
     if (!q) continue;
-    const { entities } = await c.caller.graph.entities({ pipelineId: b.pipeline, q: q.slice(0, 200), scope, limit: 50 });
-    for (const e of entities) if (!seen.has(e.id)) seen.set(e.id, { e, score: i === 0 ? 1 : 0.5 });
+    for (const e of await entitiesOf(c, b, scope, q.slice(0, 200), 50)) if (!seen.has(e.id)) seen.set(e.id, { e, score: i === 0 ? 1 : 0.5 });
   }
   return [...seen.values()].sort((x, y) => y.score - x.score || y.e.mentions - x.e.mentions).slice(0, limit).map(({ e, score }) => nodeJson(e, score));
 }
 
 export async function listNodes(c: CompatRequest, b: Binding, scope: string, limit: number) {
   if (!b.entitiesStep) return [];
-  const { entities } = await c.caller.graph.entities({ pipelineId: b.pipeline, scope, limit: Math.min(200, limit) });
-  return entities.map((e) => nodeJson(e));
+  return (await entitiesOf(c, b, scope, undefined, Math.min(200, limit))).map((e) => nodeJson(e));
+}
+
+/** The scope's entities (by part of a name); none where the branch has no entities step of the graph's shape. */
+async function entitiesOf(c: CompatRequest, b: Binding, scope: string, q: string | undefined, limit: number): Promise<Entity[]> {
+  try {
+    return (await c.caller.graph.entities({ pipelineId: b.pipeline, ...(q ? { q } : {}), scope, limit })).entities;
+  } catch (err) {
+    if (statusOf(err).status === 400) return [];
+    throw err;
+  }
 }
 
 type Memory = Awaited<ReturnType<CompatRequest["caller"]["memory"]["list"]>>["memories"][number];

@@ -17,9 +17,9 @@ import { CompatError, encodeId, scopeOf, statusOf, type Binding, type CompatRequ
 export const refuse = (message: string) => new CompatError(400, message);
 
 export type Session = Awaited<ReturnType<CompatRequest["caller"]["memory"]["sessions"]>>[number];
-export type Kind = "user" | "thread" | "graph";
+export type Kind = "user" | "thread" | "graph" | "template";
 
-const MARKER: Record<Kind, string> = { user: "zep-user:", thread: "zep-thread:", graph: "zep-graph:" };
+const MARKER: Record<Kind, string> = { user: "zep-user:", thread: "zep-thread:", graph: "zep-graph:", template: "zep-template:" };
 export const markerId = (kind: Kind, id: string) => `${MARKER[kind]}${encodeId(id)}`;
 export const idOfMarker = (kind: Kind, sessionId: string) => decodeURIComponent(sessionId.slice(MARKER[kind].length));
 export const graphScope = (graphId: string) => `graph:${encodeId(graphId)}`;
@@ -36,6 +36,8 @@ const stateSchema = z.object({
   email: z.string().optional(),
   name: z.string().optional(),
   description: z.string().optional(),
+  /** A context template's text. */
+  template: z.string().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 export type State = z.infer<typeof stateSchema>;
@@ -68,7 +70,7 @@ async function latestState(c: CompatRequest, b: Binding, kind: Kind, id: string)
 
 export async function writeState(c: CompatRequest, b: Binding, kind: Kind, id: string, scope: string, state: State): Promise<void> {
   const sessionId = `${statePrefix(kind, id)}${new Date().toISOString()}:${randomUUID().slice(0, 8)}`;
-  await c.caller.ingest.messages({ pipelineId: b.pipeline, source: b.source, sessionId, scope, title: stateTitle(state, kind === "user" ? "The user's names, email and metadata" : "The state"), messages: [] });
+  await c.caller.ingest.messages({ pipelineId: b.pipeline, source: b.source, sessionId, scope, title: stateTitle(state, { user: "The user's names, email and metadata", thread: "The thread's state", graph: "The graph's name and description", template: "The context template" }[kind]), messages: [] });
 }
 
 /** The object's marker and newest state; `null` when there is none or it was deleted. */
@@ -84,7 +86,7 @@ export async function lookup(c: CompatRequest, b: Binding, kind: Kind, id: strin
 
 export async function find(c: CompatRequest, b: Binding, kind: Kind, id: string): Promise<Found> {
   const found = await lookup(c, b, kind, id);
-  if (!found) throw new CompatError(404, `${kind === "user" ? "User" : kind === "thread" ? "Thread" : "Graph"} "${id}" not found.`);
+  if (!found) throw new CompatError(404, `${{ user: "User", thread: "Thread", graph: "Graph", template: "Context template" }[kind]} "${id}" not found.`);
   return found;
 }
 
@@ -95,7 +97,7 @@ export async function find(c: CompatRequest, b: Binding, kind: Kind, id: string)
 export async function register(c: CompatRequest, b: Binding, kind: Kind, id: string, scope: string, state: State): Promise<Found> {
   const existing = await lookup(c, b, kind, id);
   if (existing) return existing;
-  const title = stateTitle(state, kind === "user" ? "The user's names, email and metadata" : "The graph's name and description");
+  const title = stateTitle(state, { user: "The user's names, email and metadata", thread: "The thread's state", graph: "The graph's name and description", template: "The context template" }[kind]);
   const [marker] = (await c.caller.memory.sessions({ pipelineId: b.pipeline, source: b.source, idPrefix: markerId(kind, id), limit: 5 })).filter((s) => s.sessionId === markerId(kind, id));
   if (!marker) {
     try {

@@ -91,11 +91,11 @@ describe("@getzep/zep-cloud ZepClient against /compat/zep", () => {
     expect((await zep.user.getThreads("bob")).map((t) => t.threadId)).toEqual(["bob-1"]);
     expect((await zep.user.listOrdered()).users!.map((u) => u.userId)).toContain("bob");
 
-    // Deleting the thread purges its records: graph search no longer finds the fact.
+    // Deleting the thread purges its records (an admin key): graph search no longer finds the fact,
+    // and the thread is gone (issue 49).
     await zep.thread.delete("bob-1");
     expect((await search()).edges!.some((e) => /blue ceramic frog/.test(e.fact))).toBe(false);
-    // The thread's id stays (an empty session row); its messages went with its records.
-    expect((await zep.thread.get("bob-1")).messages).toEqual([]);
+    await expect(zep.thread.get("bob-1")).rejects.toMatchObject({ statusCode: 404 });
   }, 120_000);
 
   it("a scope-limited key sees only its users; another workspace's key sees nothing; user.delete purges", async () => {
@@ -153,10 +153,10 @@ describe("@getzep/zep-cloud ZepClient against /compat/zep", () => {
       expect((err as InstanceType<typeof ZepError>).statusCode).toBe(400);
       expect(((err as InstanceType<typeof ZepError>).body as { message: string }).message).toMatch(message);
     };
-    await refused(zep.graph.create({ graphId: "g" }), /Standalone graphs/);
-    await refused(zep.graph.search({ graphId: "g", query: "x" }), /graph_id: standalone graphs/);
+    await refused(zep.graph.addFactTriple({ fact: "f", factName: "F", targetNodeName: "t", userId: "bob" }), /Graph edits/);
+    await refused(zep.graph.search({ userId: "bob", query: "x", reranker: "mmr" }), /reranker: not supported/);
     await refused(zep.context.listContextTemplates(), /Context templates/);
-    await refused(zep.user.update("bob", { firstName: "B" }), /Updating a user/);
+    await refused(zep.thread.message.update("m", { metadata: { k: "v" } }), /Messages cannot be edited/);
     await refused(zep.thread.addMessages("bob-2", { messages: [{ role: "user", content: "x" }], ignoreRoles: ["assistant"] }), /ignore_roles/);
     const unknown = await zep.user.get("x").catch((e: unknown) => e);
     expect(unknown).toMatchObject({ statusCode: 404 });

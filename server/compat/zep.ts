@@ -10,8 +10,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { can } from "../auth/permissions";
+import { ENTITY_TYPES } from "../services/graph";
 import { assertMayWriteSession } from "../services/ingest";
 import { bindPipeline, CompatError, limitedRoute, openCompat, scopeOf, statusOf, type Binding, type CompatRequest } from "./binding";
+import { contextBlock, createTemplate, deleteTemplate, getTemplate, listTemplates, projectInfo, renderTemplate, updateTemplate } from "./zep-context";
 import { addData, episodesOf, graphOf, listEdges, listNodes, rankEpisodes, searchEdges, searchNodes, summariesOf, userMetadata } from "./zep-graph";
 import {
   chunkPrefix,
@@ -182,28 +184,6 @@ async function threadMessages(c: CompatRequest, b: Binding, threadId: string, th
   return out;
 }
 
-/** The context block: the scope's memories (newest first) and its recent turns, in Zep's tagged layout. */
-async function contextBlock(c: CompatRequest, b: Binding, scope: string) {
-  const [{ memories }, brief, summaries] = await Promise.all([
-    c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope }),
-    c.caller.search.brief({ pipelineId: b.pipeline, scope, turns: 10 }),
-    summariesOf(c, b, scope, 3),
-  ]);
-  const facts = memories.slice(0, 40).map((m) => `  - ${m.content} (${new Date(m.updatedAt).toISOString().slice(0, 10)})`);
-  const projections = [...summaries.map((s) => s.summary), ...brief.projections.map((p) => JSON.stringify(p))].filter((p) => p.length < 4000);
-  const turns = brief.recentTurns.map((t) => `  ${t.role}: ${t.content}`);
-  return [
-    "FACTS represent memories about the user (Synthex: the pipeline's memory step for this scope); RECENT_MESSAGES are the latest turns.",
-    "<FACTS>",
-    ...facts,
-    "</FACTS>",
-    ...(projections.length ? ["<SUMMARY>", ...projections, "</SUMMARY>"] : []),
-    "<RECENT_MESSAGES>",
-    ...turns,
-    "</RECENT_MESSAGES>",
-  ].join("\n");
-}
-
 /**
  * `addMessages` names the thread, not its user: it is a follow-up to the thread without a scope, and
  * the ingest service decides whether this caller may write it (a thread a key limited to a scope
@@ -276,10 +256,14 @@ async function deleteThread(c: CompatRequest, b: Binding, threadId: string) {
 async function threadSummary(c: CompatRequest, b: Binding, threadId: string) {
   const thread = await findThread(c, b, threadId);
   const [latest] = await summariesOf(c, b, thread.marker.scope, 1);
-  if (!latest) {
-    throw refuse("This pipeline has no summaries for the thread's user: add a summaries step (the chat-memory template has one), or read thread.getUserContext.");
-  }
-  return { uuid: latest.uuid, thread_id: threadId, summary: latest.summary, created_at: latest.created_at, last_summarized_at: latest.created_at };
+  if (latest) return { uuid: latest.uuid, thread_id: threadId, summary: latest.summary, created_at: latest.created_at, last_summarized_at: latest.created_at };
+  // No summaries step: the memories the thread's messages led to, newest first.
+  const chunks = await threadChunks(c, b, threadId, thread.state.since);
+  const ids = new Set(await memoriesOfRecords(c, b, chunks.map((s) => s.recordId).filter((x): x is string => x !== null)));
+  const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope: thread.marker.scope });
+  const mine = memories.filter((m) => ids.has(m.recordId));
+  const at = (mine[0]?.updatedAt ?? thread.changedAt).toString();
+  return { uuid: thread.marker.sessionId, thread_id: threadId, summary: mine.map((m) => m.content).join(" "), created_at: new Date(at).toISOString(), last_summarized_at: new Date(at).toISOString() };
 }
 
 // --- Graphs ----------------------------------------------------------------------------------------
@@ -338,16 +322,15 @@ async function graphSearch(c: CompatRequest, b: Binding, input: Record<string, u
 
 /** Zep endpoints Synthex answers with a refusal, and what to use instead (docs/drop-in-zep.md). */
 const REFUSED: Array<[RegExp, string]> = [
-  [/^\/(user-summary-instructions|custom-instructions)$/, "Custom instructions are the pipeline's prompts here: edit the facts step's prompt on a branch, try it, and promote it."],
-  [/^\/entity-types$/, "Entity types are not configurable through Zep's API: the pipeline's entities step decides what an entity is."],
+  [/^\/(user-summary-instructions|custom-instructions)$/, "Custom instructions are the pipeline's prompts here: edit the facts step's prompt on a branch, try it, and promote it (listing them answers none)."],
+  [/^\/entity-types$/, "Entity types are not configurable through Zep's API: the pipeline's entities step decides what an entity is (listing them answers Synthex's types)."],
   [/^\/graph\/(clone|add-fact-triple|nodes|patterns|subgraph)$/, "Graph edits (fact triples, nodes, clones) and pattern detection are not available: a Synthex graph is derived from what was added (threads, graph.add); add the fact as text with graph.add."],
   [/^\/graph\/documents\//, "Documents are not kept as Zep documents: add them as text with graph.add, or import them with synthex import."],
   [/^\/graph\/(edge|node|episodes|observation)\/[^/]+$/, "Single graph items by uuid are not available here: list them (getByUserId / getByGraphId) or search (graph.search); Synthex's explorer and /api/v1/records/{id} read one record."],
   [/^\/graph\/(node|episodes)\/[^/]+\/(entity-edges|episodes|neighbors|mentions)$/, "Graph traversal by uuid is not available here: use graph.search, or Synthex's /api/v1 graph endpoints (an entity's neighbourhood)."],
   [/^\/batch/, "The Batch API is not available: add messages per thread (thread.addMessages), or import a chat export with synthex import."],
-  [/^\/context-templates/, "Context templates are not available: the context block is the scope's brief (Synthex projection outputs shape it)."],
   [/^\/user-groups|^\/users\/[^/]+\/groups/, "User groups are not available: scope API keys instead (Settings → API keys, a scope prefix)."],
-  [/^\/projects/, "Projects are Zep's: here the API key's workspace and the bound pipeline play that part."],
+  [/^\/projects\/(?!info$)/, "Project settings are Zep's: here the API key's workspace and the bound pipeline play that part (projects/info answers the pipeline)."],
   [/^\/tasks\//, "Tasks are not tracked: a pipeline run processes the messages (see its status in Synthex, Runs)."],
   [/^\/messages\//, "Messages cannot be edited: a thread's messages are the sessions' record (send metadata with the message in thread.addMessages)."],
   [/^\/threads\/[^/]+\/episodes$/, "A thread's episodes are its messages here: thread.get lists them, graph.episode.getByUserId lists the user's."],
@@ -356,7 +339,8 @@ const REFUSED: Array<[RegExp, string]> = [
 async function route(req: Request, c: CompatRequest): Promise<unknown> {
   const method = req.method.toUpperCase();
   const path = c.path.replace(/\/+$/, "") || "/";
-  if (path === "/graph/search" || path === "/graph" || path === "/graph/create" || path === "/graph/list-all" || path === "/graph-batch") {
+  const listsNone = method === "GET" && /^\/(user-summary-instructions|custom-instructions|entity-types)$/.test(path);
+  if (listsNone || path === "/graph/search" || path === "/graph" || path === "/graph/create" || path === "/graph/list-all" || path === "/graph-batch") {
     // Served below.
   } else for (const [pattern, message] of REFUSED) if (pattern.test(path)) throw refuse(message);
   const b = await bindPipeline(req, c, "Zep");
@@ -364,6 +348,17 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
   const id = (m: RegExpExecArray) => decodeURIComponent(m[1]!);
   let m: RegExpExecArray | null;
 
+  // Read-only views of what Synthex decides itself: no custom instructions through Zep's API, its entity types.
+  if (listsNone && path === "/entity-types") return { entity_types: ENTITY_TYPES.map((name) => ({ name, description: `Synthex entity type (the pipeline's entities step assigns it).` })), edge_types: [] };
+  if (listsNone) return { instructions: [] };
+  if (path === "/projects/info" && method === "GET") return projectInfo(c, b);
+  if (path === "/context-templates" && method === "GET") return listTemplates(c, b);
+  if (path === "/context-templates" && method === "POST") return createTemplate(c, b, await body(req));
+  if ((m = /^\/context-templates\/([^/]+)$/.exec(path))) {
+    if (method === "GET") return getTemplate(c, b, id(m));
+    if (method === "PUT" || method === "PATCH") return updateTemplate(c, b, id(m), await body(req));
+    if (method === "DELETE") return deleteTemplate(c, b, id(m));
+  }
   if (path === "/users" && method === "POST") return addUser(c, b, await body(req));
   if (path === "/users-ordered" && method === "GET") return listUsers(c, b, url);
   if ((m = /^\/users\/([^/]+)$/.exec(path))) {
@@ -408,9 +403,9 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
     }
   }
   if ((m = /^\/threads\/([^/]+)\/context$/.exec(path)) && method === "GET") {
-    if (url.searchParams.get("template_id")) throw refuse("template_id: context templates are not available; leave it out (the context block is the scope's brief).");
     const thread = await findThread(c, b, id(m));
-    return { context: await contextBlock(c, b, thread.marker.scope) };
+    const templateId = url.searchParams.get("template_id");
+    return { context: templateId ? await renderTemplate(c, b, templateId, thread.marker.scope) : await contextBlock(c, b, thread.marker.scope) };
   }
   if ((m = /^\/threads\/([^/]+)\/summary$/.exec(path)) && method === "GET") return threadSummary(c, b, id(m));
 

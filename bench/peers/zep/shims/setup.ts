@@ -6,7 +6,7 @@
  *   same kind (object, list, …) that the SDK's schema accepted (Client.ts checks that strictly).
  * - Before each test, the objects the suite names by id exist, as a team's own test setup would make
  *   them: users "user_id" and "userId", thread "threadId" of "userId" with two messages, and graphs
- *   "graph_id" and "graphId" (where the server has graphs). A test may delete one (user.delete("userId")); the next test has it again.
+ *   "graph_id" and "graphId" (where the server has graphs), and for thread.test.ts context template "template_id". A test may delete one (user.delete("userId")); the next test has it again.
  */
 import { ZepClient } from "@getzep/zep-cloud";
 import { beforeEach, expect as vitestExpect } from "vitest";
@@ -55,4 +55,8 @@ beforeEach(async () => {
   );
   // Graphs where the server has them (a refusal here is the graph tests' own to report).
   for (const graphId of ["graph_id", "graphId"]) await ensure(() => zep.graph.get(graphId), () => zep.graph.create({ graphId }).catch(() => null));
+  // thread.getUserContext names context template "template_id" (context.test.ts makes and deletes its own).
+  if (/\/thread\.test\.ts$/.test(vitestExpect.getState().testPath ?? "")) {
+    await ensure(() => zep.context.getContextTemplate("template_id"), () => zep.context.createContextTemplate({ templateId: "template_id", template: "%{edges limit=5}" }).catch(() => null));
+  }
 });
