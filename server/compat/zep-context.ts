@@ -8,9 +8,8 @@
  */
 import type { Binding, CompatRequest } from "./binding";
 import { listNodes, summariesOf } from "./zep-graph";
-import { find, idOfMarker, lookup, refuse, register, writeState } from "./zep-objects";
+import { find, idOfMarker, lookup, refuse, register, TEMPLATES_SCOPE, writeState } from "./zep-objects";
 
-const TEMPLATES_SCOPE = "zep-templates";
 const PLACEHOLDER = /%\{\s*([a-z_]+)((?:\s+[a-z_]+=[^\s}]+)*)\s*\}/g;
 const KNOWN = ["edges", "entities", "episodes", "user_summary"];
 

@@ -23,6 +23,9 @@ const MARKER: Record<Kind, string> = { user: "zep-user:", thread: "zep-thread:",
 export const markerId = (kind: Kind, id: string) => `${MARKER[kind]}${encodeId(id)}`;
 export const idOfMarker = (kind: Kind, sessionId: string) => decodeURIComponent(sessionId.slice(MARKER[kind].length));
 export const graphScope = (graphId: string) => `graph:${encodeId(graphId)}`;
+export const userScope = (userId: string) => scopeOf({ user: userId });
+/** Where context templates live (one set per pipeline). */
+export const TEMPLATES_SCOPE = "zep-templates";
 export const chunkPrefix = (threadId: string) => `zep-msg:${encodeId(threadId)}:`;
 const statePrefix = (kind: Kind, id: string) => `zep-state:${kind}:${encodeId(id)}:`;
 
@@ -63,8 +66,16 @@ export interface Found {
   changedAt: Date;
 }
 
+/**
+ * The scope an object lives in where its id says it (users, graphs, templates): a lookup names it, so a
+ * key limited to another scope is refused as such (403) whether the object exists or not.
+ */
+function scopeOfObject(kind: Kind, id: string): string | undefined {
+  return kind === "user" ? userScope(id) : kind === "graph" ? graphScope(id) : kind === "template" ? TEMPLATES_SCOPE : undefined;
+}
+
 async function latestState(c: CompatRequest, b: Binding, kind: Kind, id: string): Promise<Session | undefined> {
-  const [latest] = await c.caller.memory.sessions({ pipelineId: b.pipeline, source: b.source, idPrefix: statePrefix(kind, id), limit: 1 });
+  const [latest] = await c.caller.memory.sessions({ pipelineId: b.pipeline, source: b.source, scope: scopeOfObject(kind, id), idPrefix: statePrefix(kind, id), limit: 1 });
   return latest;
 }
 
@@ -75,7 +86,7 @@ export async function writeState(c: CompatRequest, b: Binding, kind: Kind, id: s
 
 /** The object's marker and newest state; `null` when there is none or it was deleted. */
 export async function lookup(c: CompatRequest, b: Binding, kind: Kind, id: string): Promise<Found | null> {
-  const found = await c.caller.memory.sessions({ pipelineId: b.pipeline, source: b.source, idPrefix: markerId(kind, id), limit: 5 });
+  const found = await c.caller.memory.sessions({ pipelineId: b.pipeline, source: b.source, scope: scopeOfObject(kind, id), idPrefix: markerId(kind, id), limit: 5 });
   const marker = found.find((s) => s.sessionId === markerId(kind, id));
   if (!marker) return null;
   const latest = await latestState(c, b, kind, id);
@@ -115,7 +126,6 @@ export async function register(c: CompatRequest, b: Binding, kind: Kind, id: str
   return find(c, b, kind, id);
 }
 
-export const userScope = (userId: string) => scopeOf({ user: userId });
 
 export function userJson(f: Found, userId: string) {
   const { first_name, last_name, email, metadata } = f.state;

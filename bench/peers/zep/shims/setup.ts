@@ -9,7 +9,7 @@
  *   "graph_id" and "graphId" (where the server has graphs), and for thread.test.ts context template "template_id". A test may delete one (user.delete("userId")); the next test has it again.
  */
 import { ZepClient } from "@getzep/zep-cloud";
-import { beforeEach, expect as vitestExpect } from "vitest";
+import { afterAll, beforeEach, expect as vitestExpect } from "vitest";
 
 const kind = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
 
@@ -29,6 +29,10 @@ function wireExpect(actual: unknown) {
 Object.assign(wireExpect, vitestExpect);
 Object.assign(globalThis, { expect: wireExpect });
 
+/** This file is thread.test.ts (set before each of its tests; the setup runs afresh for each file). */
+let inThreadFile = false;
+const threadFile = () => inThreadFile;
+
 const zep = new ZepClient({ apiKey: process.env.ZEP_API_KEY ?? "", baseUrl: process.env.ZEP_HOST ?? "" });
 
 async function ensure<T>(probe: () => Promise<unknown>, make: () => Promise<T>): Promise<void> {
@@ -40,6 +44,7 @@ async function ensure<T>(probe: () => Promise<unknown>, make: () => Promise<T>):
 }
 
 beforeEach(async () => {
+  inThreadFile = /\/thread\.test\.ts$/.test(vitestExpect.getState().testPath ?? "");
   for (const userId of ["user_id", "userId"]) await ensure(() => zep.user.get(userId), () => zep.user.add({ userId, firstName: "Ana", lastName: "Smith" }));
   await ensure(
     () => zep.thread.get("threadId", { limit: 1 }),
@@ -56,7 +61,12 @@ beforeEach(async () => {
   // Graphs where the server has them (a refusal here is the graph tests' own to report).
   for (const graphId of ["graph_id", "graphId"]) await ensure(() => zep.graph.get(graphId), () => zep.graph.create({ graphId }).catch(() => null));
   // thread.getUserContext names context template "template_id" (context.test.ts makes and deletes its own).
-  if (/\/thread\.test\.ts$/.test(vitestExpect.getState().testPath ?? "")) {
+  if (threadFile()) {
     await ensure(() => zep.context.getContextTemplate("template_id"), () => zep.context.createContextTemplate({ templateId: "template_id", template: "%{edges limit=5}" }).catch(() => null));
   }
+});
+
+// The template thread.test.ts was given is its own: context.test.ts makes its "template_id" afresh.
+afterAll(async () => {
+  if (threadFile()) await zep.context.deleteContextTemplate("template_id").catch(() => null);
 });
