@@ -35,6 +35,8 @@ export const databaseTests = [
   "server/compat/mem0-model.test.ts",
   "server/compat/mem0-project.test.ts",
   "server/compat/mem0.test.ts",
+  "server/compat/zep-drop-in.test.ts",
+  "server/compat/zep-model.test.ts",
   "server/compat/zep.test.ts",
   "server/core/process-state.test.ts",
   "server/engine/engine.test.ts",

@@ -5223,6 +5223,9 @@ export interface operations {
                         messageCount: number;
                         messages: {
                             content: string;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             position: number;
                             role: string;
                             /** Format: date-time */

@@ -23,6 +23,9 @@ import { startRun } from "./runs";
 export const MAX_MESSAGES_PER_CALL = 1000;
 const MAX_MESSAGE_CHARS = 100_000;
 
+/** A message's own key/values (the JSON column), as the caller sent them. */
+const messageMetadataSchema = z.record(z.string(), z.unknown());
+
 export const ingestMessageSchema = z.object({
   role: z.string().trim().min(1).max(64).meta({ description: "Who spoke: user, assistant, a tool or a person's name." }),
   content: z.string().max(MAX_MESSAGE_CHARS, `A message is at most ${MAX_MESSAGE_CHARS} characters.`),
@@ -311,13 +314,13 @@ export async function closeIdleSessions(db: Db, options: { pipelineId?: string; 
 export async function getSession(db: Db, target: IngestTarget, sessionId: string, caller: IngestCaller = { restrictions: null }) {
   const session = await db.ingestSession.findUnique({
     where: { pipelineId_source_sessionId: { pipelineId: target.pipelineId, source: target.source, sessionId } },
-    include: { messages: { orderBy: { position: "asc" }, take: 1000, select: { role: true, content: true, time: true, position: true } } },
+    include: { messages: { orderBy: { position: "asc" }, take: 1000, select: { role: true, content: true, time: true, position: true, metadata: true } } },
   });
   const prefix = caller.restrictions?.scopePrefix;
   if (!session || session.workspaceId !== target.workspaceId || (prefix && !scopeWithin(session.scope, prefix))) {
     throw notFound(`Session "${sessionId}" not found in source "${target.source}".`);
   }
-  return session;
+  return { ...session, messages: session.messages.map((m) => ({ ...m, metadata: messageMetadataSchema.catch({}).parse(m.metadata) })) };
 }
 
 /** Closes idle sessions every minute from the long-lived process beside the app (`npm start`). */

@@ -87,7 +87,7 @@ export const ingestRouter = createTRPCRouter({
         lastMessageAt: z.date(),
         closedAt: z.date().nullable(),
         recordId: z.string().nullable(),
-        messages: z.array(z.object({ position: z.number().int(), role: z.string(), content: z.string(), time: z.date() })),
+        messages: z.array(z.object({ position: z.number().int(), role: z.string(), content: z.string(), time: z.date(), metadata: z.record(z.string(), z.unknown()) })),
       }),
     )
     .query(({ ctx, input }) => getSession(ctx.db, { workspaceId: ctx.workspace.id, pipelineId: ctx.pipeline.id, source: input.source }, input.sessionId, { restrictions: ctx.restrictions })),
