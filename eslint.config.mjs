@@ -5,5 +5,5 @@ import nextTs from "eslint-config-next/typescript";
 export default defineConfig([
   ...nextVitals,
   ...nextTs,
-  globalIgnores([".next/**", "server/generated/**", ".synthex/**", ".synthex-e2e/**", "test-results/**", "playwright-report/**", "bench/peers/*/upstream/src/**"]),
+  globalIgnores([".next/**", "server/generated/**", ".synthex/**", ".synthex-e2e/**", "test-results/**", "playwright-report/**"]),
 ]);

@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     include: ["server/**/*.test.ts", "inngest/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts", "client/**/*.test.ts", "bench/**/*.test.ts"],
     // Tests that need a real PostgreSQL server run only in the second pass (vitest.postgres.config.ts).
-    // bench/peers: the Mem0/Zep clients' own suites, vendored; run by npm run bench:peers:* against a server.
+    // bench/peers: shims for the Mem0/Zep clients' own suites (read from the user's clones); run by npm run bench:peers:* against a server.
     exclude: [...configDefaults.exclude, "**/*.postgres.test.ts", "bench/peers/**"],
     environment: "node",
     // The mock LLM and webhook servers listen on 127.0.0.1: allowed here explicitly, as an operator would
