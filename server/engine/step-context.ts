@@ -205,8 +205,9 @@ export class StepContext<S extends StepDefinition = StepDefinition> {
       const stored = await this.run.store.findResponse(this.run.workspaceId, renderedPromptHash);
       if (stored?.rawResponse !== undefined) {
         // The call's own audit: a split's first record also says which item of the call it was.
-        const { sharedCall: _item, responseItem: _part, ...call } = stored;
-        const audit: Audit = { ...call, renderedPromptHash, replayed: true, costUsd: 0 };
+        const audit: Audit = { ...stored, renderedPromptHash, replayed: true, costUsd: 0 };
+        delete audit.sharedCall;
+        delete audit.responseItem;
         return { text: stored.rawResponse, audit };
       }
     }
