@@ -40,6 +40,7 @@ export const databaseTests = [
   "server/compat/zep.test.ts",
   "server/core/process-state.test.ts",
   "server/engine/engine.test.ts",
+  "server/engine/split-audit.test.ts",
   "server/engine/steps/consolidate-life.test.ts",
   "server/engine/steps/consolidate.test.ts",
   "server/engine/steps/graph-steps.test.ts",

@@ -54,6 +54,8 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
   const offline = model?.startsWith("offline/") ?? false;
   // Relative time resolved at index time ("last night" → the day before the session), when it is this record's own.
   const mentions = mentionsInMetadata(r.metadata, r.contentFingerprint);
+  const shared = audit.sharedCall as { index?: unknown; of?: unknown } | undefined;
+  const sharedCall = shared && typeof shared.index === "number" && typeof shared.of === "number" ? { index: shared.index, of: shared.of } : null;
   const num = (k: string) => (typeof audit[k] === "number" ? (audit[k] as number) : null);
 
   return (
@@ -138,6 +140,13 @@ export function RecordDetailPage({ pipelineId, recordId }: { pipelineId: string;
                   {num("latencyMs") != null ? <Row k="Latency" v={fmtDuration(num("latencyMs"))} /> : null}
                   {audit.replayed ? <Row k="Replayed" v="yes (stored response reused, free)" /> : null}
                   {typeof audit.renderedPromptHash === "string" ? <Row k="Rendered prompt hash" v={<code>{String(audit.renderedPromptHash).slice(0, 16)}</code>} /> : null}
+                  {sharedCall ? (
+                    <Row
+                      k="Model call"
+                      v={`one call made ${sharedCall.of} records; this is item ${sharedCall.index + 1} (its tokens, cost, prompt and response are the call's, counted once)`}
+                    />
+                  ) : null}
+                  {typeof audit.responseItem === "string" ? <Row k="Its part of the response" v={<code className="break-all">{audit.responseItem}</code>} /> : null}
                   {typeof audit.renderedPrompt === "string" ? (
                     <details className="mt-2 text-xs" open>
                       <summary className="cursor-pointer text-muted-foreground">Rendered prompt (the template filled with this record&apos;s inputs, as sent to the model)</summary>

@@ -57,6 +57,7 @@ export function evalJson(run: EvalRun, pipelineLabel: string) {
     id: run.id,
     benchmark: run.benchmark,
     pipeline: pipelineLabel,
+    status: run.status,
     branch: run.branch,
     step: run.step,
     mode: run.mode,
@@ -68,6 +69,14 @@ export function evalJson(run: EvalRun, pipelineLabel: string) {
     judge: run.judge,
     skips: (run.skips as unknown[]).length,
   };
+}
+
+/** How one target of `synthex eval` ended: its run (completed), or the reason it did not. */
+type Outcome = { label: string; run: EvalRun | null; error?: string };
+
+/** The `--json` shape of a target that failed: named, with its run (when it started) and the reason. */
+function failureJson(r: Outcome, benchmark: string) {
+  return { id: r.run?.id ?? null, benchmark, pipeline: r.label.split("@")[0]!, branch: r.run?.branch ?? r.label.split("@")[1] ?? "main", status: r.run?.status ?? "failed", error: r.error };
 }
 
 /** Metrics as rows, one column per eval (with deltas against the first). */
@@ -210,7 +219,20 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
         if (!o.json && active.size) line.update([...active.entries()].map(([label, p]) => (targets.length === 1 ? `${label.padEnd(22)} ${p}` : `${label} ${p}`)).join(" · "));
       };
       // Branches of one pipeline share its eval copy (one eval at a time there): those go one by one.
-      const settled = await pool(targets, targets.some((t) => t.pipelineId) ? 1 : evalConcurrency(targets.length), async (target) => {
+      // Each target ends with its run or its named failure: one that fails (or whose start or wait
+      // throws) never loses the others' results, which are printed before the command fails.
+      const settled = await pool(targets, targets.some((t) => t.pipelineId) ? 1 : evalConcurrency(targets.length), async (target): Promise<Outcome> => {
+        try {
+          return await scoreTarget(target);
+        } catch (err) {
+          active.delete(target.label);
+          const error = err instanceof Error ? err.message : String(err);
+          if (!o.json) line.done(`${target.label.padEnd(22)} failed (${error})`);
+          show();
+          return { label: target.label, run: null, error };
+        }
+      });
+      async function scoreTarget(target: (typeof targets)[number]): Promise<Outcome> {
         const started = await conn.api.evals.start.mutate({
           workspaceId: conn.workspaceId,
           pipelineId: target.pipelineId,
@@ -233,19 +255,23 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
         active.delete(target.label);
         if (!o.json) line.done(`${target.label.padEnd(22)} ${run.status} · ${run.questions} questions${run.status === "completed" ? "" : ` (${run.id}: ${run.error ?? "no reason given"})`}`);
         show();
-        return { label: target.label, run };
-      });
-      const failed = settled.filter((r) => r.run.status !== "completed");
-      if (failed.length) deps.fail(failed.map((r) => `The eval of ${r.label} ${r.run.status}: ${r.run.error ?? "no reason given"}`).join("\n"));
-      const results: Array<{ label: string; run: EvalRun }> = settled;
+        return run.status === "completed" ? { label: target.label, run } : { label: target.label, run, error: run.error ?? "no reason given" };
+      }
+      const results = settled.filter((r): r is { label: string; run: EvalRun } => r.run !== null && !r.error);
+      const failed = settled.filter((r) => r.error !== undefined);
+      const failure = () => deps.fail(failed.map((r) => `The eval of ${r.label}${r.run ? ` (${r.run.id})` : ""} ${r.run?.status ?? "failed"}: ${r.error}`).join("\n"));
       if (o.json) {
-        const out = results.map((r) => {
+        // Every target in the order asked: its figures, or its named failure (status and reason).
+        const out = settled.map((r) => {
+          if (r.error !== undefined) return failureJson(r, benchmark);
           const standIn = standIns.get(r.label);
-          return { ...evalJson(r.run, r.label.split("@")[0]!), ...(standIn ? { offlineStandIn: standIn } : {}) };
+          return { ...evalJson(r.run!, r.label.split("@")[0]!), ...(standIn ? { offlineStandIn: standIn } : {}) };
         });
         console.log(JSON.stringify(out.length === 1 ? out[0] : out, null, 2));
+        if (failed.length) failure();
         return;
       }
+      if (!results.length) failure();
       const lines = [`${benchmark} · ${dataset.name} · ${results[0]!.run.questions} scored questions${benchmark === "locomo" ? " (categories 1-4; 5 adversarial reported apart)" : ""}`, "", metricsTable(results)];
       const standInLines = results.flatMap((r) => {
         const standIn = standIns.get(r.label);
@@ -259,7 +285,9 @@ export function registerEvalCommands(program: Command, deps: EvalCliDeps) {
       lines.push("", ...results.map((r) => judgeLine(r.label, r.run)));
       lines.push("", "Open the Evals tab of the pipeline to compare runs question by question.");
       if (results.length > 1) lines.push(`Leaderboard with 95% intervals of the deltas: synthex eval compare ${results.map((r) => r.run.id).join(" ")}`);
+      if (failed.length) lines.push("", `Failed (${failed.length} of ${settled.length}):`, ...failed.map((r) => `  ${r.label}${r.run ? ` (${r.run.id})` : ""} ${r.run?.status ?? "failed"}: ${r.error}`));
       console.log(lines.join("\n"));
+      if (failed.length) failure();
     }),
   );
 }

@@ -181,7 +181,8 @@ function failureOf(step: string, inputKey: string, err: unknown): StepFailure {
 
 /**
  * Execute the step's next batch: at most `batchSize` missing work items after the cursor, computed
- * with bounded concurrency and committed together (records, edges, pointers in one transaction).
+ * with bounded concurrency and committed together (records, edges, pointers in one statement: all or
+ * nothing, with no interactive transaction that a slow database could outlast).
  * A failed item is returned as a failure and the batch goes on. After the last batch the kind
  * commits the branch's pointers. Errors of the step itself (its plan, the store) are thrown.
  */

@@ -204,7 +204,10 @@ export class StepContext<S extends StepDefinition = StepDefinition> {
     if (this.options.replay) {
       const stored = await this.run.store.findResponse(this.run.workspaceId, renderedPromptHash);
       if (stored?.rawResponse !== undefined) {
+        // The call's own audit: a split's first record also says which item of the call it was.
         const audit: Audit = { ...stored, renderedPromptHash, replayed: true, costUsd: 0 };
+        delete audit.sharedCall;
+        delete audit.responseItem;
         return { text: stored.rawResponse, audit };
       }
     }

@@ -157,24 +157,38 @@ export async function recordDetailRow(db: Db, workspaceId: string, id: string, b
     audit: unknown;
     runId: string | null;
     children: number;
+    call_audit: unknown;
   };
+  // A split's item keeps its model call once, on the work item's first record (Audit.sharedCall):
+  // the call's prompt, response and cost are read from there (same pipeline and work key).
   const [row] = await db.$queryRawUnsafe<Detail[]>(
     `SELECT ${cols}, r."pipelineId", r."stepVersionHash", r."materializationKey", r."contentFingerprint", r.audit, r."runId",
-            (SELECT count(*)::int FROM "RecordEdge" c WHERE c."parentId" = r.id AND c."workspaceId" = r."workspaceId") AS children
+            (SELECT count(*)::int FROM "RecordEdge" c WHERE c."parentId" = r.id AND c."workspaceId" = r."workspaceId") AS children,
+            CASE WHEN r.audit #>> '{sharedCall,index}' <> '0' THEN
+              (SELECT h.audit FROM "Record" h WHERE h."pipelineId" = r."pipelineId" AND h."workKey" = r."workKey"
+                 AND h.audit #>> '{sharedCall,index}' = '0' AND h."workspaceId" = r."workspaceId" LIMIT 1)
+            END AS call_audit
      FROM "Record" r WHERE r.id = ${params.add(id)} AND r."workspaceId" = ${params.add(workspaceId)}`,
     ...params.values,
   );
   if (!row) return null;
+  const audit = row.audit ? parseJson<Record<string, unknown>>(row.audit) : null;
   return {
     ...toRow(row),
     pipelineId: row.pipelineId,
     stepVersionHash: row.stepVersionHash,
     materializationKey: row.materializationKey,
     contentFingerprint: row.contentFingerprint,
-    audit: row.audit ? parseJson<Record<string, unknown>>(row.audit) : null,
+    audit: audit && row.call_audit ? withSharedCall(audit, parseJson<Record<string, unknown>>(row.call_audit)) : audit,
     runId: row.runId ?? null,
     childCount: row.children,
   };
+}
+
+/** A split item's audit with its call's prompt, response, tokens, cost and latency (stored on the first item). */
+function withSharedCall(own: Record<string, unknown>, call: Record<string, unknown>): Record<string, unknown> {
+  const fields = ["renderedPrompt", "rawResponse", "tokensIn", "tokensOut", "costUsd", "latencyMs"];
+  return { ...own, ...Object.fromEntries(fields.filter((f) => call[f] !== undefined && own[f] === undefined).map((f) => [f, call[f]])) };
 }
 
 /**

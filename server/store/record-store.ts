@@ -2,7 +2,6 @@
  * The engine's RecordStore on Postgres. Plans are set differences in SQL (anti-joins on
  * materialization/work keys); nothing loads a whole step's content into memory.
  */
-import type { Prisma } from "../generated/prisma/client";
 import type { GroupBy } from "../pipeline/spec";
 import type {
   Audit,
@@ -65,12 +64,6 @@ function groupKeyExpr(groupBy: GroupBy, orderKey: string): { expr: string; param
     windowed: true,
   };
 }
-
-/**
- * A batch commit (records, edges, pointers) is a few big statements: on a loaded machine Prisma's
- * default 5 s interactive-transaction limit failed whole runs that would have finished.
- */
-const COMMIT_TX = { timeout: 120_000, maxWait: 60_000 };
 
 export class PostgresRecordStore implements RecordStore {
   constructor(private readonly db: Db) {}
@@ -280,34 +273,29 @@ export class PostgresRecordStore implements RecordStore {
   }
 
   async commit(branchId: string, records: NewRecord[]) {
-    if (records.length === 0) return;
-    await this.db.$transaction(async (tx) => commitRecords(tx, branchId, records), COMMIT_TX);
+    await commitRecords(this.db, branchId, records);
   }
 
+  /** The step's pointers become exactly these (and `keep`): one statement, all or nothing, no interactive transaction. */
   async syncPointers(branchId: string, step: string, pointers: Array<{ groupKey: string; recordId: string }>, keep: string[] = []) {
-    await this.db.$transaction(async (tx) => {
-      const branch = await tx.branch.findUniqueOrThrow({ where: { id: branchId }, select: { workspaceId: true } });
-      for (let i = 0; i < pointers.length; i += 5000) {
-        const chunk = pointers.slice(i, i + 5000);
-        await tx.$executeRawUnsafe(
-          `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
-           SELECT $1, $2, $3, g, r, now() FROM unnest($4::text[], $5::text[]) AS t(g, r)
-           ON CONFLICT ("branchId", step, "groupKey") DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()
-           WHERE "BranchPointer"."recordId" <> EXCLUDED."recordId"`,
-          branch.workspaceId,
-          branchId,
-          step,
-          chunk.map((p) => p.groupKey),
-          chunk.map((p) => p.recordId),
-        );
-      }
-      await tx.$executeRawUnsafe(
-        `DELETE FROM "BranchPointer" WHERE "branchId" = $1 AND step = $2 AND NOT ("groupKey" = ANY($3::text[]))`,
-        branchId,
-        step,
-        [...pointers.map((p) => p.groupKey), ...keep],
-      );
-    }, COMMIT_TX);
+    const branch = await this.db.branch.findUniqueOrThrow({ where: { id: branchId }, select: { workspaceId: true } });
+    // The upsert and the delete touch different rows (the delete spares every listed group key).
+    await this.db.$executeRawUnsafe(
+      `WITH up AS (
+         INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
+         SELECT $1, $2, $3, g, r, now() FROM unnest($4::text[], $5::text[]) AS t(g, r)
+         ON CONFLICT ("branchId", step, "groupKey") DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()
+         WHERE "BranchPointer"."recordId" <> EXCLUDED."recordId"
+         RETURNING 1
+       )
+       DELETE FROM "BranchPointer" WHERE "branchId" = $2 AND step = $3 AND NOT ("groupKey" = ANY($6::text[]))`,
+      branch.workspaceId,
+      branchId,
+      step,
+      pointers.map((p) => p.groupKey),
+      pointers.map((p) => p.recordId),
+      [...pointers.map((p) => p.groupKey), ...keep],
+    );
   }
 
   async countPointers(branchId: string, step: string) {
@@ -373,19 +361,18 @@ export class PostgresRecordStore implements RecordStore {
 }
 
 /**
- * Records, their provenance edges and branch pointers in the caller's transaction.
- * A key that already exists (another branch, or a crashed run that got this far) is reused, not duplicated.
+ * Records, their provenance edges and branch pointers, in ONE statement (data-modifying CTEs): all or
+ * nothing without an interactive transaction, so no transaction timeout can expire while a big batch
+ * is written on a busy machine (issue 48: "expired transaction … 120000 ms" in the facts step).
+ * A key that already exists (another branch, or a crashed run that got this far) is reused, not
+ * duplicated. Works on the client or inside a caller's transaction.
  */
-export async function commitRecords(tx: DbTx | Prisma.TransactionClient, branchId: string, records: NewRecord[]) {
+export async function commitRecords(tx: DbTx, branchId: string, records: NewRecord[]) {
+  if (!records.length) return;
   const branch = await tx.branch.findUniqueOrThrow({ where: { id: branchId }, select: { workspaceId: true, pipelineId: true } });
-  const inserted = await tx.$queryRawUnsafe<Array<{ id: string }>>(
-    `INSERT INTO "Record" (id, "workspaceId", "pipelineId", step, "stepVersionHash", "workKey", "materializationKey",
-                           "contentFingerprint", content, scope, metadata, audit, "runId", "createdAt")
-     SELECT id, $1, $2, step, svh, wk, mk, fp, content, scope, meta::jsonb, NULLIF(audit, 'null')::jsonb, run, now()
-     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
-          AS t(id, step, svh, wk, mk, fp, content, scope, meta, audit, run)
-     ON CONFLICT ("pipelineId", "materializationKey") DO NOTHING
-     RETURNING id`,
+  const edges = records.flatMap((r) => r.sources.map((parent, i) => [parent, r.id, i] as const));
+  const pointed = records.filter((r) => r.pointerStep !== null);
+  const params = [
     branch.workspaceId,
     branch.pipelineId,
     records.map((r) => r.id),
@@ -399,39 +386,51 @@ export async function commitRecords(tx: DbTx | Prisma.TransactionClient, branchI
     records.map((r) => JSON.stringify(r.metadata)),
     records.map((r) => JSON.stringify(r.audit ?? null)),
     records.map((r) => r.runId ?? null),
+    records.map((r) => (r.pointerStep === null ? null : (r.pointerStep ?? r.step))),
+    records.map((r) => r.groupKey),
+    edges.map((e) => e[0]),
+    edges.map((e) => e[1]),
+    edges.map((e) => e[2]),
+    branchId,
+  ];
+  // A record skipped on conflict points at the row that holds its key: one inserted by this
+  // statement (RETURNING) or one that was there before it (the statement's snapshot).
+  const pointers = await tx.$executeRawUnsafe(
+    `WITH t AS (
+       SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+                            $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+         AS t(id, step, svh, wk, mk, fp, content, scope, meta, audit, run, pstep, gkey)
+     ), ins AS (
+       INSERT INTO "Record" (id, "workspaceId", "pipelineId", step, "stepVersionHash", "workKey", "materializationKey",
+                             "contentFingerprint", content, scope, metadata, audit, "runId", "createdAt")
+       SELECT id, $1, $2, step, svh, wk, mk, fp, content, scope, meta::jsonb, NULLIF(audit, 'null')::jsonb, run, now() FROM t
+       ON CONFLICT ("pipelineId", "materializationKey") DO NOTHING
+       RETURNING id, "materializationKey" AS mk
+     ), edges AS (
+       INSERT INTO "RecordEdge" ("workspaceId", "parentId", "childId", position)
+       SELECT $1, e.p, e.c, e.i FROM unnest($16::text[], $17::text[], $18::int[]) AS e(p, c, i) JOIN ins ON ins.id = e.c
+       ON CONFLICT DO NOTHING
+     )
+     INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
+     SELECT $1, $19, t.pstep, t.gkey, COALESCE(ins.id, old.id), now()
+     FROM t LEFT JOIN ins ON ins.mk = t.mk LEFT JOIN "Record" old ON old."pipelineId" = $2 AND old."materializationKey" = t.mk
+     WHERE t.pstep IS NOT NULL AND COALESCE(ins.id, old.id) IS NOT NULL
+     ON CONFLICT ("branchId", step, "groupKey") DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()`,
+    ...params,
   );
-  const fresh = new Set(inserted.map((r) => r.id));
-  const conflicted = records.filter((r) => !fresh.has(r.id));
-  const existing = new Map<string, string>();
-  if (conflicted.length) {
-    const rows = await tx.$queryRawUnsafe<Array<{ k: string; id: string }>>(
-      `SELECT "materializationKey" AS k, id FROM "Record" WHERE "pipelineId" = $1 AND "materializationKey" = ANY($2::text[])`,
-      branch.pipelineId,
-      conflicted.map((r) => r.materializationKey),
-    );
-    for (const r of rows) existing.set(r.k, r.id);
-  }
-  const edges = records.filter((r) => fresh.has(r.id)).flatMap((r) => r.sources.map((parent, i) => [parent, r.id, i] as const));
-  if (edges.length) {
-    await tx.$executeRawUnsafe(
-      `INSERT INTO "RecordEdge" ("workspaceId", "parentId", "childId", position)
-       SELECT $1, p, c, i FROM unnest($2::text[], $3::text[], $4::int[]) AS t(p, c, i) ON CONFLICT DO NOTHING`,
-      branch.workspaceId,
-      edges.map((e) => e[0]),
-      edges.map((e) => e[1]),
-      edges.map((e) => e[2]),
-    );
-  }
-  const pointed = records.filter((r) => r.pointerStep !== null);
-  if (!pointed.length) return;
+  if (pointers >= pointed.length) return;
+  // A key another transaction committed while this statement ran is not in its snapshot: point at
+  // it now (every key exists once the statement is done).
   await tx.$executeRawUnsafe(
     `INSERT INTO "BranchPointer" ("workspaceId", "branchId", step, "groupKey", "recordId", "updatedAt")
-     SELECT $1, $2, s, g, r, now() FROM unnest($3::text[], $4::text[], $5::text[]) AS t(s, g, r)
+     SELECT $1, $2, t.s, t.g, r.id, now() FROM unnest($3::text[], $4::text[], $5::text[]) AS t(s, g, k)
+     JOIN "Record" r ON r."pipelineId" = $6 AND r."materializationKey" = t.k
      ON CONFLICT ("branchId", step, "groupKey") DO UPDATE SET "recordId" = EXCLUDED."recordId", "updatedAt" = now()`,
     branch.workspaceId,
     branchId,
     pointed.map((r) => r.pointerStep ?? r.step),
     pointed.map((r) => r.groupKey),
-    pointed.map((r) => (fresh.has(r.id) ? r.id : existing.get(r.materializationKey)!)),
+    pointed.map((r) => r.materializationKey),
+    branch.pipelineId,
   );
 }

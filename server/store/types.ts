@@ -20,6 +20,15 @@ export interface Audit {
   latencyMs?: number;
   operator?: string;
   replayed?: boolean;
+  /**
+   * One of several records made by one model call (a split's items): the call's prompt, response,
+   * tokens, cost and latency are stored once, on the work item's first record (`meta.step.index`
+   * 0, the same `workKey`), not copied into every item (a session's facts each carried the whole
+   * response: quadratic in the session's length). Readers resolve it (`sharedCallAudit`).
+   */
+  sharedCall?: { index: number; of: number };
+  /** This record's own part of a shared call's response (its element of the model's list, as JSON). */
+  responseItem?: string;
 }
 
 export interface EngineRecord {
