@@ -48,7 +48,7 @@ const sameKey = (a: SortKey | null, b: SortKey) => !!a && a.kind === b.kind && (
 
 /**
  * The leaderboard: one row per run, the baseline pinned on top, each headline metric with its delta
- * and 95% interval (the paired bootstrap of server/eval/leaderboard.ts), build and query cost,
+ * and 95% interval (the paired bootstrap of server/eval/leaderboard-rows.ts), build and query cost,
  * latency; runs that failed or are running are rows with their state, reason, progress and Retry.
  */
 export function Leaderboard({ runIds, baselineId, onLoaded, onRemove }: {

@@ -6,7 +6,7 @@ import { signUp } from "../services/users";
 import { defaultChatMemorySpec } from "../pipeline/templates";
 import { OfflineModel } from "../llm/offline-model";
 import { parseAggregates } from "./aggregates";
-import { forgetComputedIntervals } from "./leaderboard";
+import { forgetComputedIntervals } from "./leaderboard-rows";
 import { leaderboardCsv, leaderboardMarkdown } from "./leaderboard-export";
 import { createEvalRun, endEvalRun, runEval } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
