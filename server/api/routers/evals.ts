@@ -154,7 +154,7 @@ export const evalsRouter = createTRPCRouter({
     .input(
       z.object({
         runIds: z.array(z.string().min(1).max(100)).min(1).max(MAX_LEADERBOARD_RUNS).meta({ description: "The eval runs to compare (repeat the parameter)." }),
-        baselineId: z.string().min(1).max(100).optional().meta({ description: "The baseline run; default the pipeline's main (else the first completed run)." }),
+        baselineId: z.string().min(1).max(100).optional().meta({ description: "The baseline run; default a pipeline's main branch, its newest finished run on the dataset; else the strongest real run by session_hit@5 (not a template's offline stand-in). The answer's baselineRule says which applied." }),
       }),
     )
     .query(({ ctx, input }) => evalLeaderboard(ctx.db, ctx.workspace.id, input)),
