@@ -63,9 +63,9 @@ export function EvalsPage({ pipelineId }: { pipelineId: string }) {
           <EmptyState icon={FlaskConical} title="No evals yet" description="Upload a LoCoMo file above (or pick an imported benchmark) and press Run eval. Add the BM25 baselines to have something to beat." />
         ) : (
           <section className="grid gap-3">
-            <div className="flex items-center justify-between gap-3">
+            <div className="flex flex-wrap items-center justify-between gap-3">
               <h2 className="text-base font-semibold">Eval runs</h2>
-              <div className="flex items-center gap-2 text-sm text-muted-foreground">
+              <div className="flex flex-wrap items-center gap-2 text-sm text-muted-foreground">
                 {selected.length ? `Baseline: ${all.find((r) => r.id === selected[0])?.label ?? "?"} · ${selected.length - 1} other(s)` : "Tick runs to compare: the first ticked is the baseline."}
                 <Button size="sm" disabled={!compareHref} onClick={() => compareHref && router.push(compareHref)} data-testid="compare-selected">
                   <GitCompare className="size-4" /> Compare
