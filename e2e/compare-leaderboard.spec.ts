@@ -366,7 +366,8 @@ test("the leaderboard at 1024, 1280 and 1440 px: the API's numbers, nothing clip
   // Retry on the Evals tab's runs table too: a new run of the failed one's settings joins the table.
   await page.goto(`/w/${slug}/pipelines/${pipeline.pipeline.id}/evals`);
   const runsTable = page.getByTestId("eval-runs-table").filter({ visible: true });
-  const before = await runsTable.getByTestId("eval-run-row").count();
+  const before = (await trpc<ListedRun[]>(page, "evals.list", { workspaceId, pipelineId: pipeline.pipeline.id, withTemplates: true })).length;
+  await expect(runsTable.getByTestId("eval-run-row")).toHaveCount(before);
   await runsTable.locator(`[data-testid="eval-run-row"][data-run="${doomed.id}"]`).getByTestId("eval-run-retry").click();
   await expect(page.getByText(/Retrying needs-a-model@main/)).toBeVisible();
   await expect(runsTable.getByTestId("eval-run-row")).toHaveCount(before + 1);
