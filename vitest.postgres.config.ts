@@ -48,7 +48,7 @@ export const databaseTests = [
   "server/eval/compare-views.test.ts",
   "server/eval/eval-recovery.test.ts",
   "server/eval/eval-retry.test.ts",
-  "server/eval/leaderboard.test.ts",
+  "server/eval/leaderboard-rows.test.ts",
   "server/eval/replay-judge.test.ts",
   "server/eval/replay.test.ts",
   "server/eval/service.test.ts",

@@ -45,7 +45,7 @@ async function main() {
   const { importDataset } = await import("../server/eval/dataset-store");
   const { runEval } = await import("../server/eval/service");
   const { compareEvalRuns } = await import("../server/eval/compare");
-  const { evalLeaderboard } = await import("../server/eval/leaderboard");
+  const { evalLeaderboard } = await import("../server/eval/leaderboard-rows");
   const { seededRandom } = await import("../server/eval/bootstrap");
   const { locomoFixture } = await import("../server/eval/testing/locomo-fixture");
 

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
+import { fmtDate, fmtUsd } from "../components/runs/format";
 import { fmtDelta, fmtMetric, HEADLINE_METRICS } from "../components/evals/format";
 import { fmtInterval, fmtSigned, fmtValue } from "../server/eval/leaderboard-export";
 import { locomoFixture } from "../server/eval/testing/locomo-fixture";
@@ -95,6 +96,144 @@ async function checkMetricCards(page: Page, workspaceId: string, where: string) 
   expect(problems, where).toEqual([]);
 }
 
+interface ListedRun {
+  id: string;
+  label: string;
+  status: string;
+  error: string | null;
+  questions: number;
+  metrics: Record<string, number | undefined>;
+  judge: { measured: boolean };
+  cost: { buildCostUsd?: number };
+  latency: { p50?: number };
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/**
+ * Elements of `selector` under `root` that are clipped (content wider than the box), outside their
+ * cell or the viewport, or on top of one another; and a page that scrolls sideways. Runs in the page.
+ */
+function layoutProblems(root: Element, selector: string): string[] {
+  const out: string[] = [];
+  const vw = document.documentElement.clientWidth;
+  const overlap = (a: DOMRect, b: DOMRect) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const els = [...root.querySelectorAll<HTMLElement>(selector)];
+  for (const el of els) {
+    const r = el.getBoundingClientRect();
+    const what = `${el.dataset.field ?? el.dataset.testid ?? el.tagName} "${(el.textContent ?? "").slice(0, 40)}"`;
+    if (r.width === 0 || r.height === 0) out.push(`${what} has no box`);
+    if (el.scrollWidth > el.clientWidth + 1) out.push(`${what} clipped: ${el.scrollWidth}>${el.clientWidth}`);
+    if (r.left < 0 || r.right > vw + 0.5) out.push(`${what} outside the viewport: ${r.left}..${r.right} of ${vw}`);
+    const cell = el.closest("td, th");
+    if (cell && cell !== el) {
+      const c = cell.getBoundingClientRect();
+      if (r.left < c.left - 0.5 || r.right > c.right + 0.5) out.push(`${what} outside its cell`);
+    }
+    for (const o of els) if (o !== el && !o.contains(el) && !el.contains(o) && overlap(r, o.getBoundingClientRect())) out.push(`${what} overlaps "${o.textContent}"`);
+  }
+  if (document.documentElement.scrollWidth > vw) out.push(`page scrolls sideways: ${document.documentElement.scrollWidth}>${vw}`);
+  return out;
+}
+
+/**
+ * The Evals tab (issue #48 item 9): the runs table fits its page — every number is the API's
+ * (`evals.list`, formatted as the page does) and fully visible, no cell clipped, no sideways scroll —
+ * a failed run shows its whole reason and Retry, and the history chart's labels are legible.
+ */
+async function checkEvalsTab(page: Page, workspaceId: string, pipelineId: string, where: string) {
+  const table = page.getByTestId("eval-runs-table").filter({ visible: true });
+  await expect(table).toBeVisible({ timeout: 60_000 });
+  const runs = await trpc<ListedRun[]>(page, "evals.list", { workspaceId, pipelineId, withTemplates: true });
+  await expect(table.getByTestId("eval-run-row")).toHaveCount(runs.length);
+  let compared = 0;
+  for (const r of runs) {
+    const row = table.locator(`[data-testid="eval-run-row"][data-run="${r.id}"]`);
+    await expect(row.getByTestId("eval-run-label"), where).toHaveText(r.label);
+    await expect(row.getByTestId("eval-run-date"), where).toHaveText(fmtDate(r.createdAt));
+    if (r.status !== "completed") {
+      await expect(row.getByTestId("eval-value")).toHaveCount(0);
+      if (r.status === "failed") {
+        await expect(row.getByTestId("eval-run-reason"), `${where}: the whole reason`).toHaveText(r.error!);
+        await expect(row.getByTestId("eval-run-retry"), where).toBeVisible();
+      }
+      continue;
+    }
+    const expected: Record<string, string> = {
+      questions: String(r.questions),
+      ...Object.fromEntries(["session_hit@1", "session_hit@5", "evidence_recall@2k", "mrr", "f1"].map((m) => [m, fmtMetric(m, r.metrics[m])])),
+      j: r.metrics.j !== undefined ? fmtMetric("j", r.metrics.j) : "not measured",
+      buildCostUsd: fmtUsd(r.cost.buildCostUsd),
+      p50: r.latency.p50 !== undefined ? `${r.latency.p50.toFixed(1)} ms` : "—",
+    };
+    for (const [field, text] of Object.entries(expected)) {
+      await expect(row.locator(`[data-testid="eval-value"][data-field="${field}"]`), `${where} ${r.label} ${field}`).toHaveText(text);
+      compared++;
+    }
+  }
+  expect(compared, where).toBe(9 * runs.filter((r) => r.status === "completed").length);
+  expect(await table.evaluate(layoutProblems, "[data-testid='eval-value'], [data-testid='eval-run-reason'], [data-testid='eval-run-retry']"), `${where}: the runs table's numbers`).toEqual([]);
+  expect(await table.evaluate(layoutProblems, "th, td"), `${where}: the runs table's cells`).toEqual([]);
+  const frame = await table.evaluate((t) => [t.parentElement!.scrollWidth, t.parentElement!.clientWidth]);
+  expect(frame[0], `${where}: the runs table fits its frame (${frame.join(">")})`).toBeLessThanOrEqual(frame[1]! + 1);
+
+  // The history chart: its axis labels are metric values, its legend the completed runs' names; none clipped or on top of another.
+  const chart = page.getByTestId("chart-history").filter({ visible: true });
+  await expect(chart.locator(".recharts-line-dot").first()).toBeVisible();
+  const ticks = await chart.locator(".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value").allTextContents();
+  expect(ticks.length, where).toBeGreaterThan(1);
+  for (const t of ticks) expect(t, `${where}: y tick`).toMatch(/^\d\.\d{3}$/);
+  const legend = await chart.locator(".recharts-legend-item-text").allTextContents();
+  expect(new Set(legend), `${where}: legend`).toEqual(new Set(runs.filter((r) => r.status === "completed").map((r) => r.label)));
+  const chartProblems = await chart.evaluate((c) => {
+    const out: string[] = [];
+    const box = c.getBoundingClientRect();
+    const labels = [...c.querySelectorAll(".recharts-cartesian-axis-tick-value, .recharts-legend-item")];
+    const overlap = (a: DOMRect, b: DOMRect) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+    for (const el of labels) {
+      const r = el.getBoundingClientRect();
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5) out.push(`"${el.textContent}" outside the chart`);
+      for (const o of labels) if (o !== el && overlap(r, o.getBoundingClientRect())) out.push(`"${el.textContent}" overlaps "${o.textContent}"`);
+    }
+    return out;
+  });
+  expect(chartProblems, `${where}: the history chart`).toEqual([]);
+}
+
+/**
+ * Question by question keeps its choices in the URL (issue #48 item 10): the run compared against,
+ * the metric and the outcome filter survive a reload and a Back from another page.
+ */
+async function checkQuestionChoicesSurvive(page: Page, comparePath: string, against: string, elsewhere: string) {
+  await page.goto(comparePath);
+  const section = page.getByTestId("question-compare").filter({ visible: true });
+  await expect(section.getByTestId("question-counts")).toBeVisible({ timeout: 60_000 });
+  await section.getByTestId("question-against").selectOption(against);
+  await section.getByTestId("question-metric").selectOption("evidence_recall@2k");
+  const counts = section.getByTestId("question-counts");
+  await expect(counts).toHaveAttribute("data-other", against);
+  await expect(counts).toHaveAttribute("data-metric", "evidence_recall@2k");
+  await expect(counts).not.toHaveAttribute("aria-busy", "true");
+  // An outcome with questions in it (which one depends on the runs' scores).
+  const outcomes = await counts.locator('[data-testid^="outcome-filter-"][data-count]').evaluateAll((els) => els.filter((e) => Number(e.getAttribute("data-count")) > 0).map((e) => e.getAttribute("data-testid")!));
+  const outcome = outcomes[0]!;
+  const shown = Number(await counts.getByTestId(outcome).getAttribute("data-count"));
+  await counts.getByTestId(outcome).click();
+  await expect(section.getByTestId("question-row")).toHaveCount(shown);
+  await expect(page).toHaveURL(new RegExp(`against=${against}.*qmetric=evidence_recall%402k.*outcome=${outcome.replace("outcome-filter-", "")}`));
+  const expectChoices = async (how: string) => {
+    await expect(section.getByTestId("question-against"), how).toHaveValue(against);
+    await expect(section.getByTestId("question-metric"), how).toHaveValue("evidence_recall@2k");
+    await expect(counts.getByTestId(outcome), how).toHaveAttribute("aria-pressed", "true");
+    await expect(section.getByTestId("question-row"), how).toHaveCount(shown);
+  };
+  await page.reload();
+  await expectChoices("after a reload");
+  await page.goto(elsewhere);
+  await page.goBack();
+  await expectChoices("after Back");
+}
+
 test("the leaderboard at 1024, 1280 and 1440 px: the API's numbers, nothing clipped, the failed run with its reason", async ({ page }) => {
   test.setTimeout(720_000);
   mkdirSync(MEASURE, { recursive: true });
@@ -182,7 +321,14 @@ test("the leaderboard at 1024, 1280 and 1440 px: the API's numbers, nothing clip
 
     await page.goto(`/w/${slug}/pipelines/${pipeline.pipeline.id}/evals/compare?baseline=${ids[2]}&others=${ids[0]},${ids[1]}`);
     await checkMetricCards(page, workspaceId, `Evals → compare at ${width} px`);
+    await page.screenshot({ path: `${MEASURE}/evals-compare-page-${width}.png`, fullPage: true });
+
+    await page.goto(`/w/${slug}/pipelines/${pipeline.pipeline.id}/evals`);
+    await checkEvalsTab(page, workspaceId, pipeline.pipeline.id, `Evals tab at ${width} px`);
+    await page.screenshot({ path: `${MEASURE}/evals-tab-${width}.png`, fullPage: true });
   }
+
+  await checkQuestionChoicesSurvive(page, `/w/${slug}/pipelines/${pipeline.pipeline.id}/evals/compare?baseline=${ids[2]}&others=${ids[0]},${ids[1]}`, ids[1]!, `/w/${slug}/pipelines/${pipeline.pipeline.id}/evals`);
 
   // Both compare pages send the leaderboard with the HTML, in place: not in a hidden chunk React
   // reveals later (a Suspense boundary around the page's client part did that, and under load left
@@ -198,12 +344,31 @@ test("the leaderboard at 1024, 1280 and 1440 px: the API's numbers, nothing clip
   const visibleBoard = page.getByTestId("leaderboard-table").filter({ visible: true });
   await visibleBoard.locator(`[data-testid="leaderboard-row"][data-run="${doomed.id}"]`).getByTestId("leaderboard-retry").click();
   await expect(page.getByText(/Retrying needs-a-model@main/)).toBeVisible();
-  // The newest completed run (rag-baseline) is the default baseline: take another one out.
-  await page.getByRole("button", { name: "Remove template: bm25-sessions from the comparison" }).click();
+  // No pipeline's main completed here: the default baseline is the strongest run by hit@5 (the
+  // newest of equals), said under the table (issue #48 item 11). Take another one out.
+  const listed = (await trpc<ListedRun[]>(page, "evals.list", { workspaceId })).filter((r) => ids.includes(r.id));
+  const hit5 = (r: ListedRun) => r.metrics["session_hit@5"] ?? -1;
+  const strongest = [...listed].sort((a, b) => hit5(b) - hit5(a) || +new Date(b.finishedAt!) - +new Date(a.finishedAt!))[0]!;
+  await expect(visibleBoard.locator('[data-testid="leaderboard-row"][data-baseline="true"]')).toHaveAttribute("data-run", strongest.id);
+  const rule = page.getByTestId("leaderboard-baseline-rule").filter({ visible: true });
+  await expect(rule).toHaveAttribute("data-kind", "strongest");
+  await expect(rule).toContainText(`Baseline: ${strongest.label}. Default baseline: no pipeline's main branch was scored on this dataset, so the strongest real run by session_hit@5`);
+  await expect(rule).toHaveAttribute("title", /^By default the baseline is a pipeline's main branch/);
+  const [gone, kept] = ids.filter((id) => id !== strongest.id);
+  await page.getByRole("button", { name: `Remove ${listed.find((r) => r.id === gone)!.label} from the comparison` }).click();
   await expect(page).toHaveURL(/runs=/);
-  await expect(visibleBoard.locator(`[data-testid="leaderboard-row"][data-run="${ids[0]}"]`)).toHaveCount(0);
+  await expect(visibleBoard.locator(`[data-testid="leaderboard-row"][data-run="${gone}"]`)).toHaveCount(0);
   await page.reload();
   await expect(visibleBoard).toBeVisible();
-  await expect(visibleBoard.locator(`[data-testid="leaderboard-row"][data-run="${ids[0]}"]`)).toHaveCount(0);
-  await expect(visibleBoard.locator(`[data-testid="leaderboard-row"][data-run="${ids[1]}"]`)).toHaveCount(1);
+  await expect(visibleBoard.locator(`[data-testid="leaderboard-row"][data-run="${gone}"]`)).toHaveCount(0);
+  await expect(visibleBoard.locator(`[data-testid="leaderboard-row"][data-run="${kept}"]`)).toHaveCount(1);
+
+  // Retry on the Evals tab's runs table too: a new run of the failed one's settings joins the table.
+  await page.goto(`/w/${slug}/pipelines/${pipeline.pipeline.id}/evals`);
+  const runsTable = page.getByTestId("eval-runs-table").filter({ visible: true });
+  const before = (await trpc<ListedRun[]>(page, "evals.list", { workspaceId, pipelineId: pipeline.pipeline.id, withTemplates: true })).length;
+  await expect(runsTable.getByTestId("eval-run-row")).toHaveCount(before);
+  await runsTable.locator(`[data-testid="eval-run-row"][data-run="${doomed.id}"]`).getByTestId("eval-run-retry").click();
+  await expect(page.getByText(/Retrying needs-a-model@main/)).toBeVisible();
+  await expect(runsTable.getByTestId("eval-run-row")).toHaveCount(before + 1);
 });

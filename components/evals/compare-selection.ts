@@ -5,7 +5,7 @@
  * Plain functions: the page's server component prefetches exactly what its client part asks for.
  */
 
-/** What one leaderboard shows (server/eval/leaderboard.ts MAX_LEADERBOARD_RUNS). */
+/** What one leaderboard shows (server/eval/leaderboard-rows.ts MAX_LEADERBOARD_RUNS). */
 export const MAX_COMPARE_RUNS = 24;
 
 export interface SelectableRun {

@@ -5,18 +5,14 @@ import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { PipelineTabs } from "@/components/overview/pipeline-tabs";
-import { fmtDate, fmtUsd } from "@/components/runs/format";
-import { RunStatusBadge } from "@/components/runs/run-status-badge";
 import { PageHeader } from "@/components/shell/page-header";
 import { useWorkspace } from "@/components/shell/workspace-context";
 import { Button } from "@/components/ui/button";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Skeleton } from "@/components/ui/skeleton";
-import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { HistoryChart } from "./charts";
-import { fmtMetric, type EvalRunSummary } from "./format";
-import { JudgeCell } from "./judge-cell";
+import { EvalRunsTable } from "./eval-runs-table";
 import { QuestionSetsPanel } from "./question-sets-panel";
 import { RunEvalForm } from "./run-eval-form";
 
@@ -67,41 +63,16 @@ export function EvalsPage({ pipelineId }: { pipelineId: string }) {
           <EmptyState icon={FlaskConical} title="No evals yet" description="Upload a LoCoMo file above (or pick an imported benchmark) and press Run eval. Add the BM25 baselines to have something to beat." />
         ) : (
           <section className="grid gap-3">
-            <div className="flex items-center justify-between gap-3">
+            <div className="flex flex-wrap items-center justify-between gap-3">
               <h2 className="text-base font-semibold">Eval runs</h2>
-              <div className="flex items-center gap-2 text-sm text-muted-foreground">
+              <div className="flex flex-wrap items-center gap-2 text-sm text-muted-foreground">
                 {selected.length ? `Baseline: ${all.find((r) => r.id === selected[0])?.label ?? "?"} · ${selected.length - 1} other(s)` : "Tick runs to compare: the first ticked is the baseline."}
                 <Button size="sm" disabled={!compareHref} onClick={() => compareHref && router.push(compareHref)} data-testid="compare-selected">
                   <GitCompare className="size-4" /> Compare
                 </Button>
               </div>
             </div>
-            <Table data-testid="eval-runs-table">
-              <TableHeader>
-                <TableRow>
-                  <TableHead className="w-8" />
-                  <TableHead>Eval</TableHead>
-                  <TableHead>Status</TableHead>
-                  <TableHead>Benchmark</TableHead>
-                  <TableHead>Search</TableHead>
-                  <TableHead className="text-right">Questions</TableHead>
-                  <TableHead className="text-right">hit@1</TableHead>
-                  <TableHead className="text-right">hit@5</TableHead>
-                  <TableHead className="text-right">recall@2k</TableHead>
-                  <TableHead className="text-right">mrr</TableHead>
-                  <TableHead className="text-right" title="Token F1 of the answer against gold">F1</TableHead>
-                  <TableHead className="text-right" title="LLM judge: share of answers graded CORRECT">j</TableHead>
-                  <TableHead className="text-right">Build cost</TableHead>
-                  <TableHead className="text-right">p50</TableHead>
-                  <TableHead>When</TableHead>
-                </TableRow>
-              </TableHeader>
-              <TableBody>
-                {all.map((r) => (
-                  <EvalRow key={r.id} run={r} checked={selected.includes(r.id)} baseline={selected[0] === r.id} onToggle={() => toggle(r.id)} onCancel={() => cancel.mutate({ workspaceId: workspace.id, id: r.id })} />
-                ))}
-              </TableBody>
-            </Table>
+            <EvalRunsTable runs={all} selected={selected} onToggle={toggle} onCancel={(id) => cancel.mutate({ workspaceId: workspace.id, id })} />
           </section>
         )}
         {completed.length > 1 && (
@@ -125,55 +96,3 @@ export function EvalsPage({ pipelineId }: { pipelineId: string }) {
     </>
   );
 }
-
-function EvalRow({ run, checked, baseline, onToggle, onCancel }: { run: EvalRunSummary; checked: boolean; baseline: boolean; onToggle: () => void; onCancel: () => void }) {
-  const progress = run.progress as { phase?: string; done?: number; total?: number };
-  const cost = run.cost as { buildCostUsd?: number };
-  const latency = run.latency as { p50?: number };
-  const active = run.status === "queued" || run.status === "running";
-  return (
-    <TableRow data-testid="eval-run-row" data-label={run.label} data-status={run.status}>
-      <TableCell>
-        <input type="checkbox" aria-label={`Select ${run.label}`} checked={checked} disabled={run.status !== "completed"} onChange={onToggle} />
-      </TableCell>
-      <TableCell className="font-medium">
-        {run.label}
-        {baseline && <span className="ml-2 rounded bg-muted px-1.5 py-0.5 text-xs text-muted-foreground">baseline</span>}
-      </TableCell>
-      <TableCell>
-        <div className="flex items-center gap-2">
-          <RunStatusBadge status={run.status} testId="eval-status" />
-          {active && (
-            <>
-              <span className="text-xs text-muted-foreground">
-                {progress.phase ?? "queued"} {progress.total ? `${progress.done ?? 0}/${progress.total}` : ""}
-              </span>
-              <Button size="sm" variant="ghost" onClick={onCancel}>
-                Cancel
-              </Button>
-            </>
-          )}
-          {run.error && <span className="max-w-64 truncate text-xs text-destructive" title={run.error}>{run.error}</span>}
-        </div>
-      </TableCell>
-      <TableCell>{run.benchmark}</TableCell>
-      <TableCell className="text-xs">
-        {run.mode}
-        {run.step ? ` @ ${run.step}` : " (every indexed step)"}
-      </TableCell>
-      <TableCell className="text-right tabular-nums">{run.status === "completed" ? run.questions : "—"}</TableCell>
-      <TableCell className="text-right tabular-nums">{fmtMetric("session_hit@1", run.metrics["session_hit@1"])}</TableCell>
-      <TableCell className="text-right tabular-nums" data-testid="metric-session_hit@5">{fmtMetric("session_hit@5", run.metrics["session_hit@5"])}</TableCell>
-      <TableCell className="text-right tabular-nums">{fmtMetric("evidence_recall@2k", run.metrics["evidence_recall@2k"])}</TableCell>
-      <TableCell className="text-right tabular-nums">{fmtMetric("mrr", run.metrics.mrr)}</TableCell>
-      <TableCell className="text-right tabular-nums" data-testid="metric-f1">{fmtMetric("f1", run.metrics.f1)}</TableCell>
-      <TableCell className="text-right tabular-nums" data-testid="metric-j">
-        <JudgeCell run={run} />
-      </TableCell>
-      <TableCell className="text-right tabular-nums">{run.status === "completed" ? fmtUsd(cost.buildCostUsd) : "—"}</TableCell>
-      <TableCell className="text-right tabular-nums">{latency.p50 !== undefined ? `${latency.p50.toFixed(1)} ms` : "—"}</TableCell>
-      <TableCell className="text-xs text-muted-foreground">{fmtDate(run.createdAt)}</TableCell>
-    </TableRow>
-  );
-}
-

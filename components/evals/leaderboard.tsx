@@ -1,9 +1,9 @@
 "use client";
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { AlertTriangle, ArrowDown, ArrowUp, Copy, Download, RotateCcw, X } from "lucide-react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { AlertTriangle, ArrowDown, ArrowUp, Copy, Download, Info, X } from "lucide-react";
 import { useEffect, useMemo, useState } from "react";
 import { RunStatusBadge } from "@/components/runs/run-status-badge";
-import { useCan, useWorkspace } from "@/components/shell/workspace-context";
+import { useWorkspace } from "@/components/shell/workspace-context";
 import { Button } from "@/components/ui/button";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Skeleton } from "@/components/ui/skeleton";
@@ -12,6 +12,7 @@ import { cn } from "@/components/ui/cn";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { fmtInterval, fmtMs, fmtSigned, fmtTokens, fmtUsd, fmtValue, leaderboardCsv, leaderboardMarkdown } from "@/server/eval/leaderboard-export";
 import type { EvalLeaderboard, LeaderboardRunRow } from "./format";
+import { RetryButton } from "./retry-button";
 import { runColors } from "./run-colors";
 
 type SortKey = { kind: "metric"; metric: string } | { kind: "delta"; metric: string } | { kind: "label" } | { kind: "buildCost" } | { kind: "queryTokens" } | { kind: "latency" };
@@ -48,7 +49,7 @@ const sameKey = (a: SortKey | null, b: SortKey) => !!a && a.kind === b.kind && (
 
 /**
  * The leaderboard: one row per run, the baseline pinned on top, each headline metric with its delta
- * and 95% interval (the paired bootstrap of server/eval/leaderboard.ts), build and query cost,
+ * and 95% interval (the paired bootstrap of server/eval/leaderboard-rows.ts), build and query cost,
  * latency; runs that failed or are running are rows with their state, reason, progress and Retry.
  */
 export function Leaderboard({ runIds, baselineId, onLoaded, onRemove }: {
@@ -124,6 +125,14 @@ function LeaderboardTable({ board, onRemove }: { board: EvalLeaderboard; onRemov
       </div>
       <p className="text-xs text-muted-foreground">
         Δ is the difference to the baseline; the bracket is its 95% interval from a paired bootstrap over the questions. &ldquo;within noise&rdquo; when the interval includes zero.
+      </p>
+      {/* Why this baseline (the server's rule, the same `synthex eval compare` prints); the full rule on hover. */}
+      <p className="flex items-start gap-1.5 text-xs text-muted-foreground" data-testid="leaderboard-baseline-rule" data-kind={board.baselineRule.kind} title={board.baselineRule.rule}>
+        <Info className="mt-0.5 size-3.5 shrink-0" aria-hidden />
+        <span>
+          Baseline: <span className="font-medium text-foreground">{board.rows.find((r) => r.isBaseline)?.label ?? "none"}</span>. {board.baselineRule.text}
+          <span className="sr-only"> {board.baselineRule.rule}</span>
+        </span>
       </p>
       <div className="w-full overflow-x-auto rounded-lg border">
         <table className="w-full border-collapse text-sm" data-testid="leaderboard-table">
@@ -276,19 +285,6 @@ function LeaderboardRowView({
 
 /** A run that did not complete: state, per-run progress or the reason, and Retry. */
 function RunState({ row }: { row: LeaderboardRunRow }) {
-  const { workspace } = useWorkspace();
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const canRetry = useCan("evals:write");
-  const retry = useMutation(
-    trpc.evals.retry.mutationOptions({
-      onSuccess: (run) => {
-        toast.success(`Retrying ${row.label} (${run.id})`);
-        void queryClient.invalidateQueries({ queryKey: trpc.evals.list.queryKey() });
-      },
-      onError: (err) => toast.error(errorMessage(err)),
-    }),
-  );
   const p = row.progress;
   const pct = p && p.total > 0 ? Math.round((100 * p.done) / p.total) : 0;
   return (
@@ -307,11 +303,7 @@ function RunState({ row }: { row: LeaderboardRunRow }) {
           {row.error}
         </span>
       ) : null}
-      {canRetry && (row.status === "failed" || row.status === "cancelled") ? (
-        <Button size="sm" variant="outline" disabled={retry.isPending} onClick={() => retry.mutate({ workspaceId: workspace.id, id: row.id })} data-testid="leaderboard-retry">
-          <RotateCcw className="size-3.5" /> Retry
-        </Button>
-      ) : null}
+      <RetryButton run={row} testId="leaderboard-retry" />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { usePathname, useSearchParams } from "next/navigation";
+import { useCallback, useState } from "react";
 import { useWorkspace } from "@/components/shell/workspace-context";
 import { Skeleton } from "@/components/ui/skeleton";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
@@ -35,6 +36,37 @@ interface Run {
   label: string;
 }
 
+/** The choices' search parameters: the run compared against, the metric, the outcome shown. */
+export const QUESTION_PARAMS = { against: "against", metric: "qmetric", outcome: "outcome" } as const;
+
+/**
+ * Question by question's choices, kept in the page's URL (replaced, not pushed: Back leaves the
+ * page, and coming back — Back from a record opened here, or a reload — finds them again). A value
+ * the page does not offer (a run no longer compared, an unknown metric) falls back to the default.
+ */
+function useQuestionChoices(otherIds: string[]) {
+  const params = useSearchParams();
+  const pathname = usePathname();
+  const against = params.get(QUESTION_PARAMS.against);
+  const metric = params.get(QUESTION_PARAMS.metric);
+  const outcome = params.get(QUESTION_PARAMS.outcome);
+  const set = useCallback(
+    (key: keyof typeof QUESTION_PARAMS, value: string | null) => {
+      const next = new URLSearchParams(window.location.search);
+      if (value) next.set(QUESTION_PARAMS[key], value);
+      else next.delete(QUESTION_PARAMS[key]);
+      window.history.replaceState(null, "", `${pathname}?${next.toString()}`);
+    },
+    [pathname],
+  );
+  return {
+    otherId: against && otherIds.includes(against) ? against : (otherIds[0] ?? ""),
+    metric: (OUTCOME_METRICS as readonly string[]).includes(metric ?? "") ? (metric as OutcomeMetric) : "session_hit@5",
+    filter: (QUESTION_OUTCOMES as readonly string[]).includes(outcome ?? "") ? (outcome as QuestionOutcome) : ("all" as const),
+    set,
+  };
+}
+
 /**
  * The baseline against one run, question by question: each question in one outcome (the counts
  * add up to the questions), a filter per outcome, and a question opened with every run's hits.
@@ -43,9 +75,11 @@ export function QuestionCompare({ baselineId, runs, benchmark, colors }: { basel
   const { workspace } = useWorkspace();
   const trpc = useTRPC();
   const others = runs.filter((r) => r.id !== baselineId);
-  const [otherId, setOtherId] = useState(others[0]?.id ?? "");
-  const [metric, setMetric] = useState<OutcomeMetric>("session_hit@5");
-  const [filter, setFilter] = useState<QuestionOutcome | "all">("all");
+  const choices = useQuestionChoices(others.map((r) => r.id));
+  const { otherId, metric, filter } = choices;
+  const setOtherId = (id: string) => choices.set("against", id);
+  const setMetric = (m: OutcomeMetric) => choices.set("metric", m);
+  const setFilter = (f: QuestionOutcome | "all") => choices.set("outcome", f === "all" ? null : f);
   const [open, setOpen] = useState<string | null>(null);
   const cmp = useQuery({
     ...trpc.evals.compareQuestions.queryOptions({ workspaceId: workspace.id, baselineId, otherId, metric }),
@@ -74,7 +108,7 @@ export function QuestionCompare({ baselineId, runs, benchmark, colors }: { basel
         </select>
         <label className="flex items-center gap-2">
           right when
-          <select className={selectClass} aria-label="Question metric" value={metric} onChange={(e) => setMetric(e.target.value as OutcomeMetric)}>
+          <select className={selectClass} aria-label="Question metric" value={metric} data-testid="question-metric" onChange={(e) => setMetric(e.target.value as OutcomeMetric)}>
             {OUTCOME_METRICS.map((m) => (
               <option key={m}>{m}</option>
             ))}
@@ -89,7 +123,7 @@ export function QuestionCompare({ baselineId, runs, benchmark, colors }: { basel
       ) : (
         <>
           <div className={cn("flex flex-wrap items-center gap-2 text-sm", cmp.isPlaceholderData && "opacity-60")} data-testid="question-counts" data-total={cmp.data.total} data-other={cmp.data.otherId} data-metric={cmp.data.metric} aria-busy={cmp.isPlaceholderData}>
-            <button type="button" onClick={() => setFilter("all")} className={cn("rounded-full border px-2.5 py-1", filter === "all" && "border-primary bg-primary/10")} data-testid="outcome-filter-all">
+            <button type="button" onClick={() => setFilter("all")} className={cn("rounded-full border px-2.5 py-1", filter === "all" && "border-primary bg-primary/10")} data-testid="outcome-filter-all" aria-pressed={filter === "all"}>
               all <span className="tabular-nums">{cmp.data.total}</span> questions
             </button>
             <span className="text-muted-foreground">=</span>
@@ -100,6 +134,7 @@ export function QuestionCompare({ baselineId, runs, benchmark, colors }: { basel
                 onClick={() => setFilter(k)}
                 data-testid={`outcome-filter-${k}`}
                 data-count={cmp.data.counts[k]}
+                aria-pressed={filter === k}
                 className={cn("rounded-full border px-2.5 py-1", OUTCOME_STYLE[k], filter === k && "ring-2 ring-primary")}
               >
                 <span className="tabular-nums">{cmp.data.counts[k]}</span> {OUTCOME_LABELS[k]}

@@ -16,6 +16,7 @@ type Board = inferRouterOutputs<AppRouter>["evals"]["leaderboard"];
 export function leaderboardJson(board: Board) {
   return {
     baselineId: board.baselineId,
+    baselineRule: board.baselineRule,
     benchmark: board.benchmark,
     datasetId: board.datasetId,
     metrics: board.metrics,
@@ -59,6 +60,7 @@ export function leaderboardText(board: Board): string {
   const notes = board.rows.filter((r) => r.offlineStandIn || r.note).map((r) => `${r.label}: ${[r.offlineStandIn, r.note].filter(Boolean).join("; ")}`);
   return [
     `Leaderboard · ${board.benchmark ?? "?"} · deltas to the baseline with 95% intervals (paired bootstrap over questions)`,
+    `Baseline: ${board.rows.find((r) => r.isBaseline)?.label ?? "none"} · ${board.baselineRule.text}`,
     "",
     table(rows),
     ...(notes.length ? ["", ...notes] : []),

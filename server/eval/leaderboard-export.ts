@@ -2,7 +2,7 @@
  * The leaderboard as text: the numbers formatted one way for the page, Markdown (a PR
  * description), CSV and the terminal (`synthex eval compare`). Pure: the browser imports it too.
  */
-import type { Leaderboard, LeaderboardCell, LeaderboardRow } from "./leaderboard";
+import type { Leaderboard, LeaderboardCell, LeaderboardRow } from "./leaderboard-rows";
 
 const isCount = (metric: string) => metric === "context_tokens";
 

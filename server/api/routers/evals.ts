@@ -4,7 +4,7 @@ import { importDataset, listDatasets } from "../../eval/dataset-store";
 import { getEvalCase, getEvalRun, listEvalRuns } from "../../eval/run-reads";
 import { compareEvalRuns } from "../../eval/compare";
 import * as questionSets from "../../eval/question-sets";
-import { evalLeaderboard, MAX_LEADERBOARD_RUNS } from "../../eval/leaderboard";
+import { evalLeaderboard, MAX_LEADERBOARD_RUNS } from "../../eval/leaderboard-rows";
 import { retryEvalRun } from "../../eval/retry";
 import { MAX_RUN_SEARCH, searchEvalRuns } from "../../eval/run-search";
 import { EVAL_MODES, EVAL_TEMPLATES, evalTemplate } from "../../eval/templates";
@@ -148,13 +148,13 @@ export const evalsRouter = createTRPCRouter({
   compare: workspaceProcedure("evals:read")
     .input(z.object({ baselineId: z.string(), otherIds: z.array(z.string()).max(10), questions: z.boolean().default(true) }))
     .query(({ ctx, input }) => compareEvalRuns(ctx.db, ctx.workspace.id, input.baselineId, input.otherIds, input.questions)),
-  /** One row per run, the baseline on top, deltas with 95% intervals (server/eval/leaderboard.ts). */
+  /** One row per run, the baseline on top, deltas with 95% intervals (server/eval/leaderboard-rows.ts). */
   leaderboard: workspaceProcedure("evals:read")
     .meta({ rest: { method: "GET", path: "/evals/leaderboard", summary: "Eval runs side by side: metrics, deltas to the baseline with 95% intervals, cost and latency", tag: "Evals" } })
     .input(
       z.object({
         runIds: z.array(z.string().min(1).max(100)).min(1).max(MAX_LEADERBOARD_RUNS).meta({ description: "The eval runs to compare (repeat the parameter)." }),
-        baselineId: z.string().min(1).max(100).optional().meta({ description: "The baseline run; default the pipeline's main (else the first completed run)." }),
+        baselineId: z.string().min(1).max(100).optional().meta({ description: "The baseline run; default a pipeline's main branch, its newest finished run on the dataset; else the strongest real run by session_hit@5 (not a template's offline stand-in). The answer's baselineRule says which applied." }),
       }),
     )
     .query(({ ctx, input }) => evalLeaderboard(ctx.db, ctx.workspace.id, input)),

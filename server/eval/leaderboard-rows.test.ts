@@ -6,7 +6,7 @@ import { signUp } from "../services/users";
 import { defaultChatMemorySpec } from "../pipeline/templates";
 import { OfflineModel } from "../llm/offline-model";
 import { parseAggregates } from "./aggregates";
-import { forgetComputedIntervals } from "./leaderboard";
+import { forgetComputedIntervals } from "./leaderboard-rows";
 import { leaderboardCsv, leaderboardMarkdown } from "./leaderboard-export";
 import { createEvalRun, endEvalRun, runEval } from "./service";
 import { evalWorkspace, type EvalWorkspace } from "./testing/eval-workspace";
@@ -45,6 +45,7 @@ describe("eval leaderboard", () => {
     const api = await ws.caller();
     const board = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id, windows.id, failedId, main.id] });
     expect(board.baselineId).toBe(main.id);
+    expect(board.baselineRule.kind).toBe("main");
     expect(board.rows.map((r) => r.id)).toEqual([main.id, sessions.id, windows.id, failedId]);
     expect(board.rows[0]!.isBaseline).toBe(true);
     const base = main.metrics as Record<string, number>;
@@ -69,6 +70,12 @@ describe("eval leaderboard", () => {
     // A chosen baseline: the same run against itself has no delta; another workspace's id is not found.
     const chosen = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [main.id, windows.id], baselineId: sessions.id });
     expect(chosen.rows[0]!.id).toBe(sessions.id);
+    expect(chosen.baselineRule.kind).toBe("chosen");
+    // Templates only (no pipeline's main): the strongest by session_hit@5, not the newest.
+    const templates = await api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [windows.id, sessions.id] });
+    const hit5 = (r: typeof sessions) => (r.metrics as Record<string, number>)["session_hit@5"]!;
+    expect(templates.baselineRule.kind).toBe("strongest");
+    expect(templates.baselineId).toBe(hit5(sessions) > hit5(windows) ? sessions.id : windows.id);
     expect(chosen.rows[0]!.metrics["mrr"]!.delta).toBeNull();
     await expect(api.evals.leaderboard({ workspaceId: ws.workspaceId, runIds: [sessions.id], baselineId: failedId })).rejects.toThrow(/is failed: pick a completed run/);
     // Someone else in the same database, asking their own workspace for this workspace's runs.

@@ -72,8 +72,18 @@ export interface LeaderboardRow {
   finishedAt: Date | null;
 }
 
+/** How the baseline was picked: named by the caller, or the default rule (defaultBaseline). */
+export interface BaselineChoice {
+  kind: "chosen" | "main" | "strongest" | "none";
+  /** Why this baseline, in one sentence: the leaderboard's caption and `synthex eval compare` say it. */
+  text: string;
+  /** The default rule in full (DEFAULT_BASELINE_RULE): the caption's tooltip. */
+  rule: string;
+}
+
 export interface Leaderboard {
   baselineId: string | null;
+  baselineRule: BaselineChoice;
   benchmark: string | null;
   datasetId: string | null;
   metrics: string[];
@@ -150,10 +160,44 @@ function vectors(agg: EvalAggregates, metrics: readonly string[]) {
   return { index, values: Object.fromEntries(metrics.map((m) => [m, agg.metrics[m] ?? null])) };
 }
 
+/** The metric the default baseline is the strongest on, when no pipeline's main was scored. */
+export const BASELINE_STRENGTH_METRIC = "session_hit@5" satisfies MetricName;
+
+/** The default baseline's rule in one sentence (the leaderboard's caption, its tooltip and the CLI say it). */
+export const DEFAULT_BASELINE_RULE = `By default the baseline is a pipeline's main branch, its newest finished run on this dataset; without one, the strongest real run by ${BASELINE_STRENGTH_METRIC} (a template scored with an offline stand-in for its model is not its architecture's result, so it is never the default).`;
+
+const choice = (kind: BaselineChoice["kind"], text: string): BaselineChoice => ({ kind, text, rule: DEFAULT_BASELINE_RULE });
+
+type BaselineCandidate = { id: string; pipelineId: string | null; branch: string; template: string | null; datasetId: string; status: string; metrics: unknown; createdAt: Date; finishedAt: Date | null };
+
+/**
+ * The default baseline of a comparison (one place: tRPC, REST and `synthex eval compare` all
+ * read it here): among the completed runs on the comparison's dataset (the one most of them
+ * scored; ties go to the newest run's), a pipeline's main branch's newest finished run; else the
+ * strongest run by BASELINE_STRENGTH_METRIC that is not a template's offline stand-in (ties: the
+ * newest); else, every run being a stand-in, the strongest of them.
+ */
+export function defaultBaseline<R extends BaselineCandidate>(runs: readonly R[]): { run: R | null; rule: BaselineChoice } {
+  const completed = runs.filter((r) => r.status === "completed");
+  if (!completed.length) return { run: null, rule: choice("none", "No run here completed: there is no baseline yet.") };
+  const finished = (r: R) => +(r.finishedAt ?? r.createdAt);
+  const newestFirst = [...completed].sort((a, b) => finished(b) - finished(a));
+  const counts = new Map<string, number>();
+  for (const r of newestFirst) counts.set(r.datasetId, (counts.get(r.datasetId) ?? 0) + 1);
+  const dataset = newestFirst.reduce((best, r) => (counts.get(r.datasetId)! > counts.get(best)! ? r.datasetId : best), newestFirst[0]!.datasetId);
+  const onDataset = newestFirst.filter((r) => r.datasetId === dataset);
+  const main = onDataset.find((r) => r.pipelineId && r.branch === "main");
+  if (main) return { run: main, rule: choice("main", "Default baseline: the pipeline's main branch, its newest finished run on this dataset.") };
+  const strength = (r: R) => metricsSchema.parse(r.metrics)[BASELINE_STRENGTH_METRIC] ?? -Infinity;
+  const strongest = (list: R[]) => list.reduce<R | null>((best, r) => (!best || strength(r) > strength(best) ? r : best), null);
+  const real = strongest(onDataset.filter((r) => !offlineStandIn(r.template)));
+  if (real) return { run: real, rule: choice("strongest", `Default baseline: no pipeline's main branch was scored on this dataset, so the strongest real run by ${BASELINE_STRENGTH_METRIC} (not a template's offline stand-in).`) };
+  return { run: strongest(onDataset), rule: choice("strongest", `Default baseline: every run here is a template's offline stand-in, so the strongest of them by ${BASELINE_STRENGTH_METRIC}.`) };
+}
+
 /**
  * The leaderboard of `runIds` (this workspace's only: an id of another workspace is not found)
- * against `baselineId` — by default the pipeline's main (the latest completed run of a pipeline's
- * main branch among them), else the first completed run.
+ * against `baselineId`, by default defaultBaseline's pick.
  */
 export async function evalLeaderboard(db: Db, workspaceId: string, input: { runIds: string[]; baselineId?: string }): Promise<Leaderboard> {
   const ids = [...new Set([...(input.baselineId ? [input.baselineId] : []), ...input.runIds])];
@@ -167,9 +211,9 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
   const names = await runNames(db, workspaceId, runs);
 
   const completed = runs.filter((r) => r.status === "completed");
-  const baseline = input.baselineId
-    ? byId.get(input.baselineId)!
-    : ([...completed].filter((r) => r.pipelineId && r.branch === "main").sort((a, b) => +b.createdAt - +a.createdAt)[0] ?? completed[0] ?? null);
+  const picked = input.baselineId ? null : defaultBaseline(runs);
+  const baseline = input.baselineId ? byId.get(input.baselineId)! : picked!.run;
+  const baselineRule: BaselineChoice = picked?.rule ?? choice("chosen", "The baseline was chosen for this comparison (not the default).");
   if (baseline && baseline.status !== "completed") throw badRequest(`The baseline ${baseline.id} is ${baseline.status}: pick a completed run as the baseline.`);
 
   const parsed = new Map(completed.map((r) => [r.id, metricsSchema.parse(r.metrics)]));
@@ -264,6 +308,7 @@ export async function evalLeaderboard(db: Db, workspaceId: string, input: { runI
   rows.sort((a, b) => rank(a) - rank(b));
   return {
     baselineId: baseline?.id ?? null,
+    baselineRule,
     benchmark: baseline?.benchmark ?? runs[0]!.benchmark,
     datasetId: baseline?.datasetId ?? runs[0]!.datasetId,
     metrics,
