@@ -168,6 +168,12 @@ describe("the benchmark commands of docs/benchmarks.md", () => {
     }
   });
 
+  it("bench:facts-commit — a split step over long sessions: its time, commits and audit bytes per fact", { timeout: TEST_LIMIT_MS }, async () => {
+    const r = await runBench("bench:facts-commit", ["2", "6"]);
+    expectSuccess(r);
+    expect(r.stdout).toMatch(new RegExp(`facts step: 2 sessions x 6 turns -> [1-9]\\d* facts, run completed in ${NUM} s, commits ~${NUM} s; audit \\d+ B/fact \\(${NUM} MB\\) vs content \\d+ B/fact · load ${NUM} ${NUM} ${NUM}`));
+  });
+
   it("bench:import — a generated ChatGPT export imported, re-imported, peak RSS", { timeout: TEST_LIMIT_MS }, async () => {
     const r = await runBench("bench:import", ["5"]);
     expectSuccess(r);
