@@ -179,14 +179,16 @@ function relationEdge(r: { id: string; content: string; scope: string; metadata:
   const parsed = beliefMetadata.safeParse(r.metadata);
   if (!parsed.success) return null;
   const belief = parsed.data.custom.belief;
-  const created = new Date(belief.learnedAt ?? r.createdAt).toISOString();
+  const iso = (t: string | null | undefined) => (t && !Number.isNaN(Date.parse(t)) ? new Date(t).toISOString() : null);
+  const created = iso(belief.learnedAt) ?? new Date(r.createdAt).toISOString();
+  const invalid = iso(belief.validTo);
   return {
     uuid: belief.id,
     fact: r.content,
     name: belief.predicate,
     created_at: created,
-    valid_at: belief.validFrom ? new Date(belief.validFrom).toISOString() : created,
-    ...(belief.validTo ? { invalid_at: new Date(belief.validTo).toISOString() } : {}),
+    valid_at: iso(belief.validFrom) ?? created,
+    ...(invalid ? { invalid_at: invalid } : {}),
     source_node_uuid: belief.subject,
     target_node_uuid: belief.objectEntity ?? "",
     episodes: [],
