@@ -36,6 +36,7 @@ export const databaseTests = [
   "server/compat/mem0-project.test.ts",
   "server/compat/mem0.test.ts",
   "server/compat/zep-drop-in.test.ts",
+  "server/compat/zep-graph-edges.test.ts",
   "server/compat/zep-model.test.ts",
   "server/compat/zep.test.ts",
   "server/core/process-state.test.ts",

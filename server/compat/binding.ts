@@ -19,16 +19,23 @@ import { getDb } from "../store/db";
 
 export type Caller = ReturnType<typeof createCaller>;
 
-/** The pipeline a compat endpoint serves: its name, the source messages go into, its memory step. */
+/**
+ * The pipeline a compat endpoint serves: its name, the source messages go into, its memory step
+ * (none on a graph pipeline such as Synapsis, which Zep's path serves from its entities and relations).
+ */
 export interface Binding {
   pipeline: string;
   pipelineId: string;
   source: string;
-  memoryStep: string;
-  factStep: string;
-  /** Steps a graph search reads for nodes (entities) and episodes (the source's conversations). */
+  memoryStep: string | null;
+  factStep: string | null;
+  /** Steps a graph search reads for nodes (entities) and edges between them (relations: beliefs naming their entities). */
   entitiesStep: string | null;
+  relationsStep: string | null;
 }
+
+/** A binding with a memory step: what Mem0's path needs (its memories are that step's records). */
+export type MemoryBinding = Binding & { memoryStep: string; factStep: string };
 
 export interface CompatRequest {
   caller: Caller;
@@ -101,7 +108,10 @@ export async function openCompat(req: Request, base: string, errorResponse: (sta
  * header, else the key's only pipeline (a key limited to one pipeline in Settings → API keys),
  * else the workspace's only pipeline. Anything else is refused with what to do.
  */
-export async function bindPipeline(req: Request, compat: CompatRequest, client: string): Promise<Binding> {
+export async function bindPipeline(req: Request, compat: CompatRequest, client: "Mem0"): Promise<MemoryBinding>;
+/** Zep's path also serves a pipeline without a memory step when it has an entities and a relations step (Synapsis). */
+export async function bindPipeline(req: Request, compat: CompatRequest, client: "Zep"): Promise<Binding>;
+export async function bindPipeline(req: Request, compat: CompatRequest, client: "Mem0" | "Zep"): Promise<Binding> {
   const asked = compat.pipelineFromPath ?? req.headers.get("x-synthex-pipeline")?.trim() ?? null;
   let name = asked;
   if (!name) {
@@ -120,14 +130,24 @@ export async function bindPipeline(req: Request, compat: CompatRequest, client: 
   const spec = version.spec;
   const consolidate = spec.steps.filter((s) => s.type === "consolidate");
   const memory = consolidate.find((s) => s.name === "memories") ?? (consolidate.length === 1 ? consolidate[0] : undefined);
-  if (!memory) {
-    throw new CompatError(400, `Pipeline "${name}" has no memory step (a consolidate step, e.g. the mem0 template's "memories"): ${client} memories are the records of that step.`);
+  const entities = spec.steps.find((s) => s.name === "entities" || s.type === "entities");
+  const relations = spec.steps.find((s) => s.type === "relations");
+  if (!memory && !(client === "Zep" && entities && relations)) {
+    const graph = client === "Zep" ? ", or an entities and a relations step (e.g. the synapsis template): Zep's nodes are the entities and its edges the relations" : "";
+    throw new CompatError(400, `Pipeline "${name}" has no memory step (a consolidate step, e.g. the mem0 template's "memories")${graph}: ${client} memories are the records of that step.`);
   }
   const source = spec.sources[0];
   if (!source) throw new CompatError(400, `Pipeline "${name}" has no source to ingest messages into.`);
-  const from = (memory as { from: string | string[] }).from;
-  const entities = spec.steps.find((s) => s.name === "entities" || s.type === "entities");
-  return { pipeline: name, pipelineId: pipeline.id, source: source.name, memoryStep: memory.name, factStep: Array.isArray(from) ? from[0]! : from, entitiesStep: entities?.name ?? null };
+  const from = memory ? (memory as { from: string | string[] }).from : null;
+  return {
+    pipeline: name,
+    pipelineId: pipeline.id,
+    source: source.name,
+    memoryStep: memory?.name ?? null,
+    factStep: from === null ? null : Array.isArray(from) ? from[0]! : from,
+    entitiesStep: entities?.name ?? null,
+    relationsStep: relations?.name ?? null,
+  };
 }
 
 // --- Entity ids ↔ scopes -------------------------------------------------------------------------

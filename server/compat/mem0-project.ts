@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { CompatError, type Binding, type CompatRequest } from "./binding";
+import { CompatError, type CompatRequest, type MemoryBinding } from "./binding";
 import type { OutputSpec, PipelineSpec } from "../pipeline/spec";
 
 const refuse = (message: string) => new CompatError(400, message);
@@ -21,15 +21,15 @@ export const CUSTOM_INSTRUCTIONS_MARKER = "\n\nCustom instructions (set with Mem
 
 type Step = PipelineSpec["steps"][number];
 
-async function specOf(c: CompatRequest, b: Binding): Promise<PipelineSpec> {
+async function specOf(c: CompatRequest, b: MemoryBinding): Promise<PipelineSpec> {
   return (await c.caller.pipeline.get({ pipelineId: b.pipeline })).version.spec;
 }
 
-async function save(c: CompatRequest, b: Binding, spec: PipelineSpec, message: string) {
+async function save(c: CompatRequest, b: MemoryBinding, spec: PipelineSpec, message: string) {
   await c.caller.pipeline.saveVersion({ pipelineId: b.pipeline, spec, message });
 }
 
-function factStep(spec: PipelineSpec, b: Binding): Step & { prompt: string } {
+function factStep(spec: PipelineSpec, b: MemoryBinding): Step & { prompt: string } {
   const step = spec.steps.find((s) => s.name === b.factStep);
   const prompt = (step as { prompt?: unknown } | undefined)?.prompt;
   if (!step || typeof prompt !== "string") {
@@ -50,7 +50,7 @@ function withInstructions(prompt: string, text: string): string {
 }
 
 /** `/api/v1/orgs/organizations/{org}/projects/{project}/`: the org must be the key's workspace, the project its pipeline. */
-function checkProject(c: CompatRequest, b: Binding, org: string | null, project: string) {
+function checkProject(c: CompatRequest, b: MemoryBinding, org: string | null, project: string) {
   if (org !== null && org !== c.ctx.actor.workspaceId) throw new CompatError(404, `Organization ${org} not found: this key's organization is ${c.ctx.actor.workspaceId} (its workspace).`);
   if (project !== b.pipeline && project !== b.pipelineId) throw new CompatError(404, `Project ${project} not found: this key's project is ${b.pipeline} (the pipeline it is bound to).`);
 }
@@ -68,7 +68,7 @@ const PROJECT_REFUSED: Record<string, string> = {
   decay: "search ranking is the pipeline's: recency is boosted by the search mode, not a project setting",
 };
 
-export async function getProject(c: CompatRequest, b: Binding, org: string | null, project: string, fields: string[]) {
+export async function getProject(c: CompatRequest, b: MemoryBinding, org: string | null, project: string, fields: string[]) {
   checkProject(c, b, org, project);
   const { pipeline, version } = await c.caller.pipeline.get({ pipelineId: b.pipeline });
   const step = version.spec.steps.find((s) => s.name === b.factStep) as { prompt?: unknown } | undefined;
@@ -84,7 +84,7 @@ export async function getProject(c: CompatRequest, b: Binding, org: string | nul
   return fields.length ? Object.fromEntries(fields.map((f) => [f, all[f as keyof typeof all]])) : all;
 }
 
-export async function updateProject(c: CompatRequest, b: Binding, org: string | null, project: string, input: Record<string, unknown>) {
+export async function updateProject(c: CompatRequest, b: MemoryBinding, org: string | null, project: string, input: Record<string, unknown>) {
   checkProject(c, b, org, project);
   for (const [key, why] of Object.entries(PROJECT_REFUSED)) if (input[key] !== undefined && input[key] !== null) throw refuse(`${key}: not supported by Synthex (${why}).`);
   const other = Object.keys(input).filter((k) => k !== "custom_instructions" && !(k in PROJECT_REFUSED));
@@ -122,7 +122,7 @@ function labelOf(out: OutputSpec): z.infer<typeof mem0Webhook>["mem0Webhook"] | 
 
 const hooksOf = (spec: PipelineSpec) => spec.outputs.filter((o) => o.surface === "projection" && o.webhook);
 
-function webhookJson(out: OutputSpec, b: Binding, createdAt: string) {
+function webhookJson(out: OutputSpec, b: MemoryBinding, createdAt: string) {
   const label = labelOf(out);
   return {
     webhook_id: out.name,
@@ -150,14 +150,14 @@ function parseHook(input: Record<string, unknown>, partial: boolean) {
   return { name: name as string | undefined, url: url as string | undefined, eventTypes: events as (typeof EVENT_TYPES)[number][] | undefined };
 }
 
-export async function listWebhooks(c: CompatRequest, b: Binding, project: string) {
+export async function listWebhooks(c: CompatRequest, b: MemoryBinding, project: string) {
   checkProject(c, b, null, project);
   const { version } = await c.caller.pipeline.get({ pipelineId: b.pipeline });
   const at = new Date(version.createdAt).toISOString();
   return hooksOf(version.spec).map((o) => webhookJson(o, b, at));
 }
 
-export async function createWebhook(c: CompatRequest, b: Binding, project: string, input: Record<string, unknown>) {
+export async function createWebhook(c: CompatRequest, b: MemoryBinding, project: string, input: Record<string, unknown>) {
   checkProject(c, b, null, project);
   const hook = parseHook(input, false);
   const spec = await specOf(c, b);
@@ -178,7 +178,7 @@ function findHook(spec: PipelineSpec, id: string): OutputSpec {
   return out;
 }
 
-export async function updateWebhook(c: CompatRequest, b: Binding, id: string, input: Record<string, unknown>) {
+export async function updateWebhook(c: CompatRequest, b: MemoryBinding, id: string, input: Record<string, unknown>) {
   const hook = parseHook(input, true);
   const spec = await specOf(c, b);
   const out = findHook(spec, id);
@@ -195,7 +195,7 @@ export async function updateWebhook(c: CompatRequest, b: Binding, id: string, in
   return { message: "Webhook updated successfully" };
 }
 
-export async function deleteWebhook(c: CompatRequest, b: Binding, id: string) {
+export async function deleteWebhook(c: CompatRequest, b: MemoryBinding, id: string) {
   const spec = await specOf(c, b);
   const out = findHook(spec, id);
   // A webhook made here is its own output; the pipeline's own projection keeps its output, without the webhook.

@@ -6,7 +6,7 @@
  * tRPC procedures with the key's context. What Synthex does not have answers 400 with what to use.
  */
 import { randomUUID } from "node:crypto";
-import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, waitFor, type Binding, type CompatRequest, type Entities } from "./binding";
+import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, waitFor, type CompatRequest, type Entities, type MemoryBinding } from "./binding";
 import { compileFilters, entityParams } from "./filters";
 import { createWebhook, deleteWebhook, getProject, listWebhooks, updateProject, updateWebhook } from "./mem0-project";
 import { can } from "../auth/permissions";
@@ -83,7 +83,7 @@ const ADD_REFUSED: Record<string, string> = {
   excludes: "the pipeline's prompts decide what is extracted",
 };
 
-async function add(c: CompatRequest, b: Binding, input: Record<string, unknown>) {
+async function add(c: CompatRequest, b: MemoryBinding, input: Record<string, unknown>) {
   for (const [key, why] of Object.entries(ADD_REFUSED)) if (input[key] !== undefined && input[key] !== null) throw refuse(`${key}: not supported by Synthex (${why}).`);
   if (input.infer === false) {
     throw refuse("infer: false is not supported: every message goes through the pipeline's extract and consolidate steps. Send the text as a user message, or import records through /api/v1.");
@@ -132,7 +132,7 @@ const failed = new Map<string, string>();
 const NO_RECORD = "evt-none-";
 
 /** Waits until the pipeline has run over the add's record (starting a run if none was requested). */
-async function settle(c: CompatRequest, b: Binding, recordId: string, runRequested: boolean) {
+async function settle(c: CompatRequest, b: MemoryBinding, recordId: string, runRequested: boolean) {
   const probe = () => c.caller.memory.ofSource({ pipelineId: b.pipeline, step: b.memoryStep, recordId });
   let found = await waitFor(probe, (v) => !v.pending);
   // A run was in progress when the session closed: this record waits for the next one.
@@ -147,7 +147,7 @@ async function settle(c: CompatRequest, b: Binding, recordId: string, runRequest
 
 const eventResults = (versions: MemoryLike[]) => versions.map((v) => memoryJson(v, { event: v.event, data: { memory: v.content } }));
 
-async function event(c: CompatRequest, b: Binding, eventId: string) {
+async function event(c: CompatRequest, b: MemoryBinding, eventId: string) {
   const notFound = () => new CompatError(404, "Event not found or you don't have permission to access it.");
   if (eventId.startsWith(NO_RECORD)) {
     return { id: eventId, event_type: "ADD", status: "SUCCEEDED", payload: null, metadata: null, results: [], created_at: null, updated_at: null, error: null };
@@ -172,7 +172,7 @@ async function event(c: CompatRequest, b: Binding, eventId: string) {
   };
 }
 
-async function search(c: CompatRequest, b: Binding, input: Record<string, unknown>) {
+async function search(c: CompatRequest, b: MemoryBinding, input: Record<string, unknown>) {
   for (const key of ["categories", "metadata", "fields"]) if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (memories keep no categories or metadata of their own; filter by entity ids).`);
   if (typeof input.query !== "string" || !input.query.trim()) throw refuse("query: required.");
   const filter = compileFilters(input.filters);
@@ -210,13 +210,13 @@ async function search(c: CompatRequest, b: Binding, input: Record<string, unknow
   return { results: await ranked("semantic", -1) };
 }
 
-async function list(c: CompatRequest, b: Binding, filters: unknown) {
+async function list(c: CompatRequest, b: MemoryBinding, filters: unknown) {
   const filter = compileFilters(filters);
   const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope: filter.prefix });
   return memories.filter((m) => filter.test(filterable(m)));
 }
 
-async function getAll(c: CompatRequest, b: Binding, req: Request, input: Record<string, unknown>) {
+async function getAll(c: CompatRequest, b: MemoryBinding, req: Request, input: Record<string, unknown>) {
   for (const key of ["categories", "keywords"]) if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (memories keep no categories; filter by entity ids).`);
   const filters = { ...(input.filters as object | undefined), ...(input.start_date ? { created_at: { gte: input.start_date } } : {}) };
   const all = await list(c, b, Object.keys(filters).length ? filters : undefined);
@@ -252,14 +252,14 @@ async function created(c: CompatRequest, m: { recordId: string; version?: number
   return (await c.caller.record.get({ id: first.recordId })).createdAt;
 }
 
-async function current(c: CompatRequest, b: Binding, memoryId: string) {
+async function current(c: CompatRequest, b: MemoryBinding, memoryId: string) {
   checkId(memoryId);
   const memory = await c.caller.memory.get({ pipelineId: b.pipeline, step: b.memoryStep, memoryId });
   if (memory.status !== "active") throw new CompatError(404, `Memory ${memoryId} was deleted (restore it with POST /api/v1/records/${memory.recordId}/restore).`);
   return { ...memory, createdAt: await created(c, memory) };
 }
 
-async function update(c: CompatRequest, b: Binding, memoryId: string, input: Record<string, unknown>) {
+async function update(c: CompatRequest, b: MemoryBinding, memoryId: string, input: Record<string, unknown>) {
   for (const key of ["timestamp", "expiration_date"]) {
     if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (a memory's time comes from the facts it was made from, and memories do not expire: delete them).`);
   }
@@ -277,12 +277,12 @@ async function update(c: CompatRequest, b: Binding, memoryId: string, input: Rec
   return memoryJson(await current(c, b, memoryId));
 }
 
-async function remove(c: CompatRequest, b: Binding, memoryId: string) {
+async function remove(c: CompatRequest, b: MemoryBinding, memoryId: string) {
   const memory = await current(c, b, memoryId);
   await c.caller.memory.delete({ id: memory.recordId });
 }
 
-async function history(c: CompatRequest, b: Binding, memoryId: string) {
+async function history(c: CompatRequest, b: MemoryBinding, memoryId: string) {
   checkId(memoryId);
   const memory = await c.caller.memory.get({ pipelineId: b.pipeline, step: b.memoryStep, memoryId });
   const h = await c.caller.record.history({ id: memory.recordId });
@@ -306,7 +306,7 @@ async function history(c: CompatRequest, b: Binding, memoryId: string) {
 
 const MAX_BATCH = 1000;
 
-async function batch(c: CompatRequest, b: Binding, method: string, input: Record<string, unknown>) {
+async function batch(c: CompatRequest, b: MemoryBinding, method: string, input: Record<string, unknown>) {
   const items = input.memories;
   if (!Array.isArray(items) || !items.length || items.length > MAX_BATCH) throw refuse(`memories: a list of 1 to ${MAX_BATCH} { memory_id${method === "PUT" ? ", text" : ""} }.`);
   const wanted = items.map((m: unknown, i) => {
@@ -334,7 +334,7 @@ const KINDS = ["user", "agent", "app", "run"] as const;
  * entity type's, and all four `"*"` are the full wipe (every memory of the bound pipeline, whatever
  * its scope). Ids named alongside a `"*"` still have to match. Nothing named: refused, as Mem0 does.
  */
-async function deleteAll(c: CompatRequest, b: Binding, query: Record<string, string>) {
+async function deleteAll(c: CompatRequest, b: MemoryBinding, query: Record<string, string>) {
   const wild = KINDS.filter((k) => query[`${k}_id`] === "*");
   const entities = entityParams(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== "*")));
   if (!Object.keys(entities).length && !wild.length) throw refuse("Name at least one of user_id, agent_id, app_id or run_id (\"*\" for all of that type; all four \"*\" delete every memory).");
@@ -345,7 +345,7 @@ async function deleteAll(c: CompatRequest, b: Binding, query: Record<string, str
   return { message: `Memories deleted successfully! (${memories.length})` };
 }
 
-async function entities(c: CompatRequest, b: Binding) {
+async function entities(c: CompatRequest, b: MemoryBinding) {
   const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep });
   const byEntity = new Map<string, { type: string; name: string; total: number; first: Date; last: Date }>();
   for (const m of memories) {
@@ -364,7 +364,7 @@ async function entities(c: CompatRequest, b: Binding) {
 }
 
 /** Deleting an entity erases it: every scope with that id is purged (records, what derives from them, live sessions). */
-async function deleteEntity(c: CompatRequest, b: Binding, type: string, name: string) {
+async function deleteEntity(c: CompatRequest, b: MemoryBinding, type: string, name: string) {
   if (!["user", "agent", "app", "run"].includes(type)) throw refuse(`Entity type "${type}": one of user, agent, app, run.`);
   const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep });
   const scopes = new Set(memories.filter((m) => entitiesOf(m.scope)[type as keyof Entities] === name).map((m) => m.scope));

@@ -7,16 +7,22 @@
  * `%{user_summary}` (the pipeline's newest summary of the scope).
  */
 import type { Binding, CompatRequest } from "./binding";
-import { listNodes, summariesOf } from "./zep-graph";
+import { listEdges, listNodes, memoriesIn, summariesOf } from "./zep-graph";
 import { find, idOfMarker, lookup, refuse, register, TEMPLATES_SCOPE, writeState } from "./zep-objects";
 
 const PLACEHOLDER = /%\{\s*([a-z_]+)((?:\s+[a-z_]+=[^\s}]+)*)\s*\}/g;
 const KNOWN = ["edges", "entities", "episodes", "user_summary"];
 
+/** The scope's facts: its memories, or on a graph pipeline without a memory step (Synapsis) its relations' current beliefs. */
+async function factsOf(c: CompatRequest, b: Binding, scope: string): Promise<Array<{ content: string; updatedAt: Date | string }>> {
+  if (b.memoryStep) return memoriesIn(c, b, scope);
+  return (await listEdges(c, b, scope, 200)).filter((e) => !("invalid_at" in e)).map((e) => ({ content: e.fact, updatedAt: e.valid_at }));
+}
+
 /** The context block: the scope's memories (newest first) and its recent turns, in Zep's tagged layout. */
 export async function contextBlock(c: CompatRequest, b: Binding, scope: string) {
-  const [{ memories }, brief, summaries] = await Promise.all([
-    c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope }),
+  const [memories, brief, summaries] = await Promise.all([
+    factsOf(c, b, scope),
     c.caller.search.brief({ pipelineId: b.pipeline, scope, turns: 10 }),
     summariesOf(c, b, scope, 3),
   ]);
@@ -90,7 +96,7 @@ export async function renderTemplate(c: CompatRequest, b: Binding, templateId: s
     const limit = Math.min(100, Number(/limit=(\d+)/.exec(m[2] ?? "")?.[1] ?? 10) || 10);
     let text = "";
     if (m[1] === "edges") {
-      const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope });
+      const memories = await factsOf(c, b, scope);
       text = memories.slice(0, limit).map((x) => `- ${x.content} (${new Date(x.updatedAt).toISOString().slice(0, 10)})`).join("\n");
     } else if (m[1] === "entities") {
       text = (await listNodes(c, b, scope, limit)).map((n) => `- ${n.name}: ${n.summary}`).join("\n");

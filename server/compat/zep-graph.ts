@@ -2,14 +2,16 @@
  * Zep's graph over a Synthex pipeline (server/compat/zep.ts routes it). A graph is a scope: a user's
  * (`user:<id>`) or a standalone graph's (`graph:<id>`, server/compat/zep-objects.ts).
  *
- * - Edges are the memory step's memories (a fact each); where the pipeline has a relations step
- *   (beliefs subject —predicate→ object, the Synapsis template), its beliefs too, naming their source
- *   and target nodes.
+ * - Edges are the memory step's memories (a fact each, no nodes); where the pipeline has a relations
+ *   step (beliefs subject —predicate→ object, the Synapsis template), its beliefs too, naming their
+ *   source and target nodes (the entities' ids, as nodes answer them). A pipeline with entities and
+ *   relations but no memory step (Synapsis) is served from those alone.
  * - Nodes are the entities step's entities (found by part of a name or alias: "Ana" finds "Ana Smith").
  * - Episodes are what was added: each addMessages call's messages and each graph.add, searched by
  *   their words (a lexical ranking over the scope's messages).
  */
 import { randomUUID } from "node:crypto";
+import { z } from "zod";
 import { encodeId, statusOf, type Binding, type CompatRequest } from "./binding";
 import { find, graphScope, refuse, userScope, type Session } from "./zep-objects";
 
@@ -154,17 +156,75 @@ export function memoryEdge(m: Pick<Memory, "memoryId" | "recordId" | "content" |
   };
 }
 
-export async function listEdges(c: CompatRequest, b: Binding, scope: string, limit: number) {
-  const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope });
-  return memories.filter((m) => m.scope === scope).slice(0, limit).map(memoryEdge);
+/** The memory step's memories of a scope (current ones); none where the pipeline has no memory step (a graph pipeline). */
+export async function memoriesIn(c: CompatRequest, b: Binding, scope: string): Promise<Memory[]> {
+  if (!b.memoryStep) return [];
+  return (await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope })).memories;
 }
 
-/** Edges whose fact answers the query (hybrid search over the memory step). */
-export async function searchEdges(c: CompatRequest, b: Binding, scope: string, query: string, limit: number) {
-  const found = await c.caller.search.search({ pipelineId: b.pipeline, query, step: b.memoryStep, scope, limit });
-  return found.hits
-    .filter((h) => h.step === b.memoryStep)
-    .map((h) => memoryEdge({ memoryId: (h.metadata as { memory?: { id?: string } }).memory?.id ?? h.id, recordId: h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, score: h.score.fused }));
+/** The belief a relations record holds (metadata.custom.belief, written by the relations step). */
+const beliefSchema = z.object({
+  id: z.string(),
+  subject: z.string(),
+  predicate: z.string(),
+  objectEntity: z.string().nullish(),
+  validFrom: z.string().nullish(),
+  validTo: z.string().nullish(),
+  learnedAt: z.string().nullish(),
+});
+const beliefMetadata = z.object({ custom: z.object({ belief: beliefSchema }) });
+
+/** A relations record as Zep's EntityEdge: its fact, the subject's entity as source node, the object's (when an entity) as target. */
+function relationEdge(r: { id: string; content: string; scope: string; metadata: unknown; createdAt: Date | string }, score?: number) {
+  const parsed = beliefMetadata.safeParse(r.metadata);
+  if (!parsed.success) return null;
+  const belief = parsed.data.custom.belief;
+  const iso = (t: string | null | undefined) => (t && !Number.isNaN(Date.parse(t)) ? new Date(t).toISOString() : null);
+  const created = iso(belief.learnedAt) ?? new Date(r.createdAt).toISOString();
+  const invalid = iso(belief.validTo);
+  return {
+    uuid: belief.id,
+    fact: r.content,
+    name: belief.predicate,
+    created_at: created,
+    valid_at: iso(belief.validFrom) ?? created,
+    ...(invalid ? { invalid_at: invalid } : {}),
+    source_node_uuid: belief.subject,
+    target_node_uuid: belief.objectEntity ?? "",
+    episodes: [],
+    attributes: { record_id: r.id, scope: r.scope },
+    ...(score !== undefined ? { score } : {}),
+  };
+}
+type Edge = ReturnType<typeof memoryEdge> | NonNullable<ReturnType<typeof relationEdge>>;
+
+/** The scope's edges: its memories, then (on a graph pipeline) its relations' beliefs. */
+export async function listEdges(c: CompatRequest, b: Binding, scope: string, limit: number): Promise<Edge[]> {
+  const edges: Edge[] = (await memoriesIn(c, b, scope)).filter((m) => m.scope === scope).slice(0, limit).map(memoryEdge);
+  if (b.relationsStep && edges.length < limit) {
+    const page = await c.caller.record.listByStep({ pipelineId: b.pipelineId, step: b.relationsStep, scope, limit: Math.min(200, limit - edges.length) });
+    for (const r of page.records) {
+      const edge = r.scope === scope ? relationEdge(r) : null;
+      if (edge) edges.push(edge);
+    }
+  }
+  return edges;
+}
+
+/** Edges whose fact answers the query: hybrid search over the memory step and the relations step. */
+export async function searchEdges(c: CompatRequest, b: Binding, scope: string, query: string, limit: number): Promise<Edge[]> {
+  const steps = [b.memoryStep, b.relationsStep].filter((s): s is string => s !== null);
+  const found = await c.caller.search.search({ pipelineId: b.pipeline, query, step: steps, scope, limit });
+  const edges: Edge[] = [];
+  for (const h of found.hits) {
+    if (h.step === b.memoryStep) {
+      edges.push(memoryEdge({ memoryId: (h.metadata as { memory?: { id?: string } }).memory?.id ?? h.id, recordId: h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, score: h.score.fused }));
+    } else if (h.step === b.relationsStep) {
+      const edge = relationEdge(h, h.score.fused);
+      if (edge) edges.push(edge);
+    }
+  }
+  return edges;
 }
 
 // --- graph.add ---------------------------------------------------------------------------------------

@@ -166,6 +166,7 @@ export async function threadChunks(c: CompatRequest, b: Binding, threadId: strin
 
 /** The memories derived from these records (through the memory step), current ones only. */
 export async function memoriesOfRecords(c: CompatRequest, b: Binding, recordIds: string[]): Promise<string[]> {
+  if (!b.memoryStep) return [];
   const out = new Set<string>();
   for (const recordId of recordIds) {
     const { versions } = await c.caller.memory.ofSource({ pipelineId: b.pipeline, step: b.memoryStep, recordId });

@@ -14,7 +14,7 @@ import { ENTITY_TYPES } from "../services/graph";
 import { assertMayWriteSession } from "../services/ingest";
 import { bindPipeline, CompatError, limitedRoute, openCompat, scopeOf, statusOf, type Binding, type CompatRequest } from "./binding";
 import { contextBlock, createTemplate, deleteTemplate, getTemplate, listTemplates, projectInfo, renderTemplate, updateTemplate } from "./zep-context";
-import { addData, episodesOf, graphOf, listEdges, listNodes, rankEpisodes, searchEdges, searchNodes, summariesOf, userMetadata } from "./zep-graph";
+import { addData, episodesOf, graphOf, listEdges, listNodes, memoriesIn, rankEpisodes, searchEdges, searchNodes, summariesOf, userMetadata } from "./zep-graph";
 import {
   chunkPrefix,
   find,
@@ -133,8 +133,7 @@ async function deleteUser(c: CompatRequest, b: Binding, userId: string) {
     await c.caller.record.purgeScope({ pipelineId: b.pipeline, scope });
     return { message: `User ${userId} deleted: the scope ${scope} is purged (records, what derives from them, live sessions).` };
   }
-  const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope });
-  for (const m of memories) if (m.scope === scope) await c.caller.memory.delete({ id: m.recordId });
+  for (const m of await memoriesIn(c, b, scope)) if (m.scope === scope) await c.caller.memory.delete({ id: m.recordId });
   for (const t of await userThreads(c, b, userId)) await writeState(c, b, "thread", idOfMarker("thread", t.sessionId), scope, { deleted: true });
   await writeState(c, b, "user", userId, scope, { deleted: true });
   return { message: `User ${userId} deleted: its memories are deleted (restorable in Synthex); an admin key also purges its records.` };
@@ -260,8 +259,7 @@ async function threadSummary(c: CompatRequest, b: Binding, threadId: string) {
   // No summaries step: the memories the thread's messages led to, newest first.
   const chunks = await threadChunks(c, b, threadId, thread.state.since);
   const ids = new Set(await memoriesOfRecords(c, b, chunks.map((s) => s.recordId).filter((x): x is string => x !== null)));
-  const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope: thread.marker.scope });
-  const mine = memories.filter((m) => ids.has(m.recordId));
+  const mine = (await memoriesIn(c, b, thread.marker.scope)).filter((m) => ids.has(m.recordId));
   const at = (mine[0]?.updatedAt ?? thread.changedAt).toString();
   return { uuid: thread.marker.sessionId, thread_id: threadId, summary: mine.map((m) => m.content).join(" "), created_at: new Date(at).toISOString(), last_summarized_at: new Date(at).toISOString() };
 }
@@ -298,8 +296,7 @@ async function deleteGraph(c: CompatRequest, b: Binding, graphId: string) {
     await c.caller.record.purgeScope({ pipelineId: b.pipeline, scope });
     return { message: `Graph ${graphId} deleted: the scope ${scope} is purged.` };
   }
-  const { memories } = await c.caller.memory.list({ pipelineId: b.pipeline, step: b.memoryStep, scope });
-  for (const m of memories) if (m.scope === scope) await c.caller.memory.delete({ id: m.recordId });
+  for (const m of await memoriesIn(c, b, scope)) if (m.scope === scope) await c.caller.memory.delete({ id: m.recordId });
   await writeState(c, b, "graph", graphId, scope, { deleted: true });
   return { message: `Graph ${graphId} deleted: its memories are deleted (restorable in Synthex); an admin key also purges its records.` };
 }
