@@ -121,6 +121,13 @@ async function userThreads(c: CompatRequest, b: Binding, userId: string): Promis
   return out;
 }
 
+/** What an editor key's delete did: memories deleted where the pipeline has them; else (Synapsis) only hidden from Zep's API. */
+function editorDeleteSays(b: Binding): string {
+  return b.memoryStep
+    ? "its memories are deleted (restorable in Synthex); an admin key also purges its records."
+    : "it is gone from Zep's API; this pipeline has no memory step, so its entities and relations stay until an admin key purges them.";
+}
+
 /**
  * Deleting a user: an admin key purges the scope (records, what derives from them, live sessions);
  * an editor key (the default) deletes the user's memories as an editor can in the app (restorable),
@@ -136,7 +143,7 @@ async function deleteUser(c: CompatRequest, b: Binding, userId: string) {
   for (const m of await memoriesIn(c, b, scope)) if (m.scope === scope) await c.caller.memory.delete({ id: m.recordId });
   for (const t of await userThreads(c, b, userId)) await writeState(c, b, "thread", idOfMarker("thread", t.sessionId), scope, { deleted: true });
   await writeState(c, b, "user", userId, scope, { deleted: true });
-  return { message: `User ${userId} deleted: its memories are deleted (restorable in Synthex); an admin key also purges its records.` };
+  return { message: `User ${userId} deleted: ${editorDeleteSays(b)}` };
 }
 
 /** Zep's user node: the user's entity where the pipeline has one, else a node summarising its memories. */
@@ -298,7 +305,7 @@ async function deleteGraph(c: CompatRequest, b: Binding, graphId: string) {
   }
   for (const m of await memoriesIn(c, b, scope)) if (m.scope === scope) await c.caller.memory.delete({ id: m.recordId });
   await writeState(c, b, "graph", graphId, scope, { deleted: true });
-  return { message: `Graph ${graphId} deleted: its memories are deleted (restorable in Synthex); an admin key also purges its records.` };
+  return { message: `Graph ${graphId} deleted: ${editorDeleteSays(b)}` };
 }
 
 async function graphSearch(c: CompatRequest, b: Binding, input: Record<string, unknown>) {

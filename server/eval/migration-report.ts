@@ -20,7 +20,7 @@ import { planWithCost } from "../services/cost";
 import { getBranch } from "../services/pipelines";
 import { parseRunStats } from "../store/runs";
 import { compareQuestions } from "./compare-questions";
-import { evalLeaderboard, type LeaderboardCell } from "./leaderboard";
+import { evalLeaderboard, type LeaderboardCell } from "./leaderboard-rows";
 import { percentile } from "./metrics";
 import { getQuestionSet, QUESTION_SET_BENCHMARK } from "./question-sets";
 import { replayQueries, type ReplayInput } from "./replay";
