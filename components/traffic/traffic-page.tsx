@@ -247,11 +247,15 @@ function Counts({ title, rows, labels }: { title: string; rows: Array<{ key: str
 function ReplayReport({ report, base }: { report: Replay; base: string }) {
   const s = report.summary;
   const p = s.preference;
-  const id = (x: string) => (
-    <Link key={x} className="block font-mono text-xs underline-offset-2 hover:underline" href={`${base}/records/${x}`}>
-      {x.slice(-10)}
-    </Link>
-  );
+  // Each served record as its text (two lines; the whole text on hover, the record a click away).
+  const id = (x: string) => {
+    const text = report.texts[x];
+    return (
+      <Link key={x} data-testid="replay-hit" className="mb-1 block max-w-xs text-xs underline-offset-2 hover:underline" href={`${base}/records/${x}`} title={text ?? x}>
+        {text ? <span className="line-clamp-2 break-words">{text}</span> : <span className="font-mono">{x.slice(-10)}</span>}
+      </Link>
+    );
+  };
   return (
     <div className="space-y-3" data-testid="replay-report">
       <p className="text-sm">
@@ -263,7 +267,13 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
         ) : (
           <span className="text-muted-foreground">Citation recall not measured: no replayed ask had cited records.</span>
         )}{" "}
-        Mean latency {report.baseline} {s.meanLatencyMs.main.toFixed(1)} ms → {report.branch} {s.meanLatencyMs.branch.toFixed(1)} ms.
+        Mean latency {report.baseline} {s.meanLatencyMs.main.toFixed(1)} ms → {report.branch} {s.meanLatencyMs.branch.toFixed(1)} ms
+        <span data-testid="replay-latency-diff">
+          {" "}
+          (branch − main {interval(s.latencyDiff)} ms
+          {s.latencyDiff.low !== null ? (s.latencyDiff.low <= 0 && s.latencyDiff.high! >= 0 ? ", within noise" : s.latencyDiff.low > 0 ? ", slower" : ", faster") : ""})
+        </span>
+        .
       </p>
       <p className="text-sm" data-testid="replay-preference">
         {p.measured ? (
