@@ -15,6 +15,7 @@ import { toast } from "@/components/ui/sonner";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
 import { ShadowTrafficCard } from "./shadow-traffic";
+import { plural } from "@/components/ui/plural";
 
 type Replay = RouterOutputs["log"]["replay"];
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`);
@@ -50,7 +51,7 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
   const label = useMutation(
     trpc.log.label.mutationOptions({
       onSuccess: (r) => {
-        toast.success(`Added to question set "${r.set}" (${r.questions} questions): score it in Evals.`);
+        toast.success(`Added to question set "${r.set}" (${plural(r.questions, "question")}): score it in Evals.`);
         void queryClient.invalidateQueries({ queryKey: trpc.log.list.queryKey() });
       },
       onError,
@@ -96,7 +97,7 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
           <div className="grid gap-6 lg:grid-cols-2">
             <Card>
               <CardHeader>
-                <CardTitle data-testid="traffic-total">{t.total.toLocaleString()} queries</CardTitle>
+                <CardTitle data-testid="traffic-total">{plural(t.total, "query")}</CardTitle>
                 <CardDescription>{pct(t.noMatchRate)} with no good match (nothing served, or a top score under 0.05).</CardDescription>
               </CardHeader>
               <CardContent>
@@ -259,7 +260,7 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
   return (
     <div className="space-y-3" data-testid="replay-report">
       <p className="text-sm">
-        {s.replayed} queries on <b>{report.branch}</b> vs {report.baseline}: overlap@k <b data-testid="replay-overlap">{s.meanOverlap.toFixed(3)}</b>, RBO {s.meanRbo.toFixed(3)}, {s.gained} gained, {s.lost} lost.{" "}
+        {plural(s.replayed, "query")} on <b>{report.branch}</b> vs {report.baseline}: overlap@k <b data-testid="replay-overlap">{s.meanOverlap.toFixed(3)}</b>, RBO {s.meanRbo.toFixed(3)}, {s.gained} gained, {s.lost} lost.{" "}
         {s.citationRecall.diff.n ? (
           <>
             Citation recall {report.baseline} {pct(s.citationRecall.main)} → {report.branch} {pct(s.citationRecall.branch)} (branch − main {interval(s.citationRecall.diff)}).
@@ -279,7 +280,7 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
         {p.measured ? (
           <>
             Preference ({p.judgeModel}, asked in both orders): {report.branch} better <b>{p.branchWins}</b>, {report.baseline} better <b>{p.mainWins}</b>, tie {p.ties}
-            {p.unjudged + p.overBudget ? `, unjudged ${p.unjudged + p.overBudget}` : ""}. Win rate of {report.branch} <b>{pct(p.winRate)}</b> (branch − main {interval(p.interval)}); ${p.spentUsd.toFixed(4)} in {p.calls} calls.
+            {p.unjudged + p.overBudget ? `, unjudged ${p.unjudged + p.overBudget}` : ""}. Win rate of {report.branch} <b>{pct(p.winRate)}</b> (branch − main {interval(p.interval)}); ${p.spentUsd.toFixed(4)} in {plural(p.calls, "call")}.
           </>
         ) : (
           <span className="text-muted-foreground">Preference {p.reason}.</span>
