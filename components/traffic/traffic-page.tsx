@@ -300,8 +300,8 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
           {report.queries.map((q) => (
             <TableRow key={q.entryId} data-testid="replay-row">
               <TableCell className="max-w-xs break-words">{q.error ? `${q.query} — ${q.error}` : q.query}</TableCell>
-              <TableCell>{q.main.ids.map(id)}</TableCell>
-              <TableCell>{q.branch.ids.map(id)}</TableCell>
+              <TableCell className="w-2/5 min-w-48 align-top whitespace-normal">{q.main.ids.map(id)}</TableCell>
+              <TableCell className="w-2/5 min-w-48 align-top whitespace-normal">{q.branch.ids.map(id)}</TableCell>
               <TableCell className="tabular-nums">
                 {q.overlap.toFixed(2)} · {q.rbo.toFixed(2)}
               </TableCell>
