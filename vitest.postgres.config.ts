@@ -52,6 +52,7 @@ export const databaseTests = [
   "server/eval/leaderboard-rows.test.ts",
   "server/eval/replay-judge.test.ts",
   "server/eval/replay.test.ts",
+  "server/eval/replay-latency.test.ts",
   "server/eval/service.test.ts",
   "server/http/csrf.test.ts",
   "server/http/route-limits.test.ts",

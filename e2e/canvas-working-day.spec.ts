@@ -127,6 +127,15 @@ test("4 · prompt history: a text diff between versions, restore as a new audite
   await expect(diff).toBeVisible();
   await expect(diff.locator("ins")).toContainText("Focus on the decisions.");
   await expect(diff).toContainText("Summarize this conversation");
+  // It opens scrolled to the first change: the text added at the end is in view inside its box (issue 48).
+  const text = diff.getByTestId("prompt-diff-text");
+  await expect
+    .poll(() => text.evaluate((pre) => {
+      const ins = pre.querySelector("ins") as HTMLElement;
+      const top = ins.offsetTop - pre.scrollTop;
+      return top >= 0 && top + ins.offsetHeight <= pre.clientHeight + 1;
+    }))
+    .toBe(true);
   await shots(page, "4-prompt-diff");
 
   // Restore the first version: a new version (head), the edit gone, audited.

@@ -123,11 +123,11 @@ test("add to question set from the explorer, then score the pipeline on it from 
   await dialog.getByTestId("question-set-answer").fill("under the blue ceramic frog");
   await shot("evals-05-add-to-question-set.png");
   await dialog.getByTestId("question-set-save").click();
-  await expect(page.getByText("Added to lighthouse-questions (1 questions).")).toBeVisible();
+  await expect(page.getByText("Added to lighthouse-questions (1 question).")).toBeVisible();
 
   // Evals tab: the set is a benchmark choice; scored on the pipeline's own memory.
   await page.goto(`${overview}/evals?branch=main`);
-  await page.getByTestId("eval-dataset").selectOption({ label: "question set · lighthouse-questions (1 questions)" });
+  await page.getByTestId("eval-dataset").selectOption({ label: "question set · lighthouse-questions (1 question)" });
   await expect(page.getByTestId("baseline-bm25-sessions")).toBeDisabled();
   await page.getByTestId("eval-mode").selectOption("fts");
   await page.getByTestId("run-eval").click();
@@ -149,7 +149,7 @@ test("add to question set from the explorer, then score the pipeline on it from 
   await expect(page.getByText("Renamed to keys-questions.")).toBeVisible();
   const renamed = page.locator('[data-testid="question-set"][data-name="keys-questions"]');
   await expect(renamed.getByTestId("question-set-title")).toHaveText("keys-questions");
-  await expect(page.getByTestId("eval-dataset").locator("option", { hasText: "question set · keys-questions (1 questions)" })).toHaveCount(1);
+  await expect(page.getByTestId("eval-dataset").locator("option", { hasText: "question set · keys-questions (1 question)" })).toHaveCount(1);
 
   await renamed.getByRole("button", { name: "Show the questions of keys-questions" }).click();
   await expect(renamed.getByTestId("question-set-question-row")).toHaveCount(1);

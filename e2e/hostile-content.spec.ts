@@ -84,7 +84,7 @@ test("hostile content, titles and metadata render as text in every view, and not
   await dialog.getByTestId("question-set-question").fill(`Where is the key? ${IMG} ${SCRIPT}`);
   await dialog.getByTestId("question-set-answer").fill(A_LINK);
   await dialog.getByTestId("question-set-save").click();
-  await expect(page.getByText("Added to hostile-questions (1 questions).")).toBeVisible();
+  await expect(page.getByText("Added to hostile-questions (1 question).")).toBeVisible();
   await expectInert(page, dialogs, "question set dialog");
 
   // Records list and record detail (titles from metadata, content, provenance, the lineage graph).
@@ -120,7 +120,7 @@ test("hostile content, titles and metadata render as text in every view, and not
   // Evals: two runs on the hostile question set; the runs table, the comparison's question table and a case.
   await page.goto(`${overview}/evals?branch=main`);
   for (const done of [1, 2]) {
-    await page.getByTestId("eval-dataset").selectOption({ label: "question set · hostile-questions (1 questions)" });
+    await page.getByTestId("eval-dataset").selectOption({ label: "question set · hostile-questions (1 question)" });
     await page.getByTestId("eval-mode").selectOption("fts");
     await page.getByTestId("run-eval").click();
     await expect(page.locator('[data-testid="eval-run-row"][data-status="completed"]')).toHaveCount(done, { timeout: 120_000 });

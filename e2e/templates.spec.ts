@@ -30,6 +30,8 @@ test("create each gallery template and open its canvas", async ({ page }, testIn
     const card = page.getByTestId(`template-${id}`);
     await card.click();
     await expect(card).toHaveAttribute("aria-checked", "true");
+    // The template's own source format is preselected (issue 48: Documents kept "ChatGPT export").
+    if (id === "documents") await expect(page.getByTestId("source-format")).toContainText("Folder");
     const nodes = ((await card.getByTestId("template-nodes").getAttribute("data-nodes")) ?? "").split(" ").filter(Boolean);
     expect(nodes.length, `${id} names its nodes`).toBeGreaterThan(0);
     await page.getByLabel("Name").fill(`from-${id}`);

@@ -104,6 +104,14 @@ test("traffic: log on, queries over REST, Traffic shows them, replay on a branch
   const mainHits = await first.locator("td").nth(1).getByRole("link").allTextContents();
   expect(mainHits.length).toBeGreaterThan(0);
   expect(await first.locator("td").nth(2).getByRole("link").allTextContents()).toEqual(mainHits);
+  // Each served record is shown as its text (issue 48: not an id fragment), the whole text on hover.
+  const hit = first.getByTestId("replay-hit").first();
+  const words = (t: string) => t.replace(/\s+/g, " ").trim();
+  const full = words((await hit.getAttribute("title")) ?? "");
+  expect(full.length).toBeGreaterThan(20);
+  expect(full.startsWith(words(await hit.innerText()).slice(0, 20))).toBe(true);
+  // An unchanged branch: the latency difference is reported with its interval.
+  await expect(report.getByTestId("replay-latency-diff")).toContainText("branch − main");
   // No judge model given: the preference is said to be not measured, with no number.
   await expect(page.getByTestId("replay-preference")).toContainText("not measured");
   await shots(page, "02-replay");
@@ -120,13 +128,13 @@ test("traffic: log on, queries over REST, Traffic shows them, replay on a branch
   // A label: the record that should have come first; the query joins the question set "from-traffic".
   const frog = rows.filter({ hasText: "blue ceramic frog" });
   await frog.getByTestId("label-first").first().click();
-  await expect(page.getByText('Added to question set "from-traffic" (1 questions): score it in Evals.')).toBeVisible();
+  await expect(page.getByText('Added to question set "from-traffic" (1 question): score it in Evals.')).toBeVisible();
   await expect(frog.getByText("labelled first")).toBeVisible();
   await shots(page, "03-labelled");
 
   // Evals: the new set is a benchmark choice, scored on the pipeline's own memory.
   await page.goto(`${overview}/evals?branch=main`);
-  await page.getByTestId("eval-dataset").selectOption({ label: "question set · from-traffic (1 questions)" });
+  await page.getByTestId("eval-dataset").selectOption({ label: "question set · from-traffic (1 question)" });
   await page.getByTestId("run-eval").click();
   const row = page.locator('[data-testid="eval-run-row"][data-label="traffic-memory@main"]');
   await expect(row).toHaveAttribute("data-status", "completed", { timeout: 240_000 });

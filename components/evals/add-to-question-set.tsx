@@ -9,6 +9,7 @@ import { Input } from "@/components/ui/input";
 import { Label } from "@/components/ui/label";
 import { toast } from "@/components/ui/sonner";
 import { errorMessage, useTRPC } from "@/lib/trpc";
+import { plural } from "@/components/ui/plural";
 
 /**
  * "Add to question set" (the explorer): the question (the search that found it), the record being
@@ -30,7 +31,7 @@ export function AddToQuestionSet({ recordId, question }: { recordId: string; que
   async function save() {
     try {
       const res = await add.mutateAsync({ workspaceId: workspace.id, set: name, question: text, answer: answer || undefined, recordIds: [recordId] });
-      toast.success(res.merged ? `Added this record to "${res.question.question}" in ${res.set.name}.` : `Added to ${res.set.name} (${res.set.questions} questions).`);
+      toast.success(res.merged ? `Added this record to "${res.question.question}" in ${res.set.name}.` : `Added to ${res.set.name} (${plural(res.set.questions, "question")}).`);
       await queryClient.invalidateQueries({ queryKey: trpc.evals.questionSets.queryKey() });
       setOpen(false);
     } catch (err) {
@@ -62,7 +63,7 @@ export function AddToQuestionSet({ recordId, question }: { recordId: string; que
             <Input id="qs-name" list="qs-names" value={name} onChange={(e) => setSet(e.target.value)} data-testid="question-set-name" />
             <datalist id="qs-names">
               {(sets.data ?? []).map((s) => (
-                <option key={s.id} value={s.name}>{`${s.questions} questions`}</option>
+                <option key={s.id} value={s.name}>{plural(s.questions, "question")}</option>
               ))}
             </datalist>
           </div>

@@ -3,6 +3,7 @@ import { CartesianGrid, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts"
 import { AXIS_TICK, ChartFrame, SHARE_DOMAIN } from "./chart-frame";
 import { RunDot } from "./run-dot";
 import { fmtMetric, type CompareChartsData } from "./format";
+import { plural } from "@/components/ui/plural";
 
 const OTHER = "#94a3b8";
 const HOUR = 60 * 60 * 1000;
@@ -45,7 +46,7 @@ export function BranchHistoryChart({ data, colors }: { data: CompareChartsData; 
         {series.map((s) => (
           <li key={s.label} className="flex items-center gap-1.5">
             <RunDot color={s.color} hollow={!s.onPage} />
-            {s.label} <span className="text-muted-foreground">({s.points.length} runs)</span>
+            {s.label} <span className="text-muted-foreground">({plural(s.points.length, "run")})</span>
           </li>
         ))}
       </ul>

@@ -1,12 +1,13 @@
 import { fmtUsd } from "@/components/runs/format";
 import { fmtMetric, type ComparedRun, type EvalRunSummary } from "./format";
+import { plural } from "@/components/ui/plural";
 /** j when measured (with the judge model and what it cost on hover), else why it was not. */
 export function JudgeCell({ run }: { run: { status?: EvalRunSummary["status"]; metrics: EvalRunSummary["metrics"]; judge: EvalRunSummary["judge"] | ComparedRun["judge"] } }) {
   if (run.status !== undefined && run.status !== "completed") return <>—</>;
   const judge = run.judge;
   if (run.metrics.j !== undefined) {
     const unjudged = (judge.garbage ?? 0) + (judge.failed ?? 0) + (judge.overBudget ?? 0);
-    const title = `judged by ${judge.judgeModel} (answers by ${judge.answerModel}) on ${judge.judged} questions${unjudged ? `, ${unjudged} not judged` : ""}; spent ${fmtUsd(judge.spentUsd)} of ${fmtUsd(judge.budgetUsd)}`;
+    const title = `judged by ${judge.judgeModel} (answers by ${judge.answerModel}) on ${plural(judge.judged ?? 0, "question")}${unjudged ? `, ${unjudged} not judged` : ""}; spent ${fmtUsd(judge.spentUsd)} of ${fmtUsd(judge.budgetUsd)}`;
     return (
       <span title={title} data-measured="true">
         {fmtMetric("j", run.metrics.j)}

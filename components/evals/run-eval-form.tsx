@@ -10,6 +10,7 @@ import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "@/com
 import { Label } from "@/components/ui/label";
 import { toast } from "@/components/ui/sonner";
 import { errorMessage, useTRPC } from "@/lib/trpc";
+import { plural } from "@/components/ui/plural";
 
 const selectClass = "h-9 rounded-md border bg-background px-2 text-sm";
 /** Option values of team question sets in the benchmark select. */
@@ -70,7 +71,7 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
     try {
       const row = await importDataset.mutateAsync({ workspaceId: workspace.id, benchmark: "locomo", text: await file.text(), name: file.name });
       const skips = row.skips as Array<{ dropped: boolean }>;
-      toast.success(`${row.name}: ${row.samples} conversations, ${row.questions} questions (${skips.filter((s) => s.dropped).length} skipped, ${skips.filter((s) => !s.dropped).length} repaired).`);
+      toast.success(`${row.name}: ${plural(row.samples, "conversation")}, ${plural(row.questions, "question")} (${skips.filter((s) => s.dropped).length} skipped, ${skips.filter((s) => !s.dropped).length} repaired).`);
       await queryClient.invalidateQueries({ queryKey: trpc.evals.datasets.queryKey() });
       setDatasetId(row.id);
     } catch (err) {
@@ -110,14 +111,14 @@ export function RunEvalForm({ pipelineId, branches, defaultBranch, steps }: { pi
               {(datasets.data ?? []).length === 0 && !(questionSets.data ?? []).length && <option value="">Upload a file first</option>}
               {(datasets.data ?? []).map((d) => (
                 <option key={d.id} value={d.id}>
-                  {d.benchmark} · {d.name} ({d.questions} questions)
+                  {d.benchmark} · {d.name} ({plural(d.questions, "question")})
                 </option>
               ))}
               {(questionSets.data ?? []).length > 0 && (
                 <optgroup label="Team question sets (this pipeline's own memory)">
                   {questionSets.data!.map((q) => (
                     <option key={q.id} value={`${QS}${q.id}`}>
-                      question set · {q.name} ({q.questions} questions)
+                      question set · {q.name} ({plural(q.questions, "question")})
                     </option>
                   ))}
                 </optgroup>

@@ -7,6 +7,7 @@ import { Button } from "@/components/ui/button";
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from "@/components/ui/card";
 import { toast } from "@/components/ui/sonner";
 import { errorMessage, useTRPC } from "@/lib/trpc";
+import { plural } from "@/components/ui/plural";
 
 const selectClass = "h-9 rounded-md border bg-background px-2 text-sm";
 
@@ -32,7 +33,7 @@ export function ScoreTemplates({ datasetId, onDataset }: { datasetId: string; on
     setUploading(true);
     try {
       const row = await importDataset.mutateAsync({ workspaceId: workspace.id, benchmark: "locomo", text: await file.text(), name: file.name });
-      toast.success(`${row.name}: ${row.samples} conversations, ${row.questions} questions.`);
+      toast.success(`${row.name}: ${plural(row.samples, "conversation")}, ${plural(row.questions, "question")}.`);
       await queryClient.invalidateQueries({ queryKey: trpc.evals.datasets.queryKey() });
       onDataset(row.id);
     } catch (err) {
@@ -72,7 +73,7 @@ export function ScoreTemplates({ datasetId, onDataset }: { datasetId: string; on
               {(datasets.data ?? []).length === 0 && <option value="">Upload a file first</option>}
               {(datasets.data ?? []).map((d) => (
                 <option key={d.id} value={d.id}>
-                  {d.benchmark} · {d.name} ({d.questions} questions)
+                  {d.benchmark} · {d.name} ({plural(d.questions, "question")})
                 </option>
               ))}
             </select>

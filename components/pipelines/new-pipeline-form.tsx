@@ -51,6 +51,13 @@ export function NewPipelineForm() {
   const [agent, setAgent] = useState("");
   const [description, setDescription] = useState("");
   const [format, setFormat] = useState<Format>("chatgpt-export");
+  // The template's own source format until the person picks one (Documents: a folder, Synapse: an API stream).
+  const [formatPicked, setFormatPicked] = useState(false);
+  const pickTemplate = (t: Template) => {
+    setTemplate(t.id);
+    const own = FORMATS.find((f) => f.id === t.sourceFormat);
+    if (own && !formatPicked) setFormat(own.id);
+  };
   const create = useMutation(
     trpc.pipeline.create.mutationOptions({
       onSuccess: async ({ pipeline }) => {
@@ -83,7 +90,7 @@ export function NewPipelineForm() {
               role="radio"
               aria-checked={template === t.id}
               data-testid={`template-${t.id}`}
-              onClick={() => setTemplate(t.id)}
+              onClick={() => pickTemplate(t)}
               className={cn(
                 "relative flex flex-col gap-2 rounded-xl border p-4 text-left text-sm transition-colors hover:bg-accent/50",
                 template === t.id && "border-primary ring-2 ring-primary/30",
@@ -133,7 +140,13 @@ export function NewPipelineForm() {
             </div>
             <div className="space-y-2">
               <Label htmlFor="pipeline-format">Source format</Label>
-              <Select value={format} onValueChange={(v) => setFormat(v as Format)}>
+              <Select
+                value={format}
+                onValueChange={(v) => {
+                  setFormat(v as Format);
+                  setFormatPicked(true);
+                }}
+              >
                 <SelectTrigger id="pipeline-format" className="w-full" data-testid="source-format">
                   <SelectValue />
                 </SelectTrigger>

@@ -15,6 +15,7 @@ import { toast } from "@/components/ui/sonner";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC, type RouterOutputs } from "@/lib/trpc";
 import { ShadowTrafficCard } from "./shadow-traffic";
+import { plural } from "@/components/ui/plural";
 
 type Replay = RouterOutputs["log"]["replay"];
 const pct = (x: number | null) => (x === null ? "—" : `${(x * 100).toFixed(1)}%`);
@@ -50,7 +51,7 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
   const label = useMutation(
     trpc.log.label.mutationOptions({
       onSuccess: (r) => {
-        toast.success(`Added to question set "${r.set}" (${r.questions} questions): score it in Evals.`);
+        toast.success(`Added to question set "${r.set}" (${plural(r.questions, "question")}): score it in Evals.`);
         void queryClient.invalidateQueries({ queryKey: trpc.log.list.queryKey() });
       },
       onError,
@@ -96,7 +97,7 @@ export function TrafficPage({ pipelineId }: { pipelineId: string }) {
           <div className="grid gap-6 lg:grid-cols-2">
             <Card>
               <CardHeader>
-                <CardTitle data-testid="traffic-total">{t.total.toLocaleString()} queries</CardTitle>
+                <CardTitle data-testid="traffic-total">{plural(t.total, "query")}</CardTitle>
                 <CardDescription>{pct(t.noMatchRate)} with no good match (nothing served, or a top score under 0.05).</CardDescription>
               </CardHeader>
               <CardContent>
@@ -247,15 +248,19 @@ function Counts({ title, rows, labels }: { title: string; rows: Array<{ key: str
 function ReplayReport({ report, base }: { report: Replay; base: string }) {
   const s = report.summary;
   const p = s.preference;
-  const id = (x: string) => (
-    <Link key={x} className="block font-mono text-xs underline-offset-2 hover:underline" href={`${base}/records/${x}`}>
-      {x.slice(-10)}
-    </Link>
-  );
+  // Each served record as its text (two lines; the whole text on hover, the record a click away).
+  const id = (x: string) => {
+    const text = report.texts[x];
+    return (
+      <Link key={x} data-testid="replay-hit" className="mb-1 block max-w-xs text-xs underline-offset-2 hover:underline" href={`${base}/records/${x}`} title={text ?? x}>
+        {text ? <span className="line-clamp-2 break-words">{text}</span> : <span className="font-mono">{x.slice(-10)}</span>}
+      </Link>
+    );
+  };
   return (
     <div className="space-y-3" data-testid="replay-report">
       <p className="text-sm">
-        {s.replayed} queries on <b>{report.branch}</b> vs {report.baseline}: overlap@k <b data-testid="replay-overlap">{s.meanOverlap.toFixed(3)}</b>, RBO {s.meanRbo.toFixed(3)}, {s.gained} gained, {s.lost} lost.{" "}
+        {plural(s.replayed, "query")} on <b>{report.branch}</b> vs {report.baseline}: overlap@k <b data-testid="replay-overlap">{s.meanOverlap.toFixed(3)}</b>, RBO {s.meanRbo.toFixed(3)}, {s.gained} gained, {s.lost} lost.{" "}
         {s.citationRecall.diff.n ? (
           <>
             Citation recall {report.baseline} {pct(s.citationRecall.main)} → {report.branch} {pct(s.citationRecall.branch)} (branch − main {interval(s.citationRecall.diff)}).
@@ -263,13 +268,19 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
         ) : (
           <span className="text-muted-foreground">Citation recall not measured: no replayed ask had cited records.</span>
         )}{" "}
-        Mean latency {report.baseline} {s.meanLatencyMs.main.toFixed(1)} ms → {report.branch} {s.meanLatencyMs.branch.toFixed(1)} ms.
+        Mean latency {report.baseline} {s.meanLatencyMs.main.toFixed(1)} ms → {report.branch} {s.meanLatencyMs.branch.toFixed(1)} ms
+        <span data-testid="replay-latency-diff">
+          {" "}
+          (branch − main {interval(s.latencyDiff)} ms
+          {s.latencyDiff.low !== null ? (s.latencyDiff.low <= 0 && s.latencyDiff.high! >= 0 ? ", within noise" : s.latencyDiff.low > 0 ? ", slower" : ", faster") : ""})
+        </span>
+        .
       </p>
       <p className="text-sm" data-testid="replay-preference">
         {p.measured ? (
           <>
             Preference ({p.judgeModel}, asked in both orders): {report.branch} better <b>{p.branchWins}</b>, {report.baseline} better <b>{p.mainWins}</b>, tie {p.ties}
-            {p.unjudged + p.overBudget ? `, unjudged ${p.unjudged + p.overBudget}` : ""}. Win rate of {report.branch} <b>{pct(p.winRate)}</b> (branch − main {interval(p.interval)}); ${p.spentUsd.toFixed(4)} in {p.calls} calls.
+            {p.unjudged + p.overBudget ? `, unjudged ${p.unjudged + p.overBudget}` : ""}. Win rate of {report.branch} <b>{pct(p.winRate)}</b> (branch − main {interval(p.interval)}); ${p.spentUsd.toFixed(4)} in {plural(p.calls, "call")}.
           </>
         ) : (
           <span className="text-muted-foreground">Preference {p.reason}.</span>
@@ -289,8 +300,8 @@ function ReplayReport({ report, base }: { report: Replay; base: string }) {
           {report.queries.map((q) => (
             <TableRow key={q.entryId} data-testid="replay-row">
               <TableCell className="max-w-xs break-words">{q.error ? `${q.query} — ${q.error}` : q.query}</TableCell>
-              <TableCell>{q.main.ids.map(id)}</TableCell>
-              <TableCell>{q.branch.ids.map(id)}</TableCell>
+              <TableCell className="w-2/5 min-w-48 align-top whitespace-normal">{q.main.ids.map(id)}</TableCell>
+              <TableCell className="w-2/5 min-w-48 align-top whitespace-normal">{q.branch.ids.map(id)}</TableCell>
               <TableCell className="tabular-nums">
                 {q.overlap.toFixed(2)} · {q.rbo.toFixed(2)}
               </TableCell>

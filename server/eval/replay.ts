@@ -18,6 +18,8 @@ import { compareServed, summarizeComparisons, type ComparisonSummary, type Query
 import { seededRandom } from "./bootstrap";
 
 export const MAX_REPLAY = 200;
+/** A served record's text in the report: enough to read it in the table, bounded for 200 queries × 2 × 50 hits. */
+export const TEXT_CHARS = 600;
 
 export interface ReplayInput {
   workspaceId: string;
@@ -54,6 +56,8 @@ export interface ReplayReport {
   branch: string;
   baseline: string;
   queries: ReplayQuery[];
+  /** Each served record's text (up to TEXT_CHARS characters), by id: the table shows what was served, not ids. */
+  texts: Record<string, string>;
   skipped: number;
   summary: ComparisonSummary & {
     /** Which side's context answers better, per the judge; "not measured" without a judge model. */
@@ -102,13 +106,31 @@ export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayR
   const replayable = logged.filter((e) => (e.kind === "search" || e.kind === "ask") && e.query.trim());
   const chosen = pick(replayable, input.sample, input.seed ?? 1);
   const queries: ReplayQuery[] = [];
-  for (const e of chosen) {
-    const loggedK = Number(e.params.limit ?? e.params.k ?? e.hits.length) || 10;
-    const k = Math.min(50, Math.max(1, input.k ?? loggedK));
+  const texts: Record<string, string> = {};
+  const keepTexts = (side: { ids: string[]; contents: string[] }) =>
+    side.ids.forEach((id, j) => {
+      const text = side.contents[j] ?? "";
+      texts[id] ??= text.length > TEXT_CHARS ? `${text.slice(0, TEXT_CHARS)}…` : text;
+    });
+  const on = (branch: string, run: ReturnType<typeof searchOf>) => ({ ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch }) as Parameters<typeof search>[1];
+  const kOf = (e: LoggedQuery) => Math.min(50, Math.max(1, input.k ?? (Number(e.params.limit ?? e.params.k ?? e.hits.length) || 10)));
+  // Fair latency (issue 48 item 6): a first search pays for cold caches (the process's statement
+  // and statistics caches, the database's pages), so one untimed search on each side comes first;
+  // and the side that runs first alternates per query, so neither always meets the caches the other warmed.
+  if (chosen[0]) {
+    const warm = searchOf(chosen[0], kOf(chosen[0]));
+    for (const side of [baseline, input.branch]) await search(db, on(side, warm)).catch(() => undefined);
+  }
+  for (const [i, e] of chosen.entries()) {
+    const k = kOf(e);
     const run = searchOf(e, k);
     try {
-      const main = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: baseline } as Parameters<typeof search>[1]);
-      const branch = await timed(db, { ...run, workspaceId: input.workspaceId, pipelineId: input.pipelineId, branch: input.branch } as Parameters<typeof search>[1]);
+      const mainFirst = i % 2 === 0;
+      const first = await timed(db, on(mainFirst ? baseline : input.branch, run));
+      const second = await timed(db, on(mainFirst ? input.branch : baseline, run));
+      const [main, branch] = mainFirst ? [first, second] : [second, first];
+      keepTexts(main);
+      keepTexts(branch);
       const preference = judge ? await judge.judge(e.query, main, branch) : undefined;
       const served = (side: typeof main) => ({ ids: side.ids, latencyMs: side.latencyMs });
       queries.push({ entryId: e.id, kind: e.kind, query: e.query, scope: e.scope, ...compareServed(served(main), served(branch), e.cited, k), ...(preference ? { preference } : {}) });
@@ -126,6 +148,7 @@ export async function replayQueries(db: Db, input: ReplayInput): Promise<ReplayR
     branch: input.branch,
     baseline,
     queries,
+    texts,
     skipped: logged.length - replayable.length,
     summary: { ...summary, preference: judge ? judge.summary() : PREFERENCE_NOT_MEASURED },
   };

@@ -427,8 +427,12 @@ export async function search(db: Db, input: SearchInput): Promise<SearchResult> 
     // A lower hit goes to the highest-altitude record derived from it, the best-ranked of those.
     const rankOf = new Map(ranked.map((r, i) => [r.c.id, i]));
     const owner = new Map<string, string>();
+    // Issue 48 item 12: a fold's record is a running overview of everything before it (a documents
+    // pipeline's collection, a pyramid's synthesis), not a grouping of the hit: it never hides one
+    // (else every search of a documents pipeline answered one "collection" hit, the page a click away).
+    const folds = new Set(ctx.spec.steps.filter((s) => s.type === "fold").map((s) => s.name));
     for (const { top, id } of pairs) {
-      if (altOf(top) <= altOf(id)) continue;
+      if (altOf(top) <= altOf(id) || folds.has(byId.get(top)!.step)) continue;
       const cur = owner.get(id);
       if (!cur || altOf(top) > altOf(cur) || (altOf(top) === altOf(cur) && rankOf.get(top)! < rankOf.get(cur)!)) owner.set(id, top);
     }

@@ -14,6 +14,7 @@ import { specHash, stepVersionHashes } from "../pipeline/hashing";
 import { mergeSpecs } from "../pipeline/merge";
 import {
   comparePointers,
+  analyzeBranchCopy,
   copyBranchSearchIndex,
   readFromOneSnapshot,
   deleteBranchRows,
@@ -134,6 +135,8 @@ export async function createBranch(
     },
     { timeout: 300_000 },
   );
+  // After the commit (ANALYZE sees only committed rows): the new branch's reads get main's plans.
+  await analyzeBranchCopy(db);
   const ms = Math.round(performance.now() - started);
   return {
     branch: result.branch,

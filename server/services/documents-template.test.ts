@@ -75,5 +75,18 @@ describe("documents template", () => {
 
     const found = await search(db, { workspaceId, pipelineId: pipeline.id, query: "monthly rent euros", mode: "fts", limit: 10 });
     expect(found.hits.some((h) => /2,450 euros/.test(h.content))).toBe(true);
+
+    // Issue 48 item 12: the collection overview (a fold of every document) does not answer every
+    // search with one hit that hides the rest ("also matches N lower"); what matches comes first.
+    for (const query of ["monthly rent euros", "alarm code facilities", "locksmith back door"]) {
+      const hybrid = await search(db, { workspaceId, pipelineId: pipeline.id, query, limit: 10 });
+      const words = query.split(" ");
+      for (const h of hybrid.hits.filter((x) => x.step === "collection")) expect(h.lowerHits, query).toEqual([]);
+      expect(hybrid.hits[0]!.step, query).not.toBe("collection");
+      // The page (a chunk) or its document's summary, with the matching words, is answered directly.
+      const direct = hybrid.hits.find((h) => h.step !== "collection" && words.filter((w) => h.content.toLowerCase().includes(w)).length >= 2);
+      expect(direct, `${query}: a matching page among ${hybrid.hits.map((h) => h.step).join(", ")}`).toBeTruthy();
+      expect(hybrid.hits.indexOf(direct!), query).toBe(0);
+    }
   }, 240_000);
 });

@@ -224,6 +224,8 @@ export function listTemplates() {
       badge: t.badge ?? null,
       /** How the offline path stands in for an LLM step ({ note, detail }; null: it does not). */
       offlineStandIn: offlineStandInOf(t),
+      /** The source format the template is made for (New pipeline preselects it). */
+      sourceFormat: spec.sources[0]?.format ?? null,
       steps: spec.steps.length,
       outputs: spec.outputs.length,
       /** Every node the canvas draws: sources, steps, outputs. */

@@ -151,6 +151,17 @@ export async function copyBranchSearchIndex(db: DbTx, fromBranchId: string, toBr
   );
 }
 
+/**
+ * Fresh planner statistics for the tables a new branch's copy filled (issue 48 item 6). Statistics
+ * gathered before the branch existed know only its origin's branch id, so the planner takes the new
+ * id for a handful of rows: it probed each candidate's pointer through ("branchId", "updatedAt"),
+ * reading the branch's every pointer per candidate (an unchanged branch searched 3–5× slower than
+ * main, PGlite and PostgreSQL alike, until autovacuum — which PGlite lacks — analyzed the table).
+ */
+export async function analyzeBranchCopy(db: DbTx) {
+  await db.$executeRawUnsafe(`ANALYZE "BranchPointer", "SearchPosting", "SearchDoc", "SearchTermStat", "SearchStepStat"`);
+}
+
 /** Pointers of a branch (by step) and the search and projection state kept per branch: all go with the branch. */
 export async function deleteBranchRows(db: DbTx, branchId: string) {
   const pointers = await db.branchPointer.deleteMany({ where: { branchId } });

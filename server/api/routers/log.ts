@@ -120,6 +120,7 @@ export const logRouter = createTRPCRouter({
         branch: z.string(),
         baseline: z.string(),
         skipped: z.number().int(),
+        texts: z.record(z.string(), z.string()).meta({ description: "Each served record's text (truncated past 600 characters), by record id." }),
         queries: z.array(
           z.object({
             entryId: z.string(),

@@ -49,6 +49,7 @@ export function getTemplate(id: string): PipelineTemplate {
   return template;
 }
 
-export function templateSpec(id: string, format: SourceFormat = "chatgpt-export", options?: TemplateOptions): PipelineSpec {
+/** A template's spec; without a format, the template's own source format (Documents: a folder; Synapse: an API stream). */
+export function templateSpec(id: string, format?: SourceFormat, options?: TemplateOptions): PipelineSpec {
   return getTemplate(id).spec(format, options);
 }

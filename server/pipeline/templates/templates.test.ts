@@ -43,4 +43,11 @@ describe("template registry", () => {
     expect(() => getTemplate("no-such")).toThrow(/Unknown template "no-such"\. Templates: chat-memory, /);
     expect(templateSpec("rag-baseline", "jsonl").sources[0]!.format).toBe("jsonl");
   });
+
+  it("without a format a template keeps its own source format (issue 48: Documents is a folder, not a ChatGPT export)", () => {
+    expect(templateSpec("documents").sources[0]!.format).toBe("folder");
+    expect(templateSpec("synapse").sources[0]!.format).toBe("api");
+    expect(templateSpec("chat-memory").sources[0]!.format).toBe("chatgpt-export");
+    expect(templateSpec("documents", "markdown").sources[0]!.format).toBe("markdown");
+  });
 });
