@@ -20,13 +20,13 @@
  * of Synthex's 400 answers, "not supported here: use …", which the SDK throws as ValidationError).
  * Exit code 0 when none failed or was refused. Takes about two minutes (the suite's own waits).
  */
-import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { report, runSuite, startSynthex } from "./harness";
 
 const here = import.meta.dirname;
-const root = path.resolve(here, "../..");
 /** The commit of mem0ai/mem0 whose suite this runner was written against. */
 const MEM0_COMMIT = "8d5b7865bd0521e75fe9ab1b260eeccc83f8a378";
 const SUITE_PATH = "mem0-ts/src/client/tests/integration";
@@ -54,66 +54,8 @@ function prepareSuite(repo: string): string {
   return dir;
 }
 
-interface Outcome {
-  name: string;
-  status: "passed" | "failed" | "refused" | "skipped";
-  message?: string;
-}
-
 /** Synthex's refusals are 400s saying what to use instead: the SDK throws them as ValidationError. */
 const REFUSAL = /^ValidationError:/;
-
-async function startSynthex(): Promise<{ host: string; key: string; stop(): Promise<void> }> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-peers-mem0-"));
-  process.env.SYNTHEX_DATA_DIR = dataDir;
-  delete process.env.DATABASE_URL;
-  const { openMigratedDb } = await import("../../server/store/runtime-env");
-  const { closeDb } = await import("../../server/store/db");
-  const { signUp } = await import("../../server/services/users");
-  const { createApiKey } = await import("../../server/services/api-keys");
-  const { createPipeline, templateSpec } = await import("../../server/services/pipelines");
-  const { settleBackgroundWork } = await import("../../server/services/background");
-  const { startRouteServer } = await import("../../server/api/testing/route-server");
-  const { mem0Route } = await import("../../server/compat/mem0");
-  const db = await openMigratedDb();
-  const { user, workspace } = await signUp(db, { email: "peers@example.com", password: "peers-password-1" });
-  await createPipeline(db, workspace.id, { name: "agent-memory", spec: templateSpec("mem0") });
-  // As `synthex keys create <name> --role admin` makes it, every pipeline: the suite's project and
-  // webhook tests save the pipeline's main, which is protected (an editor key gets a 403 there, as in the app).
-  const key = (await createApiKey(db, workspace.id, { userId: user.id, role: "owner" }, { name: "mem0 suite", role: "admin" })).secret;
-  const server = await startRouteServer([[/^\/compat\/mem0(\/|$)/, mem0Route]]);
-  return {
-    host: `${server.url}/compat/mem0`,
-    key,
-    async stop() {
-      await server.close();
-      await settleBackgroundWork();
-      await closeDb();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-interface JsonReport {
-  testResults: Array<{ assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }> }>;
-}
-
-async function runSuite(suiteDir: string, host: string, key: string): Promise<Outcome[]> {
-  const out = path.join(mkdtempSync(path.join(tmpdir(), "synthex-peers-report-")), "report.json");
-  const vitest = path.join(root, "node_modules/vitest/vitest.mjs");
-  const args = [vitest, "run", "--config", path.join(here, "mem0/vitest.config.ts"), "--reporter=json", `--outputFile=${out}`, "--reporter=dot"];
-  const env = { ...process.env, MEM0_SUITE_DIR: suiteDir, MEM0_HOST: host, MEM0_API_KEY: key, MEM0_TELEMETRY: "false", MEM0_DIR: path.join(path.dirname(out), "mem0-home") };
-  await new Promise<void>((resolve) => spawn(process.execPath, args, { env, stdio: "inherit", cwd: root }).on("close", () => resolve()));
-  const report = JSON.parse(readFileSync(out, "utf8")) as JsonReport;
-  return report.testResults.flatMap((file) =>
-    file.assertionResults.map((t): Outcome => {
-      const message = t.failureMessages.join("\n").split("\n")[0];
-      if (t.status === "passed") return { name: t.fullName, status: "passed" };
-      if (t.status !== "failed") return { name: t.fullName, status: "skipped" };
-      return { name: t.fullName, status: REFUSAL.test(message ?? "") ? "refused" : "failed", message };
-    }),
-  );
-}
 
 const repo = process.env.MEM0_REPO;
 if (!repo) {
@@ -135,13 +77,16 @@ try {
 
 const started = performance.now();
 const external = process.env.MEM0_HOST && process.env.MEM0_API_KEY;
-const synthex = external ? null : await startSynthex();
-const outcomes = await runSuite(suiteDir, external ? process.env.MEM0_HOST! : synthex!.host, external ? process.env.MEM0_API_KEY! : synthex!.key);
+// As `synthex keys create <name> --role admin` makes it, every pipeline: the suite's project and
+// webhook tests save the pipeline's main, which is protected (an editor key gets a 403 there, as in the app).
+const synthex = external ? null : await startSynthex("mem0", "/compat/mem0", async () => (await import("../../server/compat/mem0")).mem0Route, "admin");
+const host = external ? process.env.MEM0_HOST! : synthex!.host;
+const key = external ? process.env.MEM0_API_KEY! : synthex!.key;
+const home = mkdtempSync(path.join(tmpdir(), "synthex-peers-mem0-home-"));
+const outcomes = await runSuite(path.join(here, "mem0/vitest.config.ts"), { MEM0_SUITE_DIR: suiteDir, MEM0_HOST: host, MEM0_API_KEY: key, MEM0_TELEMETRY: "false", MEM0_DIR: home }, (failure) => REFUSAL.test(failure));
 await synthex?.stop();
 rmSync(suiteDir, { recursive: true, force: true });
+rmSync(home, { recursive: true, force: true });
 
-for (const o of outcomes) console.log(`${o.status.padEnd(7)} ${o.name}${o.message ? `\n          ${o.message.slice(0, 300)}` : ""}`);
-const count = (s: Outcome["status"]) => outcomes.filter((o) => o.status === s).length;
-console.log(`\nMem0 integration suite (mem0ai/mem0@${MEM0_COMMIT.slice(0, 7)}): ${outcomes.length} tests — ${count("passed")} passed, ${count("failed")} failed, ${count("refused")} refused${count("skipped") ? `, ${count("skipped")} skipped` : ""}`);
-console.log(`${((performance.now() - started) / 1000).toFixed(0)} s, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-process.exit(count("failed") + count("refused") + count("skipped") === 0 && outcomes.length ? 0 : 1);
+const counts = report(`Mem0 integration suite (mem0ai/mem0@${MEM0_COMMIT.slice(0, 7)})`, outcomes, started);
+process.exit(counts.failed + counts.refused + counts.skipped === 0 && counts.total ? 0 : 1);

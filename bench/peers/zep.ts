@@ -14,20 +14,14 @@
  * Prints each test's outcome and the counts: passed, failed, refused (a 400 answer: Synthex's "not
  * supported here: use …"). Exit code 0 when none failed.
  */
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { report, runSuite, startSynthex } from "./harness";
 
 const COMMIT = "3bbc802b2e675536f4798edc0c5ae92b39afa0f6";
 const here = import.meta.dirname;
-const root = path.resolve(here, "../..");
-
-interface Outcome {
-  name: string;
-  status: "passed" | "failed" | "refused" | "skipped";
-  message?: string;
-}
 
 function extractSuite(repo: string): string {
   const gitDir = existsSync(path.join(repo, ".git")) ? path.join(repo, ".git") : repo;
@@ -37,57 +31,8 @@ function extractSuite(repo: string): string {
   return dir;
 }
 
-async function startSynthex(): Promise<{ host: string; key: string; stop(): Promise<void> }> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-peers-zep-"));
-  process.env.SYNTHEX_DATA_DIR = dataDir;
-  delete process.env.DATABASE_URL;
-  const { openMigratedDb } = await import("../../server/store/runtime-env");
-  const { closeDb } = await import("../../server/store/db");
-  const { signUp } = await import("../../server/services/users");
-  const { createApiKey } = await import("../../server/services/api-keys");
-  const { createPipeline, templateSpec } = await import("../../server/services/pipelines");
-  const { settleBackgroundWork } = await import("../../server/services/background");
-  const { startRouteServer } = await import("../../server/api/testing/route-server");
-  const { zepRoute } = await import("../../server/compat/zep");
-  const db = await openMigratedDb();
-  const { user, workspace } = await signUp(db, { email: "peers@example.com", password: "peers-password-1" });
-  await createPipeline(db, workspace.id, { name: "agent-memory", spec: templateSpec("mem0") });
-  // As `synthex keys create <name>` makes it: the default role, every pipeline.
-  const key = (await createApiKey(db, workspace.id, { userId: user.id, role: "owner" }, { name: "zep suite" })).secret;
-  const server = await startRouteServer([[/^\/compat\/zep(\/|$)/, zepRoute]]);
-  return {
-    host: `${server.url}/compat/zep`,
-    key,
-    async stop() {
-      await server.close();
-      await settleBackgroundWork();
-      await closeDb();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-interface JsonReport {
-  testResults: Array<{ assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }> }>;
-}
-
-async function runSuite(suite: string, host: string, key: string): Promise<Outcome[]> {
-  const out = path.join(mkdtempSync(path.join(tmpdir(), "synthex-peers-report-")), "report.json");
-  const vitest = path.join(root, "node_modules/vitest/vitest.mjs");
-  const args = [vitest, "run", "--config", path.join(here, "zep/vitest.config.ts"), "--reporter=json", `--outputFile=${out}`, "--reporter=dot"];
-  const env = { ...process.env, ZEP_HOST: host, ZEP_API_KEY: key, ZEP_SUITE_DIR: suite };
-  await new Promise<void>((resolve) => spawn(process.execPath, args, { env, stdio: "inherit", cwd: root }).on("close", () => resolve()));
-  const report = JSON.parse(readFileSync(out, "utf8")) as JsonReport;
-  return report.testResults.flatMap((file) =>
-    file.assertionResults.map((t): Outcome => {
-      const text = t.failureMessages.join("\n");
-      const message = text.split("\n").slice(0, 4).join(" ").replace(/\s+/g, " ");
-      if (t.status === "passed") return { name: t.fullName, status: "passed" };
-      if (t.status !== "failed") return { name: t.fullName, status: "skipped" };
-      return { name: t.fullName, status: /^BadRequestError\nStatus code: 400/.test(text.replace(/^\w*Error: /, "")) || /Status code: 400/.test(text.split("\n").slice(0, 2).join("\n")) ? "refused" : "failed", message };
-    }),
-  );
-}
+/** A 400 is a refusal: Synthex's "not supported here: use …" (the SDK's BadRequestError). */
+const refused = (failure: string) => /Status code: 400/.test(failure.split("\n").slice(0, 3).join("\n"));
 
 const repo = process.env.ZEP_REPO;
 if (!repo) {
@@ -103,17 +48,14 @@ if (!repo) {
 }
 const suite = extractSuite(repo);
 const external = process.env.ZEP_HOST && process.env.ZEP_API_KEY;
-const synthex = external ? null : await startSynthex();
-const started = Date.now();
-const outcomes = await runSuite(suite, external ? process.env.ZEP_HOST! : synthex!.host, external ? process.env.ZEP_API_KEY! : synthex!.key);
-const seconds = (Date.now() - started) / 1000;
+// As `synthex keys create <name>` makes it: the default role, every pipeline.
+const synthex = external ? null : await startSynthex("zep", "/compat/zep", async () => (await import("../../server/compat/zep")).zepRoute);
+const started = performance.now();
+const host = external ? process.env.ZEP_HOST! : synthex!.host;
+const key = external ? process.env.ZEP_API_KEY! : synthex!.key;
+const outcomes = await runSuite(path.join(here, "zep/vitest.config.ts"), { ZEP_HOST: host, ZEP_API_KEY: key, ZEP_SUITE_DIR: suite }, refused);
 await synthex?.stop();
 rmSync(suite, { recursive: true, force: true });
 
-for (const o of outcomes) console.log(`${o.status.padEnd(7)} ${o.name}${o.message ? `\n          ${o.message.slice(0, 300)}` : ""}`);
-const count = (s: Outcome["status"]) => outcomes.filter((o) => o.status === s).length;
-console.log(
-  `\nZep wire suite (getzep/zep-js@${COMMIT.slice(0, 7)}): ${outcomes.length} tests — ${count("passed")} passed, ${count("failed")} failed, ${count("refused")} refused${count("skipped") ? `, ${count("skipped")} skipped` : ""}` +
-    ` (${seconds.toFixed(1)} s, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")})`,
-);
-process.exit(count("failed") + count("skipped") === 0 && outcomes.length ? 0 : 1);
+const counts = report(`Zep wire suite (getzep/zep-js@${COMMIT.slice(0, 7)})`, outcomes, started);
+process.exit(counts.failed + counts.skipped === 0 && counts.total ? 0 : 1);
