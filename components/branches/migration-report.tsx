@@ -248,7 +248,7 @@ function ReportBody({ report: r, base }: { report: Report; base: string }) {
           <CardTitle>
             {r.branch} vs {r.baseline}
           </CardTitle>
-          <CardDescription>Difference = candidate − main, with its paired 95% interval; the verdict reads the interval in the metric's direction.</CardDescription>
+          <CardDescription>Difference = candidate − main, with its paired 95% interval; the verdict reads the interval in the metric’s direction.</CardDescription>
         </CardHeader>
         <CardContent>
           <Table data-testid="report-metrics">

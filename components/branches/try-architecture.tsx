@@ -131,7 +131,7 @@ export function TryArchitecture({ pipelineId }: { pipelineId: string }) {
               </div>
 
               {preview.isPending ? (
-                <p className="text-sm text-muted-foreground">Binding the template's sources…</p>
+                <p className="text-sm text-muted-foreground">Binding the template’s sources…</p>
               ) : preview.isError ? (
                 <p className="text-sm text-destructive" data-testid="migration-refusal">
                   {errorMessage(preview.error)}
@@ -146,7 +146,7 @@ export function TryArchitecture({ pipelineId }: { pipelineId: string }) {
                     <TableHeader>
                       <TableRow>
                         <TableHead>Template source</TableHead>
-                        <TableHead>Reads the pipeline's source</TableHead>
+                        <TableHead>Reads the pipeline’s source</TableHead>
                         <TableHead>Format</TableHead>
                       </TableRow>
                     </TableHeader>
