@@ -405,7 +405,9 @@ function ReportBody({ report: r, base }: { report: Report; base: string }) {
             <CardTitle>Replayed traffic</CardTitle>
             <CardDescription data-testid="replay-summary">
               {rp.replayed} logged quer{rp.replayed === 1 ? "y" : "ies"} replayed ({rp.skipped} skipped, {rp.failed} failed): mean overlap {num(rp.meanOverlap)}, RBO {num(rp.meanRbo)}.{" "}
-              {rp.preference.measured ? `Judge preference measured.` : `Preference not measured: ${rp.preference.reason}.`}
+              {rp.preference.measured
+                ? `Judge (${rp.preference.judgeModel}, both orders): candidate better ${rp.preference.branchWins}, main better ${rp.preference.mainWins}, tie ${rp.preference.ties}; win rate ${num(rp.preference.winRate)}.`
+                : `Preference ${rp.preference.reason}.`}
             </CardDescription>
           </CardHeader>
           <CardContent>
