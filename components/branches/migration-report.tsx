@@ -287,7 +287,7 @@ function ReportBody({ report: r, base }: { report: Report; base: string }) {
         </CardContent>
       </Card>
 
-      <div className="mt-6 grid gap-6 lg:grid-cols-2">
+      <div className="mt-6 grid gap-6 xl:grid-cols-2">
         <Card>
           <CardHeader>
             <CardTitle>Cost</CardTitle>
