@@ -1,6 +1,6 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { GitCompare, Shield, ShieldOff, Trash2 } from "lucide-react";
+import { FileBarChart, GitCompare, Shield, ShieldOff, Trash2 } from "lucide-react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { fmtDate, fmtInt } from "@/components/runs/format";
@@ -16,6 +16,7 @@ import { toast } from "@/components/ui/sonner";
 import { Table, TableBody, TableCell, TableHead, TableHeader, TableRow } from "@/components/ui/table";
 import { errorMessage, useTRPC } from "@/lib/trpc";
 import { useBranch } from "./branch-bar";
+import { TryArchitecture } from "./try-architecture";
 
 const ACTIVE_RUN = ["queued", "running"];
 
@@ -63,7 +64,11 @@ export function BranchesPage({ pipelineId }: { pipelineId: string }) {
 
   return (
     <>
-      <PageHeader title="Branches" description="Try another prompt, model or architecture without touching main; compare; promote the winner." />
+      <PageHeader
+        title="Branches"
+        description="Try another prompt, model or architecture without touching main; compare; promote the winner."
+        actions={<TryArchitecture pipelineId={pipelineId} />}
+      />
       <PipelineTabs pipelineId={pipelineId} />
       <Card>
         <CardHeader>
@@ -126,6 +131,11 @@ export function BranchesPage({ pipelineId }: { pipelineId: string }) {
                     <TableCell className="text-right">
                       {b.isMain ? null : (
                         <div className="flex justify-end gap-2">
+                          <Button asChild size="sm" variant="outline" data-testid={`report-${b.name}`}>
+                            <Link href={`${base}/branches/report?branch=${encodeURIComponent(b.name)}`}>
+                              <FileBarChart /> Report
+                            </Link>
+                          </Button>
                           <Button asChild size="sm" variant="outline" data-testid={`compare-${b.name}`}>
                             <Link href={`${base}/branches/diff?branch=${encodeURIComponent(b.name)}&against=main`}>
                               <GitCompare /> Compare with main

@@ -4,6 +4,7 @@ import { AlertTriangle, Loader2, Play, Workflow } from "lucide-react";
 import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useEffect, useMemo, useRef, useState } from "react";
+import { TryArchitecture } from "@/components/branches/try-architecture";
 import { FlowGraph, type GraphEdge, type GraphNode } from "@/components/lineage/flow-graph";
 import { fmtDate, fmtInt, fmtUsd, runTotals } from "@/components/runs/format";
 import { RunStatusBadge } from "@/components/runs/run-status-badge";
@@ -220,6 +221,7 @@ export function PipelineOverview({ pipelineId }: { pipelineId: string }) {
             {p.pipeline.description || "A memory pipeline."} · version {p.version.hash?.slice(0, 8)}
           </>
         }
+        actions={<TryArchitecture pipelineId={pipelineId} />}
       />
       <PipelineTabs pipelineId={pipelineId} />
 
