@@ -4,7 +4,9 @@
  * formats, and the pipeline's other sources kept (their raw records stay) but unread.
  */
 import { describe, expect, it } from "vitest";
-import { templateSpec } from "../pipeline/templates";
+import { parseSpec } from "../pipeline/spec";
+import { TEMPLATE_IDS, templateSpec } from "../pipeline/templates";
+import { templateReadsFormat } from "../pipeline/templates/reads";
 import { bindTemplate } from "./migrations";
 
 const chatsAndDocs = () => {
@@ -39,5 +41,35 @@ describe("bindTemplate", () => {
     expect(withMain.model).toBe("openai/gpt-4o-mini");
     expect(withMain.spec.steps.filter((s) => "prompt" in s && s.prompt).every((s) => (s as { model?: string }).model === "openai/gpt-4o-mini")).toBe(true);
     expect(bindTemplate(main, "memex", { model: "anthropic/claude-3-5-haiku" }).model).toBe("anthropic/claude-3-5-haiku");
+  });
+
+  it("every pair of templates: a valid spec bound to the pipeline's source where the candidate reads it, else refused with the reason", () => {
+    const outcomes: string[] = [];
+    for (const from of TEMPLATE_IDS) {
+      const main = templateSpec(from);
+      for (const to of TEMPLATE_IDS) {
+        if (to === "blank") {
+          expect(() => bindTemplate(main, to)).toThrow(/"blank" has no steps to migrate to/);
+          continue;
+        }
+        const reads = main.sources.some((s) => templateReadsFormat(to, s.format));
+        if (!reads) {
+          expect(() => bindTemplate(main, to), `${from} → ${to}`).toThrow(/there is nothing it can read/);
+          outcomes.push(`${from}→${to}: refused`);
+          continue;
+        }
+        const p = bindTemplate(main, to);
+        const parsed = parseSpec(p.spec);
+        expect(parsed.ok ? [] : parsed.problems, `${from} → ${to}`).toEqual([]);
+        // Every raw record stays: the candidate keeps each of the pipeline's sources, by name and format.
+        expect(p.spec.sources.map((s) => [s.name, s.format]), `${from} → ${to}`).toEqual(expect.arrayContaining(main.sources.map((s) => [s.name, s.format])));
+        expect(p.bindings.every((b) => main.sources.some((s) => s.name === b.pipelineSource)), `${from} → ${to}`).toBe(true);
+        outcomes.push(`${from}→${to}: bound`);
+      }
+    }
+    // A folder pipeline (documents) refuses every conversation template and binds the ones that read any text.
+    expect(outcomes).toContain("documents→synapsis: refused");
+    expect(outcomes).toContain("documents→rag-baseline: bound");
+    expect(outcomes).toContain("mem0→synapsis: bound");
   });
 });
