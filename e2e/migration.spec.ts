@@ -41,7 +41,7 @@ async function mem0Search(request: APIRequestContext, key: string) {
 /** Scores the question set "from-traffic" on `branch` from the Evals tab and waits for it. */
 async function scoreQuestionSet(page: Page, overview: string, branch: string) {
   await page.goto(`${overview}/evals?branch=${encodeURIComponent(branch)}`);
-  await page.getByTestId("eval-dataset").selectOption({ label: "question set · from-traffic (1 questions)" });
+  await page.getByTestId("eval-dataset").selectOption({ label: "question set · from-traffic (1 question)" });
   await page.getByTestId("eval-branch").selectOption(branch);
   await page.getByTestId("run-eval").click();
   const row = page.locator(`[data-testid="eval-run-row"][data-label="${PIPELINE}@${branch}"]`);
@@ -83,7 +83,7 @@ test("migration: mem0 → try synapsis in the UI, plan, run, report on replay an
   await expect(page.getByTestId("traffic-total")).toHaveText(/^\d+ queries$/, { timeout: 20_000 });
   const frog = page.getByTestId("logged-query").filter({ hasText: "blue ceramic frog" });
   await frog.getByTestId("label-first").first().click();
-  await expect(page.getByText('Added to question set "from-traffic" (1 questions): score it in Evals.')).toBeVisible();
+  await expect(page.getByText('Added to question set "from-traffic" (1 question): score it in Evals.')).toBeVisible();
   await scoreQuestionSet(page, overview, "main");
 
   // Try another architecture from the overview: synapsis, its source bound to the pipeline's chats by format.

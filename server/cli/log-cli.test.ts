@@ -39,6 +39,6 @@ describe("synthex log and replay", () => {
 
     const first = listed.find((e) => e.hits.length)!;
     const labelled = await synthex("log", "label", first.id, first.hits[0]!.id, "--set", "traffic-labels");
-    expect(labelled.out).toBe('Added to question set "traffic-labels" (1 questions): score it with synthex eval traffic-labels.');
+    expect(labelled.out).toBe('Added to question set "traffic-labels" (1 question): score it with synthex eval traffic-labels.');
   });
 });

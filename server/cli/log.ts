@@ -83,7 +83,7 @@ export function registerLogCommands(program: Command, deps: Omit<BranchCliDeps, 
       action(async (conn, opts, entryId: string, recordId: string) => {
         const o = opts as BranchGlobalOptions & { set: string };
         const res = await conn.api.log.label.mutate({ ...ref(conn, opts), entryId, recordId, set: o.set });
-        print(opts, res, () => `Added to question set "${res.set}" (${num(res.questions)} questions): score it with synthex eval ${res.set}.`);
+        print(opts, res, () => `Added to question set "${res.set}" (${num(res.questions)} question${res.questions === 1 ? "" : "s"}): score it with synthex eval ${res.set}.`);
       }, needsPipeline),
     );
 
