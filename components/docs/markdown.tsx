@@ -79,7 +79,7 @@ const components: Components = {
   thead: ({ children }) => <thead className="bg-muted/50">{children}</thead>,
   tr: ({ children }) => <tr className="border-b last:border-0">{children}</tr>,
   th: ({ children, style }) => <th style={style} className="px-3 py-2 text-left align-top font-medium">{children}</th>,
-  td: ({ children, style }) => <td style={style} className="px-3 py-2 align-top leading-6 [&_code]:break-all">{children}</td>,
+  td: ({ children, style }) => <td style={style} className="px-3 py-2 align-top leading-6 [&_code]:break-words">{children}</td>,
   img: ({ src, alt }) => {
     const target = typeof src === "string" ? docHref(src) : null;
     // eslint-disable-next-line @next/next/no-img-element -- docs images are plain files of any size, served as they are
