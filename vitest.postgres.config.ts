@@ -32,6 +32,7 @@ export const databaseTests = [
   "server/api/migration.test.ts",
   "server/api/shadow.test.ts",
   "server/compat/compat-query-log.test.ts",
+  "server/compat/mem0-derived.test.ts",
   "server/compat/mem0-model.test.ts",
   "server/compat/mem0-project.test.ts",
   "server/compat/mem0.test.ts",

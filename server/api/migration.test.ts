@@ -4,7 +4,8 @@
  * synapsis (bound to the same source, every raw record shared, the plan says what it computes and
  * reuses) → run it (offline) → score the team's question set on both → the migration report
  * (question set and replay, with intervals) → promote (main kept) → REST search answers from the
- * new architecture's records → restore the old one. And the refusals: a chat template on a folder
+ * new architecture's records, and so does the Mem0 endpoint agents call (the real mem0ai client) →
+ * restore the old one. And the refusals: a chat template on a folder
  * of documents, a binding to a source that does not exist.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "synthex-migration-"));
 process.env.SYNTHEX_DATA_DIR = dataDir;
+process.env.MEM0_TELEMETRY = "false";
+process.env.MEM0_DIR = path.join(dataDir, "mem0-home");
 const { createTestDatabase } = await import("@/server/store/test-db");
 const adminUrl = process.env.TEST_DATABASE_URL?.trim();
 const pgDatabase = adminUrl ? await createTestDatabase(adminUrl) : null;
@@ -32,6 +35,8 @@ const { setQueryLogConfig, flushQueryLog } = await import("@/server/services/que
 const { addToQuestionSet } = await import("@/server/eval/question-sets");
 const { runEval } = await import("@/server/eval/service");
 const { startRouteServer } = await import("@/server/api/testing/route-server");
+const { mem0Route } = await import("@/server/compat/mem0");
+const { MemoryClient } = await import("mem0ai");
 
 type Db = Awaited<ReturnType<typeof openMigratedDb>>;
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -59,6 +64,14 @@ const searchSteps = async (query: string) => {
   return new Set((res.json.hits as Array<{ step: string }>).map((h) => h.step));
 };
 
+/** What an agent's Mem0 search answers (the real client), each result's record step. */
+const mem0Steps = async (query: string) => {
+  const found = (await new MemoryClient({ apiKey: key, host: `${server.url}/compat/mem0/p/${pipelineId}` }).search(query)) as unknown as { results: Array<{ id: string; memory: string }> };
+  const ids = found.results.map((m) => m.id);
+  const records = await db.record.findMany({ where: { pipelineId, id: { in: ids } }, select: { step: true } });
+  return { ids, steps: new Set(records.map((r) => r.step)) };
+};
+
 beforeAll(async () => {
   const started = performance.now();
   db = await openMigratedDb();
@@ -71,7 +84,7 @@ beforeAll(async () => {
   // An admin's key: main is protected, promoting into it is for admins and owners.
   key = (await createApiKey(db, workspaceId, { userId: user.id, role: "owner" }, { name: "lead", role: "admin" })).secret;
   await setQueryLogConfig(db, workspaceId, pipelineId, { enabled: true });
-  server = await startRouteServer();
+  server = await startRouteServer([[/^\/compat\/mem0(\/|$)/, mem0Route]]);
   console.log(`setup ${Math.round(performance.now() - started)} ms`);
 }, 120_000);
 
@@ -138,6 +151,10 @@ describe("try another architecture (issue 50)", () => {
     const after = await searchSteps("lighthouse key");
     expect(after.size).toBeGreaterThan(0);
     expect([...after].every((s) => ["windows", "relations", "entities"].includes(s))).toBe(true);
+    // Agents' Mem0 calls: the same endpoint, now the new architecture's memories (the relations' beliefs).
+    const mem0After = await mem0Steps("Piranesi");
+    expect(mem0After.ids.length).toBeGreaterThan(0);
+    expect([...mem0After.steps]).toEqual(["relations"]);
 
     // Restore the old architecture in one action: its spec and records, nothing recomputed.
     const runsBefore = await db.run.count({ where: { pipelineId } });
@@ -147,6 +164,9 @@ describe("try another architecture (issue 50)", () => {
     const back = await searchSteps("lighthouse key");
     expect([...back].every((s) => ["memories", "entities"].includes(s))).toBe(true);
     expect(back.has("memories")).toBe(true);
+    const mem0Back = await mem0Steps("lighthouse key");
+    expect(mem0Back.ids.length).toBeGreaterThan(0);
+    expect(mem0Back.ids.every((id) => id.startsWith("mem-"))).toBe(true);
     // Nothing on main is stale or left to compute: the kept records are current again.
     expect((await stepStatus(db, pipelineId, "main")).filter((s) => s.stale > 0)).toEqual([]);
 

@@ -32,6 +32,11 @@ export interface Binding {
   /** Steps a graph search reads for nodes (entities) and edges between them (relations: beliefs naming their entities). */
   entitiesStep: string | null;
   relationsStep: string | null;
+  /**
+   * Without a memory step, the steps Mem0's path reads as memories: the relations step on a graph
+   * pipeline (its current beliefs), else the steps the pipeline's search outputs serve.
+   */
+  readSteps: string[];
 }
 
 /** A binding with a memory step: what Mem0's path needs (its memories are that step's records). */
@@ -108,9 +113,6 @@ export async function openCompat(req: Request, base: string, errorResponse: (sta
  * header, else the key's only pipeline (a key limited to one pipeline in Settings → API keys),
  * else the workspace's only pipeline. Anything else is refused with what to do.
  */
-export async function bindPipeline(req: Request, compat: CompatRequest, client: "Mem0"): Promise<MemoryBinding>;
-/** Zep's path also serves a pipeline without a memory step when it has an entities and a relations step (Synapsis). */
-export async function bindPipeline(req: Request, compat: CompatRequest, client: "Zep"): Promise<Binding>;
 export async function bindPipeline(req: Request, compat: CompatRequest, client: "Mem0" | "Zep"): Promise<Binding> {
   const asked = compat.pipelineFromPath ?? req.headers.get("x-synthex-pipeline")?.trim() ?? null;
   let name = asked;
@@ -132,8 +134,14 @@ export async function bindPipeline(req: Request, compat: CompatRequest, client: 
   const memory = consolidate.find((s) => s.name === "memories") ?? (consolidate.length === 1 ? consolidate[0] : undefined);
   const entities = spec.steps.find((s) => s.name === "entities" || s.type === "entities");
   const relations = spec.steps.find((s) => s.type === "relations");
-  if (!memory && !(client === "Zep" && entities && relations)) {
-    const graph = client === "Zep" ? ", or an entities and a relations step (e.g. the synapsis template): Zep's nodes are the entities and its edges the relations" : "";
+  const searchSteps = [...new Set(spec.outputs.filter((o) => o.surface === "search").flatMap((o) => (Array.isArray(o.from) ? o.from : [o.from])))];
+  const readSteps = memory ? [] : relations ? [relations.name] : searchSteps;
+  // Mem0's path serves a pipeline without a memory step from what it serves: its relations (a graph) or its search output.
+  if (!memory && !(client === "Zep" && entities && relations) && !(client === "Mem0" && readSteps.length)) {
+    const graph =
+      client === "Zep"
+        ? ", or an entities and a relations step (e.g. the synapsis template): Zep's nodes are the entities and its edges the relations"
+        : ", a relations step or a search output (Mem0 then serves those records)";
     throw new CompatError(400, `Pipeline "${name}" has no memory step (a consolidate step, e.g. the mem0 template's "memories")${graph}: ${client} memories are the records of that step.`);
   }
   const source = spec.sources[0];
@@ -147,6 +155,7 @@ export async function bindPipeline(req: Request, compat: CompatRequest, client: 
     factStep: from === null ? null : Array.isArray(from) ? from[0]! : from,
     entitiesStep: entities?.name ?? null,
     relationsStep: relations?.name ?? null,
+    readSteps,
   };
 }
 

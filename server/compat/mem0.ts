@@ -6,7 +6,9 @@
  * tRPC procedures with the key's context. What Synthex does not have answers 400 with what to use.
  */
 import { randomUUID } from "node:crypto";
-import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, waitFor, type CompatRequest, type Entities, type MemoryBinding } from "./binding";
+import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, waitFor, type Binding, type CompatRequest, type Entities, type MemoryBinding } from "./binding";
+import { derivedRoute, derivedSearchHit, isMemory, readStepsOf } from "./mem0-derived";
+import { body, filterable, memoryJson, refuse, type MemoryLike } from "./mem0-shape";
 import { compileFilters, entityParams } from "./filters";
 import { createWebhook, deleteWebhook, getProject, listWebhooks, updateProject, updateWebhook } from "./mem0-project";
 import { can } from "../auth/permissions";
@@ -17,59 +19,6 @@ const BASE = "/compat/mem0";
 /** Mem0's error body (Django REST Framework's `detail`); the client shows the text. */
 export function mem0Error(status: number, message: string, headers?: HeadersInit): Response {
   return Response.json({ detail: message }, { status, headers });
-}
-
-const refuse = (message: string) => new CompatError(400, message);
-
-interface MemoryLike {
-  memoryId: string;
-  content: string;
-  scope: string;
-  createdAt: Date | string;
-  updatedAt: Date | string;
-  event?: string;
-  metadata?: Record<string, unknown>;
-}
-
-/** Mem0's `metadata` of a memory: its attributes (set by update), else null. */
-function attributesOf(m: MemoryLike): Record<string, unknown> | null {
-  const a = m.metadata?.attributes;
-  return a && typeof a === "object" && !Array.isArray(a) ? (a as Record<string, unknown>) : null;
-}
-
-/** A memory in Mem0's shape; the entity ids come back from the scope. */
-function memoryJson(m: MemoryLike, extra: Record<string, unknown> = {}) {
-  const e = entitiesOf(m.scope);
-  return {
-    id: m.memoryId,
-    memory: m.content,
-    user_id: e.user ?? null,
-    agent_id: e.agent ?? null,
-    app_id: e.app ?? null,
-    run_id: e.run ?? null,
-    metadata: attributesOf(m),
-    categories: [],
-    created_at: new Date(m.createdAt).toISOString(),
-    updated_at: new Date(m.updatedAt).toISOString(),
-    expiration_date: null,
-    structured_attributes: { scope: m.scope },
-    ...extra,
-  };
-}
-
-const filterable = (m: MemoryLike) => ({ entities: entitiesOf(m.scope), createdAt: new Date(m.createdAt), updatedAt: new Date(m.updatedAt) });
-
-async function body(req: Request): Promise<Record<string, unknown>> {
-  const text = await req.text();
-  if (!text.trim()) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new CompatError(400, `The body is not valid JSON: ${(err as Error).message}`);
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new CompatError(400, "The body must be a JSON object.");
-  return parsed as Record<string, unknown>;
 }
 
 /** Options of `add` Synthex cannot honour, and what to use instead. */
@@ -83,7 +32,7 @@ const ADD_REFUSED: Record<string, string> = {
   excludes: "the pipeline's prompts decide what is extracted",
 };
 
-async function add(c: CompatRequest, b: MemoryBinding, input: Record<string, unknown>) {
+async function add(c: CompatRequest, b: Binding, input: Record<string, unknown>) {
   for (const [key, why] of Object.entries(ADD_REFUSED)) if (input[key] !== undefined && input[key] !== null) throw refuse(`${key}: not supported by Synthex (${why}).`);
   if (input.infer === false) {
     throw refuse("infer: false is not supported: every message goes through the pipeline's extract and consolidate steps. Send the text as a user message, or import records through /api/v1.");
@@ -132,8 +81,8 @@ const failed = new Map<string, string>();
 const NO_RECORD = "evt-none-";
 
 /** Waits until the pipeline has run over the add's record (starting a run if none was requested). */
-async function settle(c: CompatRequest, b: MemoryBinding, recordId: string, runRequested: boolean) {
-  const probe = () => c.caller.memory.ofSource({ pipelineId: b.pipeline, step: b.memoryStep, recordId });
+async function settle(c: CompatRequest, b: Binding, recordId: string, runRequested: boolean) {
+  const probe = () => ofSource(c, b, recordId);
   let found = await waitFor(probe, (v) => !v.pending);
   // A run was in progress when the session closed: this record waits for the next one.
   if (!found.pending && !runRequested) {
@@ -145,14 +94,25 @@ async function settle(c: CompatRequest, b: MemoryBinding, recordId: string, runR
   return found;
 }
 
+/**
+ * The memory versions an add's record led to, and whether a run is still due. Without a memory step
+ * (a derived pipeline) an add has no versions of its own: its event settles when no run is queued or running.
+ */
+async function ofSource(c: CompatRequest, b: Binding, recordId: string): Promise<{ pending: boolean; versions: MemoryLike[] }> {
+  if (isMemory(b)) return c.caller.memory.ofSource({ pipelineId: b.pipeline, step: b.memoryStep, recordId });
+  await c.caller.record.get({ id: recordId, pipelineId: b.pipelineId });
+  const runs = await c.caller.run.list({ pipelineId: b.pipeline });
+  return { pending: runs.some((r) => r.status === "queued" || r.status === "running"), versions: [] };
+}
+
 const eventResults = (versions: MemoryLike[]) => versions.map((v) => memoryJson(v, { event: v.event, data: { memory: v.content } }));
 
-async function event(c: CompatRequest, b: MemoryBinding, eventId: string) {
+async function event(c: CompatRequest, b: Binding, eventId: string) {
   const notFound = () => new CompatError(404, "Event not found or you don't have permission to access it.");
   if (eventId.startsWith(NO_RECORD)) {
     return { id: eventId, event_type: "ADD", status: "SUCCEEDED", payload: null, metadata: null, results: [], created_at: null, updated_at: null, error: null };
   }
-  const found = await c.caller.memory.ofSource({ pipelineId: b.pipeline, step: b.memoryStep, recordId: eventId }).catch((err: unknown) => {
+  const found = await ofSource(c, b, eventId).catch((err: unknown) => {
     const { status } = statusOf(err);
     throw status === 404 || status === 403 || status === 400 ? notFound() : err;
   });
@@ -172,7 +132,7 @@ async function event(c: CompatRequest, b: MemoryBinding, eventId: string) {
   };
 }
 
-async function search(c: CompatRequest, b: MemoryBinding, input: Record<string, unknown>) {
+async function search(c: CompatRequest, b: Binding, input: Record<string, unknown>) {
   for (const key of ["categories", "metadata", "fields"]) if (input[key] !== undefined) throw refuse(`${key}: not supported by Synthex (memories keep no categories or metadata of their own; filter by entity ids).`);
   if (typeof input.query !== "string" || !input.query.trim()) throw refuse("query: required.");
   const filter = compileFilters(input.filters);
@@ -183,18 +143,22 @@ async function search(c: CompatRequest, b: MemoryBinding, input: Record<string, 
     const found = await c.caller.search.search({
       pipelineId: b.pipeline,
       query,
-      step: b.memoryStep,
+      step: b.memoryStep ?? readStepsOf(b),
       scope: filter.prefix,
       limit: Math.min(100, topK * 4),
       mode,
       ...(semanticFloor !== undefined ? { fusion: { semanticFloor } } : {}),
     });
     return found.hits
-      .filter((h) => h.step === b.memoryStep)
-      .map((h) => {
-        const meta = (h.metadata as { memory?: { id?: string } }).memory;
+      .flatMap((h) => {
         const score = mode === "semantic" ? Math.max(0, h.score.semantic ?? 0) : h.score.fused;
-        return { score, memory: { memoryId: meta?.id ?? h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, updatedAt: h.createdAt } };
+        if (!b.memoryStep) {
+          const memory = derivedSearchHit(b, h);
+          return memory ? [{ score, memory }] : [];
+        }
+        if (h.step !== b.memoryStep) return [];
+        const meta = (h.metadata as { memory?: { id?: string } }).memory;
+        return [{ score, memory: { memoryId: meta?.id ?? h.id, content: h.content, scope: h.scope, createdAt: h.createdAt, updatedAt: h.createdAt } }];
       })
       .filter(({ memory }) => filter.test(filterable(memory)))
       .filter(({ score }) => threshold === null || score >= threshold)
@@ -420,6 +384,12 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
   const project = /^\/api\/v1\/(?:orgs\/organizations\/([^/]+)\/projects|webhooks\/projects)\/([^/]+)\/$/.exec(path);
   const projectId = project ? decodeURIComponent(project[2]!) : null;
   const b = await bindPipeline(req, projectId && !c.pipelineFromPath ? { ...c, pipelineFromPath: projectId } : c, "Mem0");
+  if (path === "/v3/memories/add/" && method === "POST") return add(c, b, await body(req));
+  if (path === "/v3/memories/search/" && method === "POST") return search(c, b, await body(req));
+  if ((m = /^\/v1\/event\/([^/]+)\/$/.exec(path)) && method === "GET") return event(c, b, decodeURIComponent(m[1]!));
+  // No memory step (a graph pipeline after a migration, the default template): the records it serves.
+  const answered = isMemory(b) ? undefined : await derivedRoute(req, c, b, method, path, () => body(req));
+  if (answered !== undefined || !isMemory(b)) return answered ?? notServed(method, path);
   if (project && project[1] !== undefined) {
     const org = decodeURIComponent(project[1]);
     if (method === "GET") return getProject(c, b, org, projectId!, url.searchParams.getAll("fields"));
@@ -431,11 +401,8 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
     if (method === "PUT") return updateWebhook(c, b, decodeURIComponent(m[1]!), await body(req));
     if (method === "DELETE") return deleteWebhook(c, b, decodeURIComponent(m[1]!));
   }
-  if (path === "/v3/memories/add/" && method === "POST") return add(c, b, await body(req));
-  if (path === "/v3/memories/search/" && method === "POST") return search(c, b, await body(req));
   if (path === "/v3/memories/" && method === "POST") return getAll(c, b, req, await body(req));
   if (path === "/v1/memories/" && method === "DELETE") return deleteAll(c, b, Object.fromEntries(url.searchParams));
-  if ((m = /^\/v1\/event\/([^/]+)\/$/.exec(path)) && method === "GET") return event(c, b, decodeURIComponent(m[1]!));
   if (path === "/v1/batch/" && (method === "PUT" || method === "DELETE")) return batch(c, b, method, await body(req));
   if (path === "/v1/entities/" && method === "GET") return entities(c, b);
   if ((m = /^\/v[12]\/entities\/([^/]+)\/([^/]+)\/$/.exec(path)) && method === "DELETE") return deleteEntity(c, b, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
@@ -450,6 +417,10 @@ async function route(req: Request, c: CompatRequest): Promise<unknown> {
       return { message: "Memory deleted successfully!" };
     }
   }
+  return notServed(method, path);
+}
+
+function notServed(method: string, path: string): never {
   const allowed = ENDPOINTS.find(([pattern]) => pattern.test(path))?.[1];
   if (allowed) throw refuse(`${method} ${path} is not supported: use ${allowed.join(" or ")} (the MemoryClient's own calls).`);
   throw new CompatError(404, `No Mem0 endpoint ${method} ${path} here (Synthex serves the MemoryClient's memories, search, history, batch and entities endpoints).`);
