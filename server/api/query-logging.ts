@@ -11,6 +11,7 @@ import { actorRef, type Actor, type Context } from "./trpc";
 
 interface ServedCtx {
   db: Context["db"];
+  unlogged?: boolean;
   actor: Actor;
   surface?: Context["surface"];
   workspace: { id: string };
@@ -31,6 +32,7 @@ function paramsOf(input: Record<string, unknown>): Record<string, unknown> {
 }
 
 export function logServed(ctx: ServedCtx, kind: QueryKind, input: Record<string, unknown>, output: unknown, startedAt: number) {
+  if (ctx.unlogged) return;
   const latencyMs = Math.round(performance.now() - startedAt);
   recordServedQuery(ctx.db, () => {
     const served = servedHits(kind, output);

@@ -25,6 +25,8 @@ export interface Context {
   clientAddress?: string;
   /** Which entry point served the call, for the query log (default "trpc"): set by REST, MCP and the compatibility APIs. */
   surface?: "rest" | "mcp" | "trpc" | "compat";
+  /** Set by a compatibility endpoint for a second search answering the same call: the call is logged once, by its first search. */
+  unlogged?: boolean;
 }
 
 /**

@@ -108,6 +108,11 @@ export async function openCompat(req: Request, base: string, errorResponse: (sta
   return { caller: createCaller(counted), ctx: counted as CompatRequest["ctx"], path, pipelineFromPath };
 }
 
+/** A caller for a second search answering the same compat call (a fallback): not logged again, the call's first search was. */
+export function unloggedCaller(c: CompatRequest): Caller {
+  return createCaller({ ...c.ctx, unlogged: true });
+}
+
 /**
  * The pipeline a compat request works on: `p/<pipeline>` in the base URL, else the `X-Synthex-Pipeline`
  * header, else the key's only pipeline (a key limited to one pipeline in Settings → API keys),

@@ -6,7 +6,7 @@
  * tRPC procedures with the key's context. What Synthex does not have answers 400 with what to use.
  */
 import { randomUUID } from "node:crypto";
-import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, waitFor, type Binding, type CompatRequest, type Entities, type MemoryBinding } from "./binding";
+import { bindPipeline, CompatError, entitiesOf, limitedRoute, openCompat, scopeOf, statusOf, unloggedCaller, waitFor, type Binding, type CompatRequest, type Entities, type MemoryBinding } from "./binding";
 import { derivedRoute, derivedSearchHit, isMemory, readStepsOf } from "./mem0-derived";
 import { body, filterable, memoryJson, refuse, type MemoryLike } from "./mem0-shape";
 import { compileFilters, entityParams } from "./filters";
@@ -139,8 +139,8 @@ async function search(c: CompatRequest, b: Binding, input: Record<string, unknow
   const topK = typeof input.top_k === "number" && input.top_k > 0 ? Math.min(100, Math.floor(input.top_k)) : 10;
   const threshold = typeof input.threshold === "number" ? input.threshold : null;
   const query = input.query;
-  const ranked = async (mode: "fts" | "hybrid" | "semantic", semanticFloor?: number) => {
-    const found = await c.caller.search.search({
+  const ranked = async (mode: "fts" | "hybrid" | "semantic", semanticFloor?: number, caller = c.caller) => {
+    const found = await caller.search.search({
       pipelineId: b.pipeline,
       query,
       step: b.memoryStep ?? readStepsOf(b),
@@ -171,7 +171,7 @@ async function search(c: CompatRequest, b: Binding, input: Record<string, unknow
   // search keeps only memories that share a word or pass its relevance floor; when that leaves
   // nothing (the offline embedder has little meaning to match on), the memories the filters select
   // answer by their similarity alone (score: the cosine, at least 0). A threshold turns this off.
-  return { results: await ranked("semantic", -1) };
+  return { results: await ranked("semantic", -1, unloggedCaller(c)) };
 }
 
 async function list(c: CompatRequest, b: MemoryBinding, filters: unknown) {
