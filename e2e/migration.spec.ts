@@ -129,6 +129,10 @@ test("migration: mem0 → try synapsis in the UI, plan, run, report on replay an
   await expect(page.getByTestId("migration-promoted")).toContainText('kept as "previous/try-synapsis"', { timeout: 60_000 });
   await expect(page.getByTestId("kept-previous/try-synapsis")).toBeVisible();
   expect([...(await searchSteps(request, key))].every((s) => SYNAPSIS_STEPS.includes(s))).toBe(true);
+  // The agents' Mem0 endpoint still answers (synapsis has no memory step: it reads what the pipeline serves), never a mem0 memory.
+  const mem0Promoted = await mem0Search(request, key);
+  expect(mem0Promoted.status()).toBe(200);
+  expect(((await mem0Promoted.json()) as { results: Array<{ id: string }> }).results.every((r) => !r.id.startsWith("mem-"))).toBe(true);
   await shots(page, "promoted");
 
   // Restore the old architecture in one action: the REST search and the Mem0 endpoint answer from mem0's memories again.
