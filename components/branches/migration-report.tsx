@@ -254,7 +254,6 @@ function ReportBody({ report: r, base }: { report: Report; base: string }) {
           <Table data-testid="report-metrics">
             <TableHeader>
               <TableRow>
-                <TableHead>Measured on</TableHead>
                 <TableHead>Metric</TableHead>
                 <TableHead className="text-right">{r.baseline}</TableHead>
                 <TableHead className="text-right">{r.branch}</TableHead>
@@ -269,8 +268,10 @@ function ReportBody({ report: r, base }: { report: Report; base: string }) {
                 const v = verdict(m);
                 return (
                   <TableRow key={`${m.from}-${m.metric}`} data-testid={`report-metric-${m.from}-${m.metric}`}>
-                    <TableCell className="text-xs">{m.from}</TableCell>
-                    <TableCell className="font-medium">{m.metric}</TableCell>
+                    <TableCell>
+                      <div className="font-medium">{m.metric}</div>
+                      <div className="text-xs text-muted-foreground">{m.from}</div>
+                    </TableCell>
                     <TableCell className="text-right tabular-nums">{num(m.main)}</TableCell>
                     <TableCell className="text-right tabular-nums">{num(m.candidate)}</TableCell>
                     <TableCell className="text-right tabular-nums">{num(m.delta)}</TableCell>
