@@ -29,7 +29,7 @@ function verdict(m: Metric): { label: string; variant: "success" | "destructive"
   const [lo, hi] = m.lowerIsBetter ? [-m.ci95[1], -m.ci95[0]] : m.ci95;
   if (lo > 0) return { label: "better", variant: "success" };
   if (hi < 0) return { label: "worse", variant: "destructive" };
-  return { label: "no clear difference", variant: "outline" };
+  return { label: "within noise", variant: "outline" };
 }
 
 /**
@@ -275,7 +275,7 @@ function ReportBody({ report: r, base }: { report: Report; base: string }) {
                     <TableCell className="text-right tabular-nums">{num(m.main)}</TableCell>
                     <TableCell className="text-right tabular-nums">{num(m.candidate)}</TableCell>
                     <TableCell className="text-right tabular-nums">{num(m.delta)}</TableCell>
-                    <TableCell className="text-xs tabular-nums">{m.ci95 ? `[${num(m.ci95[0])}, ${num(m.ci95[1])}]` : "—"}</TableCell>
+                    <TableCell className="whitespace-nowrap text-xs tabular-nums">{m.ci95 ? `[${num(m.ci95[0])}, ${num(m.ci95[1])}]` : "—"}</TableCell>
                     <TableCell className="text-right tabular-nums">{m.n ?? "—"}</TableCell>
                     <TableCell>
                       <Badge variant={v.variant}>{v.label}</Badge>
