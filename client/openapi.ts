@@ -1497,7 +1497,7 @@ export interface operations {
     evals_leaderboard: {
         parameters: {
             query: {
-                /** @description The baseline run; default the pipeline's main (else the first completed run). */
+                /** @description The baseline run; default a pipeline's main branch, its newest finished run on the dataset; else the strongest real run by session_hit@5 (not a template's offline stand-in). The answer's baselineRule says which applied. */
                 baselineId?: string;
                 /** @description The eval runs to compare (repeat the parameter). */
                 runIds: string[];
@@ -2794,6 +2794,10 @@ export interface operations {
                             };
                             /** @description Queries compared (answered without an error). */
                             replayed: number;
+                        };
+                        /** @description Each served record's text (truncated past 600 characters), by record id. */
+                        texts: {
+                            [key: string]: string;
                         };
                     };
                 };
