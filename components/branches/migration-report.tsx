@@ -62,24 +62,16 @@ export function MigrationReport({ pipelineId }: { pipelineId: string }) {
     void queryClient.invalidateQueries({ queryKey: trpc.migration.kept.queryKey() });
     void queryClient.invalidateQueries({ queryKey: trpc.pipeline.get.queryKey() });
   };
-  const promote = useMutation(
-    trpc.migration.promote.mutationOptions({
-      onSuccess: (res) => {
-        toast.success(res.message);
-        refresh();
-      },
-      onError: (err) => toast.error(errorMessage(err)),
-    }),
-  );
-  const restore = useMutation(
-    trpc.migration.restore.mutationOptions({
-      onSuccess: (res) => {
-        toast.success(res.message);
-        refresh();
-      },
-      onError: (err) => toast.error(errorMessage(err)),
-    }),
-  );
+  /** Promote and restore: say what the server did, then reload the branches and kept mains. */
+  const announce = {
+    onSuccess: (res: { message: string }) => {
+      toast.success(res.message);
+      refresh();
+    },
+    onError: (err: unknown) => toast.error(errorMessage(err)),
+  };
+  const promote = useMutation(trpc.migration.promote.mutationOptions(announce));
+  const restore = useMutation(trpc.migration.restore.mutationOptions(announce));
   const walkAway = useMutation(
     trpc.migration.walkAway.mutationOptions({
       onSuccess: (res) => {
